@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { MeetingInfo } from "./platform.js";
+
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 5_000;
+export const DEFAULT_AUTOMATIC_LEAVE_MS = 300_000;
+
+/** All durations are milliseconds (the spec leaves the unit open; we chose ms everywhere). */
+export const AutomaticLeave = z.object({
+  waitingRoomTimeout: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_AUTOMATIC_LEAVE_MS),
+  noOneJoinedTimeout: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_AUTOMATIC_LEAVE_MS),
+  everyoneLeftTimeout: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_AUTOMATIC_LEAVE_MS),
+});
+export type AutomaticLeave = z.infer<typeof AutomaticLeave>;
+
+export const RecordingOptions = z.object({
+  width: z.number().int().min(320).max(3840).default(1280),
+  height: z.number().int().min(240).max(2160).default(720),
+  frameRate: z.number().int().min(1).max(60).default(25),
+});
+export type RecordingOptions = z.infer<typeof RecordingOptions>;
+
+const HttpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
+
+/**
+ * The runner's only input. The server builds it on deploy; a developer can write one by hand
+ * for `meetbot run --config bot.json`.
+ */
+export const BotConfig = z.object({
+  botId: z.number().int().positive(),
+  meetingInfo: MeetingInfo,
+  botDisplayName: z.string().min(1).max(100).default("Meetbot"),
+  meetingTitle: z.string().max(300).default(""),
+  heartbeatInterval: z.number().int().min(500).max(3_600_000).default(DEFAULT_HEARTBEAT_INTERVAL_MS),
+  automaticLeave: AutomaticLeave.prefault({}),
+  recording: RecordingOptions.prefault({}),
+  /** Where lifecycle events go: POST {baseUrl}/v1/bot-callbacks/{botId}/event. */
+  callback: z.object({
+    baseUrl: HttpUrl,
+    /** Per-bot secret, sent as `Authorization: Bearer <token>` on callbacks and the upload. */
+    token: z.string().min(16),
+  }),
+  /** Where the finished recording is PUT (streamed). */
+  upload: z.object({ url: HttpUrl }),
+  /** Runner scratch space (spool, recording). Defaults to a per-bot folder under the OS temp dir. */
+  workDir: z.string().min(1).optional(),
+});
+export type BotConfig = z.infer<typeof BotConfig>;
+export type BotConfigInput = z.input<typeof BotConfig>;
+
+export function callbackEventUrl(config: Pick<BotConfig, "botId" | "callback">): string {
+  return new URL(`/v1/bot-callbacks/${config.botId}/event`, config.callback.baseUrl).toString();
+}

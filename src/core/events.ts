@@ -1,0 +1,160 @@
+import { z } from "zod";
+import { BotStatus, SubCode } from "./status.js";
+
+/**
+ * What a runner reports: one envelope per event, `seq` counting from 1 per bot so the server can
+ * apply each exactly once however often the runner resends it.
+ */
+const envelope = <T extends string, D extends z.ZodType>(type: T, data: D) =>
+  z.object({
+    seq: z.number().int().positive(),
+    type: z.literal(type),
+    eventTime: z.iso.datetime({ offset: true }),
+    data,
+  });
+
+const Participant = z.object({
+  participantId: z.string().min(1).max(200),
+  participantName: z.string().max(300),
+});
+
+export const LOG_LEVELS = ["info", "warn", "error"] as const;
+export const LogLevel = z.enum(LOG_LEVELS);
+export type LogLevel = z.infer<typeof LogLevel>;
+
+export const StatusChangeEvent = envelope(
+  "status",
+  z.object({
+    status: BotStatus,
+    subCode: SubCode.optional(),
+    message: z.string().max(2000).optional(),
+    /** Where debugging artifacts (screenshot, page HTML) were kept, when the runner saved some. */
+    artifacts: z.array(z.string().max(500)).max(20).optional(),
+  }),
+);
+export const ParticipantJoinedEvent = envelope("participant.joined", Participant);
+export const ParticipantLeftEvent = envelope("participant.left", Participant);
+export const RecordingStartedEvent = envelope(
+  "recording.started",
+  z.object({
+    width: z.number().int(),
+    height: z.number().int(),
+    frameRate: z.number().int(),
+  }),
+);
+export const RecordingStoppedEvent = envelope(
+  "recording.stopped",
+  z.object({
+    durationMs: z.number().int().nonnegative(),
+    sizeBytes: z.number().int().nonnegative(),
+  }),
+);
+export const LogEvent = envelope("log", z.object({ level: LogLevel, message: z.string().max(4000) }));
+export const HeartbeatEvent = envelope("heartbeat", z.object({}));
+
+export const CallbackEvent = z.discriminatedUnion("type", [
+  StatusChangeEvent,
+  ParticipantJoinedEvent,
+  ParticipantLeftEvent,
+  RecordingStartedEvent,
+  RecordingStoppedEvent,
+  LogEvent,
+  HeartbeatEvent,
+]);
+export type CallbackEvent = z.infer<typeof CallbackEvent>;
+export type CallbackEventType = CallbackEvent["type"];
+/** An event before the reporter numbers and stamps it. */
+export type CallbackEventBody = CallbackEvent extends infer E
+  ? E extends CallbackEvent
+    ? Omit<E, "seq" | "eventTime">
+    : never
+  : never;
+
+// ---- What the server makes of a reported event -------------------------------------------------
+
+export const BOT_EVENT_TYPES = [
+  "BOT_JOINED",
+  "BOT_LEFT",
+  "RECORDING_STARTED",
+  "RECORDING_STOPPED",
+  "PARTICIPANT_JOINED",
+  "PARTICIPANT_LEFT",
+  "ERROR",
+] as const;
+export const BotEventType = z.enum(BOT_EVENT_TYPES);
+export type BotEventType = z.infer<typeof BotEventType>;
+
+export const AGGREGATED_EVENT_TYPES = [
+  "JOINING_CALL",
+  "IN_WAITING_ROOM",
+  "IN_CALL",
+  "CALL_ENDED",
+  "DONE",
+  "FATAL",
+  "RECORDING",
+] as const;
+export const AggregatedEventType = z.enum(AGGREGATED_EVENT_TYPES);
+export type AggregatedEventType = z.infer<typeof AggregatedEventType>;
+
+export interface DerivedEvent<T> {
+  eventType: T;
+  data: Record<string, unknown>;
+}
+
+export interface DerivedEvents {
+  botEvents: DerivedEvent<BotEventType>[];
+  aggregatedEvents: DerivedEvent<AggregatedEventType>[];
+}
+
+const AGGREGATED_STATUSES: ReadonlySet<string> = new Set(AGGREGATED_EVENT_TYPES);
+
+/**
+ * The one mapping from a reported event to the spec's per-bot events (GET /bots/{id}/events)
+ * and aggregated events (GET /events). `context` carries what the aggregated list shows with
+ * each event. Logs and heartbeats map to nothing here; the server stores them elsewhere.
+ */
+export function deriveEvents(
+  event: CallbackEvent,
+  context: { meetingTitle: string; platform: string },
+): DerivedEvents {
+  const botEvents: DerivedEvent<BotEventType>[] = [];
+  const aggregatedEvents: DerivedEvent<AggregatedEventType>[] = [];
+  switch (event.type) {
+    case "status": {
+      const { status, subCode, message } = event.data;
+      const detail = { ...(subCode ? { subCode } : {}), ...(message ? { message } : {}) };
+      if (status === "IN_CALL") botEvents.push({ eventType: "BOT_JOINED", data: { ...context } });
+      if (status === "CALL_ENDED") botEvents.push({ eventType: "BOT_LEFT", data: detail });
+      if (status === "FATAL") {
+        botEvents.push({
+          eventType: "ERROR",
+          data: { code: subCode ?? "INTERNAL_ERROR", error: message ?? subCode ?? "unknown error" },
+        });
+      }
+      if (AGGREGATED_STATUSES.has(status)) {
+        aggregatedEvents.push({
+          eventType: status as AggregatedEventType,
+          data: { ...context, ...detail },
+        });
+      }
+      break;
+    }
+    case "participant.joined":
+      botEvents.push({ eventType: "PARTICIPANT_JOINED", data: { ...event.data } });
+      break;
+    case "participant.left":
+      botEvents.push({ eventType: "PARTICIPANT_LEFT", data: { ...event.data } });
+      break;
+    case "recording.started":
+      botEvents.push({ eventType: "RECORDING_STARTED", data: { ...event.data } });
+      aggregatedEvents.push({ eventType: "RECORDING", data: { ...context, ...event.data } });
+      break;
+    case "recording.stopped":
+      botEvents.push({ eventType: "RECORDING_STOPPED", data: { ...event.data } });
+      break;
+    case "log":
+    case "heartbeat":
+      break;
+  }
+  return { botEvents, aggregatedEvents };
+}

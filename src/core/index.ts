@@ -1,0 +1,4 @@
+export * from "./bot-config.js";
+export * from "./events.js";
+export * from "./platform.js";
+export * from "./status.js";
