@@ -1,0 +1,74 @@
+import type { Page } from "playwright";
+import type { MeetingInfo, Platform, SubCode } from "../src/core/index.js";
+
+/**
+ * Where the bot stands in the meeting, as read from the page. Every platform maps its own DOM
+ * to these phases; the runner's lifecycle only ever looks at phases.
+ */
+export type Phase =
+  | "loading"
+  | "prejoin"
+  | "lobby"
+  | "in_call"
+  // how a call can end for the bot
+  | "ended"
+  | "removed"
+  | "left"
+  // why a join can fail
+  | "denied"
+  | "not_found"
+  | "blocked"
+  | "sign_in"
+  | "bad_passcode"
+  | "host_not_started";
+
+export interface Participant {
+  id: string;
+  name: string;
+}
+
+export interface PageSnapshot {
+  phase: Phase;
+  /** Other people in the call (never the bot itself). Empty unless in the call. */
+  participants: Participant[];
+}
+
+export type SnapshotHooks = Record<string, unknown> & { selfName: string };
+
+/** What each failure phase means for the bot's final status. */
+export const FAILURE_PHASES: Partial<Record<Phase, SubCode>> = {
+  denied: "ADMISSION_DENIED",
+  not_found: "MEETING_NOT_FOUND",
+  blocked: "BLOCKED",
+  sign_in: "SIGN_IN_REQUIRED",
+  bad_passcode: "BAD_PASSCODE",
+};
+
+/** Phases in which the call is over for the bot, with the CALL_ENDED subCode each gives. */
+export const END_PHASES: Partial<Record<Phase, SubCode>> = {
+  ended: "MEETING_ENDED",
+  removed: "REMOVED",
+  left: "LEFT_ON_REQUEST",
+};
+
+/**
+ * One per platform (platforms/<name>/index.ts). The same code must work against the real site
+ * and against our mock, so it relies only on the hooks listed in that platform's selectors.ts.
+ */
+export interface PlatformAdapter {
+  platform: Platform;
+  /** The URL the browser opens for this meeting. */
+  meetingUrl(info: MeetingInfo): string;
+  /**
+   * Runs inside the page and reads the current phase and roster from the DOM. It is serialized,
+   * so it must be self-contained: everything it needs comes in `hooks` (the platform's
+   * selectors and texts, plus the bot's own name so it can leave itself out of the roster).
+   */
+  snapshot: (hooks: SnapshotHooks) => PageSnapshot;
+  /** The data `snapshot` reads its selectors and texts from (JSON-serializable). */
+  hooks: Record<string, unknown>;
+  /** Pre-join: type the name, turn microphone and camera off, ask to join. */
+  join(page: Page, opts: { displayName: string; info: MeetingInfo }): Promise<void>;
+  /** Leaves the call politely (best effort; the runner closes the browser afterwards anyway). */
+  leave(page: Page): Promise<void>;
+}

@@ -1,0 +1,134 @@
+import { resolve } from "node:path";
+import { type ParseArgsConfig, parseArgs } from "node:util";
+
+const USAGE = `meetbot — self-hostable meeting bots
+
+Usage:
+  meetbot serve [--port 8080] [--host 127.0.0.1] [--data-dir ./.data] [--public-url URL]
+      Start the control plane (the /v1 API).
+  meetbot run [--config FILE] [--headed]
+      Run one bot. The config comes from --config FILE or the BOT_CONFIG environment variable.
+      --headed shows the browser on your own $DISPLAY instead of a private virtual display.
+  meetbot mock [--port 8090] [--host 127.0.0.1]
+      Serve the mock meeting pages (Google Meet at /meet/<code>) and their control API.
+  meetbot demo
+      Start a mock meeting and a server, send a bot, and show its whole life.
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "serve":
+      return serve(rest);
+    case "run":
+      return run(rest);
+    case "mock":
+      return mock(rest);
+    case "demo": {
+      const { runDemo } = await import("./demo.js");
+      return runDemo();
+    }
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`meetbot: unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+/** Parsed flags; every flag we declare is a string or a boolean. */
+type Flags = Record<string, string | boolean | undefined>;
+
+function parse(args: string[], options: ParseArgsConfig["options"]): Flags {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Flags;
+  } catch (error) {
+    process.stderr.write(`meetbot: ${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+function port(value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    process.stderr.write(`meetbot: --port must be an integer 0-65535, got "${value}"\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+async function run(args: string[]): Promise<number> {
+  const values = parse(args, { config: { type: "string" }, headed: { type: "boolean" } });
+  const { loadBotConfig, ConfigError } = await import("./runner/config.js");
+  let config: ReturnType<typeof loadBotConfig>;
+  try {
+    config = loadBotConfig({ ...(typeof values.config === "string" ? { file: values.config } : {}) });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`meetbot run: ${error.message}\n`);
+    return 2;
+  }
+  let headedDisplay: string | undefined;
+  if (values.headed) {
+    headedDisplay = process.env.DISPLAY;
+    if (!headedDisplay) {
+      process.stderr.write("meetbot run: --headed needs a display, but DISPLAY is not set\n");
+      return 2;
+    }
+  }
+  const { runBot } = await import("./runner/main.js");
+  return runBot(config, { ...(headedDisplay ? { headedDisplay } : {}) });
+}
+
+async function serve(args: string[]): Promise<number> {
+  const values = parse(args, {
+    port: { type: "string" },
+    host: { type: "string" },
+    "data-dir": { type: "string" },
+    "public-url": { type: "string" },
+  });
+  const { startServer } = await import("./server/main.js");
+  const server = await startServer({
+    port: port(values.port, 8080),
+    host: (values.host as string | undefined) ?? "127.0.0.1",
+    dataDir: resolve((values["data-dir"] as string | undefined) ?? ".data"),
+    ...(values["public-url"] ? { publicBaseUrl: values["public-url"] as string } : {}),
+  });
+  process.stdout.write(`meetbot control plane listening on ${server.url}\n`);
+  await untilSignal();
+  await server.close();
+  return 0;
+}
+
+async function mock(args: string[]): Promise<number> {
+  const values = parse(args, { port: { type: "string" }, host: { type: "string" } });
+  const { startMockHost } = await import("../fixtures/host/server.js");
+  const host = await startMockHost({
+    port: port(values.port, 8090),
+    host: (values.host as string | undefined) ?? "127.0.0.1",
+  });
+  process.stdout.write(`mock meeting host on ${host.url} (try ${host.url}/meet/abc-defg-hij)\n`);
+  await untilSignal();
+  await host.close();
+  return 0;
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`meetbot: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

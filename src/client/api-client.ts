@@ -1,0 +1,112 @@
+/**
+ * A small client of the /v1 API, used by the demo, the benchmarks and the end-to-end tests: it
+ * speaks to the server exactly as a user's program would, over HTTP.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    what: string,
+  ) {
+    super(`${what}: HTTP ${status} ${JSON.stringify(body)}`);
+  }
+}
+
+export interface BotView {
+  id: number;
+  status: string;
+  botDisplayName: string;
+  meetingTitle: string;
+  meetingInfo: Record<string, unknown>;
+  recording: null | { sizeBytes: number; durationSeconds: number; format: string };
+  deploymentError?: null | { code: string; message: string; artifacts?: string[] };
+  lastHeartbeat?: string | null;
+}
+
+export interface BotEventView {
+  id: number;
+  eventType: string;
+  eventTime: string;
+  data: Record<string, unknown> | null;
+}
+
+export class ApiClient {
+  private token = "";
+
+  constructor(readonly baseUrl: string) {}
+
+  async register(email: string, password: string, name: string): Promise<void> {
+    const result = await this.call<{ access_token: string }>("POST", "/v1/auth/register", {
+      email,
+      password,
+      name,
+    });
+    this.token = result.access_token;
+  }
+
+  createBot(body: Record<string, unknown>): Promise<BotView> {
+    return this.call("POST", "/v1/bots", body);
+  }
+
+  deploy(botId: number): Promise<{ status: string }> {
+    return this.call("POST", `/v1/bots/${botId}/deploy`);
+  }
+
+  bot(botId: number): Promise<BotView> {
+    return this.call("GET", `/v1/bots/${botId}`);
+  }
+
+  botEvents(botId: number): Promise<BotEventView[]> {
+    return this.call("GET", `/v1/bots/${botId}/events`);
+  }
+
+  botLogs(botId: number): Promise<Array<{ level: string; message: string }>> {
+    return this.call("GET", `/v1/bots/${botId}/logs`);
+  }
+
+  events(query: Record<string, string | number>): Promise<{ events: Array<{ eventType: string; botId: number }> }> {
+    const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
+    return this.call("GET", `/v1/events?${qs}`);
+  }
+
+  recordingDownload(botId: number): Promise<{ url: string; expiresAt: string }> {
+    return this.call("GET", `/v1/recordings/${botId}/download`);
+  }
+
+  /** Polls the bot until it reaches one of `statuses`; calls `onChange` with each new status. */
+  async waitForStatus(
+    botId: number,
+    statuses: readonly string[],
+    opts: { timeoutMs: number; onChange?: (bot: BotView) => void; intervalMs?: number },
+  ): Promise<BotView> {
+    const deadline = Date.now() + opts.timeoutMs;
+    let last = "";
+    for (;;) {
+      const bot = await this.bot(botId);
+      if (bot.status !== last) {
+        last = bot.status;
+        opts.onChange?.(bot);
+      }
+      if (statuses.includes(bot.status)) return bot;
+      if (Date.now() > deadline) {
+        throw new Error(`bot ${botId} still ${bot.status} after ${opts.timeoutMs} ms (wanted ${statuses.join("|")})`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, opts.intervalMs ?? 200));
+    }
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await fetch(new URL(path, this.baseUrl), {
+      method,
+      headers: {
+        ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    const parsed = text ? JSON.parse(text) : null;
+    if (!response.ok) throw new ApiError(response.status, parsed, `${method} ${path}`);
+    return parsed as T;
+  }
+}

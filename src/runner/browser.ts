@@ -1,0 +1,84 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BrowserContext, Page } from "playwright";
+import { chromium } from "playwright-extra";
+import StealthPlugin from "puppeteer-extra-plugin-stealth";
+import { BotFailure } from "./errors.js";
+
+export const CHROMIUM_PATH = process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/**
+ * Flags that matter: the network ones keep Chromium from flooding a closed network with
+ * background requests; fake capture devices answer the sites' getUserMedia without hardware;
+ * the autoplay policy lets the meeting's audio play without a user gesture.
+ */
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-dev-shm-usage",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-quic",
+  "--no-first-run",
+  "--no-default-browser-check",
+  "--disable-features=Translate,MediaRouter",
+  "--autoplay-policy=no-user-gesture-required",
+  "--use-fake-ui-for-media-stream",
+  "--use-fake-device-for-media-stream",
+  "--window-position=0,0",
+];
+
+let stealthInstalled = false;
+
+export interface BotBrowser {
+  context: BrowserContext;
+  page: Page;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh Chromium profile per bot, full screen (kiosk) on the given display so the recording
+ * shows the meeting and no browser chrome. Kiosk only applies to the window of a persistent
+ * context, which is why we launch one instead of launch() + newContext().
+ */
+export async function launchBrowser(opts: {
+  display: string;
+  width: number;
+  height: number;
+  env: Record<string, string>;
+}): Promise<BotBrowser> {
+  if (!stealthInstalled) {
+    chromium.use(StealthPlugin());
+    stealthInstalled = true;
+  }
+  const profileDir = await mkdtemp(join(tmpdir(), "meetbot-profile-"));
+  let context: BrowserContext;
+  try {
+    context = await chromium.launchPersistentContext(profileDir, {
+      executablePath: CHROMIUM_PATH,
+      headless: false,
+      viewport: null,
+      // Playwright mutes audio only when headless, but say so: a muted bot records silence.
+      ignoreDefaultArgs: ["--mute-audio", "--enable-automation"],
+      args: [...CHROMIUM_ARGS, `--window-size=${opts.width},${opts.height}`, "--kiosk"],
+      env: { ...process.env, ...opts.env, DISPLAY: opts.display },
+      timeout: 30_000,
+    });
+  } catch (error) {
+    await rm(profileDir, { recursive: true, force: true });
+    throw new BotFailure("BROWSER_CRASHED", `Chromium failed to start: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    close: async () => {
+      await context.close().catch(() => {});
+      await rm(profileDir, { recursive: true, force: true });
+    },
+  };
+}

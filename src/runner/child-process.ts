@@ -1,0 +1,54 @@
+import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+
+/**
+ * Every helper process of a bot (Xvfb, PulseAudio, ffmpeg) is started through here, wrapped in
+ * `setpriv --pdeathsig`: if the runner dies, even by SIGKILL, the kernel signals the child, so
+ * no Xvfb or ffmpeg keeps running (and recording) for hours behind a dead runner. ffmpeg gets
+ * SIGTERM, on which it still finalizes its file.
+ */
+const SETPRIV = "/usr/bin/setpriv";
+
+export function spawnTied(
+  command: string,
+  args: readonly string[],
+  options: SpawnOptions & { deathSignal?: "TERM" | "KILL" } = {},
+): ChildProcess {
+  const { deathSignal = "TERM", ...spawnOptions } = options;
+  if (!existsSync(SETPRIV)) return spawn(command, args, spawnOptions);
+  return spawn(SETPRIV, [`--pdeathsig=${deathSignal}`, "--", command, ...args], spawnOptions);
+}
+
+/** Resolves with the exit code (or the signal's name) once the process has exited. */
+export function waitForExit(child: ChildProcess): Promise<number | string> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  if (child.signalCode !== null) return Promise.resolve(child.signalCode);
+  return new Promise((resolve) => {
+    child.once("exit", (code, signal) => resolve(code ?? signal ?? -1));
+  });
+}
+
+/** Signals a process and, if it is still alive after `graceMs`, kills it. */
+export async function terminate(child: ChildProcess, graceMs = 3_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = waitForExit(child);
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Keeps the last lines a process printed, so a failure can say what the process said. */
+export function tailOutput(child: ChildProcess, maxLines = 20): () => string {
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    for (const line of chunk.toString("utf8").split("\n")) {
+      if (!line.trim()) continue;
+      lines.push(line);
+      if (lines.length > maxLines) lines.shift();
+    }
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  return () => lines.join("\n");
+}

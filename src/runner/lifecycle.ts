@@ -1,0 +1,276 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Page } from "playwright";
+import type { Logger } from "pino";
+import { END_PHASES, FAILURE_PHASES, type Phase, type PlatformAdapter } from "../../platforms/adapter.js";
+import type { BotConfig, SubCode } from "../core/index.js";
+import { type BotBrowser, launchBrowser } from "./browser.js";
+import { BotFailure } from "./errors.js";
+import { type MediaEnvironment, startMediaEnvironment } from "./media-env.js";
+import { PageWatcher, PhaseTimeout } from "./page-watcher.js";
+import { Recorder, type RecordingResult } from "./recorder.js";
+import type { Reporter } from "./reporter.js";
+import { uploadRecording } from "./upload.js";
+import { watchCall } from "./watch-call.js";
+
+const PAGE_LOAD_TIMEOUT_MS = 30_000;
+const JOIN_RESPONSE_TIMEOUT_MS = 30_000;
+
+/** Why the runner was asked to stop (SIGTERM/SIGINT): not a failure of the bot. */
+export class StopRequested extends Error {
+  constructor() {
+    super("stop requested");
+  }
+}
+
+export type Outcome = { status: "DONE" } | { status: "FATAL"; subCode: SubCode; message: string };
+
+/**
+ * One bot's life, start to finish: media environment, browser, join, admission, call,
+ * recording, upload, and the status reports along the way. It never throws: every path ends in
+ * DONE or FATAL, with whatever was recorded finalized and uploaded.
+ */
+export class BotLifecycle {
+  private readonly interrupt = new AbortController();
+  private media: MediaEnvironment | null = null;
+  private browser: BotBrowser | null = null;
+  private recorder: Recorder | null = null;
+
+  constructor(
+    private readonly config: BotConfig,
+    private readonly workDir: string,
+    private readonly adapter: PlatformAdapter,
+    private readonly reporter: Reporter,
+    private readonly log: Logger,
+    private readonly opts: { headedDisplay?: string },
+  ) {}
+
+  /** Asks the bot to leave now; the run still finalizes, uploads and reports. */
+  requestStop(): void {
+    if (!this.interrupt.signal.aborted) this.interrupt.abort(new StopRequested());
+  }
+
+  async run(): Promise<Outcome> {
+    try {
+      const endedBy = await this.joinAndAttend();
+      await this.finishRecording();
+      this.reporter.report({ type: "status", data: { status: "DONE" } });
+      this.log.info({ endedBy }, "done");
+      return { status: "DONE" };
+    } catch (error) {
+      return this.fail(error);
+    } finally {
+      await this.cleanUp();
+    }
+  }
+
+  private async joinAndAttend(): Promise<SubCode> {
+    const { recording } = this.config;
+    this.media = await startMediaEnvironment({
+      width: recording.width,
+      height: recording.height,
+      ...(this.opts.headedDisplay ? { existingDisplay: this.opts.headedDisplay } : {}),
+    });
+    this.browser = await launchBrowser({
+      display: this.media.display,
+      width: recording.width,
+      height: recording.height,
+      env: this.media.pulseEnv,
+    });
+    const { page } = this.browser;
+    page.on("crash", () => this.interrupt.abort(new BotFailure("BROWSER_CRASHED", "the page crashed")));
+    this.browser.context.on("close", () =>
+      this.interrupt.abort(new BotFailure("BROWSER_CRASHED", "the browser closed unexpectedly")),
+    );
+    const watcher = await PageWatcher.attach(page, this.adapter.snapshot, {
+      ...this.adapter.hooks,
+      selfName: this.config.botDisplayName,
+    });
+
+    this.status("JOINING_CALL");
+    await this.open(page);
+    await this.waitFor(watcher, ["prejoin", "lobby", "in_call"], PAGE_LOAD_TIMEOUT_MS, "JOIN_FAILED");
+    if (watcher.current.phase === "prejoin") {
+      this.throwIfInterrupted();
+      await this.adapter
+        .join(page, { displayName: this.config.botDisplayName, info: this.config.meetingInfo })
+        .catch((error: Error) => {
+          this.throwIfInterrupted();
+          throw new BotFailure("JOIN_FAILED", `could not complete the join form: ${error.message}`);
+        });
+    }
+    await this.admission(watcher);
+
+    this.status("IN_CALL");
+    this.recorder = new Recorder(
+      { ...recording, display: this.media.display, audioSource: this.media.audioSource, pulseEnv: this.media.pulseEnv },
+      join(this.workDir, "recording.mp4"),
+      this.log,
+    );
+    await this.recorder.start();
+    this.reporter.report({ type: "recording.started", data: { ...recording } });
+
+    const endedBy = await watchCall({
+      watcher,
+      reporter: this.reporter,
+      automaticLeave: this.config.automaticLeave,
+      signal: this.interrupt.signal,
+      log: this.log,
+    });
+    if (!(endedBy in END_PHASES_BY_CODE)) await this.adapter.leave(page);
+    this.status("CALL_ENDED", endedBy);
+    return endedBy;
+  }
+
+  private async open(page: Page): Promise<void> {
+    const url = this.adapter.meetingUrl(this.config.meetingInfo);
+    try {
+      const response = await page.goto(url, { waitUntil: "domcontentloaded", timeout: PAGE_LOAD_TIMEOUT_MS });
+      if (response && response.status() === 404) {
+        throw new BotFailure("MEETING_NOT_FOUND", `the meeting page answered 404 (${url})`);
+      }
+    } catch (error) {
+      if (error instanceof BotFailure) throw error;
+      this.throwIfInterrupted();
+      throw new BotFailure("JOIN_FAILED", `could not open ${url}: ${(error as Error).message}`);
+    }
+  }
+
+  /** From the click on "Ask to join" to being in the call, through the lobby if there is one. */
+  private async admission(watcher: PageWatcher): Promise<void> {
+    const settled: Phase[] = ["lobby", "in_call"];
+    await this.waitFor(watcher, settled, JOIN_RESPONSE_TIMEOUT_MS, "JOIN_FAILED");
+    if (watcher.current.phase !== "lobby") return;
+    this.status("IN_WAITING_ROOM");
+    const timeout = this.config.automaticLeave.waitingRoomTimeout;
+    try {
+      await this.waitFor(watcher, ["in_call"], timeout, "WAITING_ROOM_TIMEOUT");
+    } catch (error) {
+      if (error instanceof BotFailure && error.subCode === "WAITING_ROOM_TIMEOUT") {
+        await this.adapter.leave(this.page());
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Waits for one of `phases`; a failure phase on the way becomes its FATAL subCode, a timeout
+   * becomes `onTimeout`, and an interrupt (SIGTERM, crash) is rethrown as is.
+   */
+  private async waitFor(watcher: PageWatcher, phases: Phase[], timeoutMs: number, onTimeout: SubCode) {
+    const failures = Object.keys(FAILURE_PHASES) as Phase[];
+    const ends = Object.keys(END_PHASES) as Phase[];
+    try {
+      const snap = await watcher.waitForPhase([...phases, ...failures, ...ends], timeoutMs, this.interrupt.signal);
+      const failure = FAILURE_PHASES[snap.phase];
+      if (failure) throw new BotFailure(failure, `the meeting page says: ${snap.phase.replace("_", " ")}`);
+      if (ends.includes(snap.phase)) {
+        throw new BotFailure("JOIN_FAILED", `the call ended before the bot got in (${snap.phase})`);
+      }
+      return snap;
+    } catch (error) {
+      if (error instanceof PhaseTimeout) throw new BotFailure(onTimeout, error.message);
+      throw error;
+    }
+  }
+
+  private async finishRecording(): Promise<void> {
+    const result = await this.stopRecorder();
+    if (!result) throw new BotFailure("RECORDING_FAILED", "the call ended without a recording");
+    await this.upload(result);
+  }
+
+  private async stopRecorder(): Promise<RecordingResult | null> {
+    const recorder = this.recorder;
+    if (!recorder) return null;
+    this.recorder = null;
+    const result = await recorder.stop();
+    this.reporter.report({
+      type: "recording.stopped",
+      data: { durationMs: result.durationMs, sizeBytes: result.sizeBytes },
+    });
+    return result;
+  }
+
+  private async upload(result: RecordingResult): Promise<void> {
+    try {
+      await uploadRecording(this.config, result, this.log);
+    } catch (error) {
+      throw new BotFailure(
+        "UPLOAD_FAILED",
+        `recording kept at ${result.path}: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  private async fail(error: unknown): Promise<Outcome> {
+    const reason = error instanceof StopRequested ? this.interrupt.signal.reason : error;
+    const failure =
+      reason instanceof BotFailure
+        ? reason
+        : reason instanceof StopRequested
+          ? new BotFailure("KILLED", "stopped on request before the call started")
+          : new BotFailure("INTERNAL_ERROR", (reason as Error)?.message ?? String(reason));
+    this.log.error({ subCode: failure.subCode, err: failure.message }, "bot failed");
+    const artifacts = await this.saveArtifacts();
+    // Whatever was recorded is still finalized and delivered.
+    try {
+      const result = await this.stopRecorder();
+      if (result) await this.upload(result);
+    } catch (uploadError) {
+      this.log.error({ err: (uploadError as Error).message }, "could not deliver the partial recording");
+    }
+    this.reporter.report({
+      type: "status",
+      data: {
+        status: "FATAL",
+        subCode: failure.subCode,
+        message: failure.message.slice(0, 2000),
+        ...(artifacts.length > 0 ? { artifacts } : {}),
+      },
+    });
+    return { status: "FATAL", subCode: failure.subCode, message: failure.message };
+  }
+
+  /** A screenshot and the page's HTML, so a failure can be understood after the fact. */
+  private async saveArtifacts(): Promise<string[]> {
+    const page = this.browser?.page;
+    if (!page || page.isClosed()) return [];
+    const dir = join(this.workDir, "artifacts");
+    const saved: string[] = [];
+    try {
+      await mkdir(dir, { recursive: true });
+      const screenshot = join(dir, "failure.png");
+      await page.screenshot({ path: screenshot, timeout: 5_000 });
+      saved.push(screenshot);
+      const html = join(dir, "failure.html");
+      await writeFile(html, await page.content());
+      saved.push(html);
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message }, "could not save failure artifacts");
+    }
+    return saved;
+  }
+
+  private async cleanUp(): Promise<void> {
+    await this.browser?.close();
+    await this.media?.close();
+  }
+
+  private page(): Page {
+    if (!this.browser) throw new Error("no browser");
+    return this.browser.page;
+  }
+
+  private status(status: "JOINING_CALL" | "IN_WAITING_ROOM" | "IN_CALL" | "CALL_ENDED", subCode?: SubCode) {
+    this.log.info({ status, subCode }, "status");
+    this.reporter.report({ type: "status", data: { status, ...(subCode ? { subCode } : {}) } });
+  }
+
+  private throwIfInterrupted(): void {
+    if (this.interrupt.signal.aborted) throw this.interrupt.signal.reason;
+  }
+}
+
+/** CALL_ENDED subCodes for which the platform already took the bot out of the call. */
+const END_PHASES_BY_CODE: Partial<Record<SubCode, true>> = { MEETING_ENDED: true, REMOVED: true };

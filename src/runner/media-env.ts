@@ -1,0 +1,123 @@
+import type { ChildProcess } from "node:child_process";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BotFailure } from "./errors.js";
+import { spawnTied, tailOutput, terminate, waitForExit } from "./child-process.js";
+
+/**
+ * The bot's private display and sound card: an Xvfb display of the recording's size and a
+ * PulseAudio daemon of its own with one null sink. Several bots on one machine never share
+ * either, so their recordings cannot bleed into each other.
+ */
+export interface MediaEnvironment {
+  /** X display for Chromium and ffmpeg's x11grab, e.g. ":99". */
+  display: string;
+  /** Environment for Chromium and ffmpeg so that they find this bot's PulseAudio. */
+  pulseEnv: Record<string, string>;
+  /** The PulseAudio source to record: the null sink's monitor. */
+  audioSource: string;
+  close(): Promise<void>;
+}
+
+const SINK = "meetbot";
+const START_TIMEOUT_MS = 10_000;
+
+export async function startMediaEnvironment(opts: {
+  width: number;
+  height: number;
+  /** Use this display instead of starting Xvfb (headed debugging on a developer's screen). */
+  existingDisplay?: string;
+}): Promise<MediaEnvironment> {
+  const started: ChildProcess[] = [];
+  const runtimeDir = await mkdtemp(join(tmpdir(), "meetbot-pulse-"));
+  const close = async () => {
+    await Promise.all(started.map((child) => terminate(child)));
+    await rm(runtimeDir, { recursive: true, force: true });
+  };
+  try {
+    const [display, pulse] = await Promise.all([
+      opts.existingDisplay ? Promise.resolve(opts.existingDisplay) : startXvfb(opts.width, opts.height, started),
+      startPulseAudio(runtimeDir, started),
+    ]);
+    return { display, pulseEnv: pulse, audioSource: `${SINK}.monitor`, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+async function startXvfb(width: number, height: number, started: ChildProcess[]): Promise<string> {
+  // -displayfd makes Xvfb pick a free display itself and tell us which: no races between bots.
+  const xvfb = spawnTied(
+    "Xvfb",
+    ["-displayfd", "3", "-screen", "0", `${width}x${height}x24`, "-nolisten", "tcp", "-ac", "-nocursor"],
+    { stdio: ["ignore", "pipe", "pipe", "pipe"], deathSignal: "KILL" },
+  );
+  started.push(xvfb);
+  const output = tailOutput(xvfb);
+  const displayPipe = xvfb.stdio[3];
+  if (!displayPipe) throw new BotFailure("MEDIA_SETUP_FAILED", "Xvfb: no display pipe");
+  const number = await new Promise<string>((resolve, reject) => {
+    let text = "";
+    const timer = setTimeout(() => reject(new Error("timed out")), START_TIMEOUT_MS);
+    displayPipe.on("data", (chunk: Buffer) => {
+      text += chunk.toString();
+      if (text.includes("\n")) {
+        clearTimeout(timer);
+        resolve(text.trim());
+      }
+    });
+    xvfb.once("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    void waitForExit(xvfb).then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}`));
+    });
+  }).catch((error: Error) => {
+    throw new BotFailure("MEDIA_SETUP_FAILED", `Xvfb failed to start: ${error.message}\n${output()}`);
+  });
+  return `:${number}`;
+}
+
+async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Promise<Record<string, string>> {
+  // Our own daemon in user mode (system mode refuses root clients), without the default script:
+  // no hardware probing, just the socket and one null sink that is therefore the default sink.
+  const env = { ...process.env, XDG_RUNTIME_DIR: runtimeDir, HOME: runtimeDir };
+  await mkdir(join(runtimeDir, "pulse"), { recursive: true });
+  const socket = join(runtimeDir, "pulse", "native");
+  const pulse = spawnTied(
+    "pulseaudio",
+    [
+      "--daemonize=no",
+      "--exit-idle-time=-1",
+      "--disallow-exit",
+      "--disable-shm",
+      "-n",
+      "--log-target=stderr",
+      "--log-level=error",
+      `--load=module-native-protocol-unix auth-anonymous=1 socket=${socket}`,
+      `--load=module-null-sink sink_name=${SINK} rate=48000 sink_properties=device.description=${SINK}`,
+    ],
+    { env, stdio: ["ignore", "pipe", "pipe"], deathSignal: "KILL" },
+  );
+  started.push(pulse);
+  const output = tailOutput(pulse);
+  const pulseEnv = { XDG_RUNTIME_DIR: runtimeDir, PULSE_SERVER: `unix:${socket}`, PULSE_SINK: SINK };
+  const ready = await waitForPulse(pulseEnv, pulse);
+  if (!ready) throw new BotFailure("MEDIA_SETUP_FAILED", `PulseAudio failed to start\n${output()}`);
+  return pulseEnv;
+}
+
+/** Ready means a client can talk to it: `pactl info` succeeds against our socket. */
+async function waitForPulse(pulseEnv: Record<string, string>, pulse: ChildProcess): Promise<boolean> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline && pulse.exitCode === null) {
+    const probe = spawnTied("pactl", ["info"], { env: { ...process.env, ...pulseEnv }, stdio: "ignore" });
+    if ((await waitForExit(probe)) === 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
+}

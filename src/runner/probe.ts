@@ -1,0 +1,64 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+/** Duration of a media file in ms, as ffprobe reads it (0 when unreadable). */
+export async function probeDuration(path: string): Promise<number> {
+  try {
+    const { stdout } = await run("ffprobe", [
+      ...["-v", "error", "-show_entries", "format=duration", "-of", "default=noprint_wrappers=1:nokey=1"],
+      path,
+    ]);
+    const seconds = Number.parseFloat(stdout.trim());
+    return Number.isFinite(seconds) ? Math.round(seconds * 1000) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export interface RecordingInspection {
+  durationSeconds: number;
+  streams: Array<{ type: string; codec: string; width?: number; height?: number }>;
+  /** Mean audio level in dB (-91 is digital silence). */
+  meanVolumeDb: number | null;
+  maxVolumeDb: number | null;
+  /** How many video frames differ noticeably from the one before (the picture moves). */
+  changedFrames: number;
+}
+
+/** What a person would check by ear and eye: both streams there, sound above silence, motion. */
+export async function inspectRecording(path: string): Promise<RecordingInspection> {
+  const { stdout } = await run("ffprobe", [
+    ...["-v", "error", "-show_entries", "format=duration:stream=codec_type,codec_name,width,height"],
+    ...["-of", "json", path],
+  ]);
+  const probe = JSON.parse(stdout) as {
+    format?: { duration?: string };
+    streams?: Array<{ codec_type: string; codec_name: string; width?: number; height?: number }>;
+  };
+  const volume = await run("ffmpeg", ["-hide_banner", "-nostats", "-i", path, "-vn", "-af", "volumedetect", "-f", "null", "-"], {
+    maxBuffer: 16 * 1024 * 1024,
+  }).catch((error: { stderr?: string }) => ({ stderr: error.stderr ?? "" }));
+  const scenes = await run(
+    "ffmpeg",
+    ["-hide_banner", "-nostats", "-i", path, "-an", "-vf", "select='gt(scene,0.002)',metadata=print", "-f", "null", "-"],
+    { maxBuffer: 64 * 1024 * 1024 },
+  ).catch((error: { stderr?: string }) => ({ stderr: error.stderr ?? "" }));
+  const db = (name: string) => {
+    const match = new RegExp(`${name}: (-?[\\d.]+) dB`).exec(volume.stderr);
+    return match ? Number(match[1]) : null;
+  };
+  return {
+    durationSeconds: Number(probe.format?.duration ?? 0),
+    streams: (probe.streams ?? []).map((s) => ({
+      type: s.codec_type,
+      codec: s.codec_name,
+      ...(s.width ? { width: s.width } : {}),
+      ...(s.height ? { height: s.height } : {}),
+    })),
+    meanVolumeDb: db("mean_volume"),
+    maxVolumeDb: db("max_volume"),
+    changedFrames: (scenes.stderr.match(/scene_score=/g) ?? []).length,
+  };
+}

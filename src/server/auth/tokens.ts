@@ -1,0 +1,82 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
+
+export const ACCESS_TOKEN_TTL_S = 30 * 60;
+export const REFRESH_TOKEN_TTL_S = 7 * 24 * 60 * 60;
+
+export type TokenType = "access" | "refresh";
+
+/**
+ * The server's one secret: env MEETBOT_JWT_SECRET, else 32 random bytes generated once and kept
+ * (hex, mode 0600) in `<dataDir>/jwt-secret`. Purpose-specific keys are derived from it.
+ */
+export async function loadServerSecret(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
+  const fromEnv = env.MEETBOT_JWT_SECRET;
+  if (fromEnv) {
+    if (fromEnv.length < 16) throw new Error("MEETBOT_JWT_SECRET must be at least 16 characters");
+    return Buffer.from(fromEnv, "utf8");
+  }
+  const file = path.join(dataDir, "jwt-secret");
+  await mkdir(dataDir, { recursive: true });
+  try {
+    await writeFile(file, randomBytes(32).toString("hex"), { flag: "wx", mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
+  const hex = (await readFile(file, "utf8")).trim();
+  if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`${file} does not hold a 32-byte hex secret`);
+  return Buffer.from(hex, "hex");
+}
+
+/** A key for one purpose, so that a JWT key never signs a download link and vice versa. */
+export function deriveKey(secret: Uint8Array, purpose: string): Buffer {
+  return createHmac("sha256", secret).update(`meetbot:${purpose}`).digest();
+}
+
+export class JwtIssuer {
+  private readonly key: Uint8Array;
+
+  constructor(secret: Uint8Array) {
+    this.key = deriveKey(secret, "jwt");
+  }
+
+  async sign(userId: number, typ: TokenType, now = new Date()): Promise<string> {
+    const iat = Math.floor(now.getTime() / 1000);
+    return new SignJWT({ typ })
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setSubject(String(userId))
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + (typ === "access" ? ACCESS_TOKEN_TTL_S : REFRESH_TOKEN_TTL_S))
+      .sign(this.key);
+  }
+
+  /** The user id of a valid, unexpired token of the expected type; null otherwise. */
+  async verify(token: string, expected: TokenType): Promise<number | null> {
+    try {
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ["HS256"] });
+      if (payload.typ !== expected || !payload.sub || !/^[1-9][0-9]*$/.test(payload.sub)) return null;
+      return Number(payload.sub);
+    } catch (err) {
+      if (err instanceof joseErrors.JOSEError) return null;
+      throw err;
+    }
+  }
+}
+
+/** A fresh per-bot callback token: 32 random bytes, base64url. */
+export function newCallbackToken(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+export function sha256Hex(value: string): string {
+  return createHash("sha256").update(value, "utf8").digest("hex");
+}
+
+/** Constant-time comparison of two hex digests of the same length. */
+export function hexDigestsEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, "hex");
+  const right = Buffer.from(b, "hex");
+  return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
+}

@@ -1,0 +1,99 @@
+import { type CreateTableBuilder, type Kysely, type Migration, Migrator } from "kysely";
+import type { DialectName } from "./database.js";
+
+/**
+ * Migrations live in code (no files to ship or find at runtime) and use only portable SQL.
+ * The one dialect difference is the autoincrement id column, chosen by `dialect`.
+ * Append new migrations; never edit one that has shipped.
+ */
+export function migrations(dialect: DialectName): Record<string, Migration> {
+  // biome-ignore lint/suspicious/noExplicitAny: migrations run against a schema that is still changing
+  const id = <T extends string>(table: CreateTableBuilder<T, any>) =>
+    dialect === "sqlite"
+      ? table.addColumn("id", "integer", (col) => col.primaryKey().autoIncrement())
+      : table.addColumn("id", "serial", (col) => col.primaryKey());
+
+  return {
+    "0001_initial": {
+      // biome-ignore lint/suspicious/noExplicitAny: see above
+      async up(db: Kysely<any>) {
+        await id(db.schema.createTable("users"))
+          .addColumn("email", "varchar(320)", (col) => col.notNull().unique())
+          .addColumn("name", "varchar(200)", (col) => col.notNull())
+          .addColumn("password_hash", "varchar(200)", (col) => col.notNull())
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+
+        await id(db.schema.createTable("bots"))
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("bot_display_name", "varchar(100)", (col) => col.notNull())
+          .addColumn("meeting_title", "varchar(300)", (col) => col.notNull())
+          .addColumn("status", "varchar(32)", (col) => col.notNull())
+          .addColumn("platform", "varchar(32)", (col) => col.notNull())
+          .addColumn("meeting_info", "text", (col) => col.notNull())
+          .addColumn("callback_url", "text")
+          .addColumn("heartbeat_interval", "integer", (col) => col.notNull())
+          .addColumn("automatic_leave", "text", (col) => col.notNull())
+          .addColumn("callback_token_hash", "varchar(64)")
+          .addColumn("deployment_error", "text")
+          .addColumn("last_heartbeat", "varchar(40)")
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("updated_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+        await db.schema.createIndex("bots_user_id_idx").on("bots").columns(["user_id", "id"]).execute();
+
+        for (const table of ["bot_events", "aggregated_events"]) {
+          await id(db.schema.createTable(table))
+            .addColumn("bot_id", "integer", (col) => col.notNull().references("bots.id").onDelete("cascade"))
+            .addColumn("event_type", "varchar(64)", (col) => col.notNull())
+            .addColumn("event_time", "varchar(40)", (col) => col.notNull())
+            .addColumn("data", "text", (col) => col.notNull())
+            .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+            .execute();
+          await db.schema.createIndex(`${table}_bot_id_idx`).on(table).columns(["bot_id", "id"]).execute();
+        }
+
+        await id(db.schema.createTable("bot_logs"))
+          .addColumn("bot_id", "integer", (col) => col.notNull().references("bots.id").onDelete("cascade"))
+          .addColumn("level", "varchar(16)", (col) => col.notNull())
+          .addColumn("message", "text", (col) => col.notNull())
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+        await db.schema.createIndex("bot_logs_bot_id_idx").on("bot_logs").columns(["bot_id", "id"]).execute();
+
+        await db.schema
+          .createTable("callback_receipts")
+          .addColumn("bot_id", "integer", (col) => col.notNull().references("bots.id").onDelete("cascade"))
+          .addColumn("seq", "integer", (col) => col.notNull())
+          .addColumn("event_type", "varchar(64)", (col) => col.notNull())
+          .addColumn("received_at", "varchar(40)", (col) => col.notNull())
+          .addPrimaryKeyConstraint("callback_receipts_pk", ["bot_id", "seq"])
+          .execute();
+
+        await db.schema
+          .createTable("recordings")
+          .addColumn("bot_id", "integer", (col) =>
+            col.primaryKey().references("bots.id").onDelete("cascade"),
+          )
+          .addColumn("format", "varchar(16)", (col) => col.notNull())
+          .addColumn("size_bytes", "bigint", (col) => col.notNull())
+          .addColumn("duration_ms", "integer", (col) => col.notNull())
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+      },
+    },
+  };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the migrator is schema agnostic
+export async function migrateToLatest(db: Kysely<any>, dialect: DialectName): Promise<void> {
+  const all = migrations(dialect);
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => all } });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === "Error");
+  if (error || failed) {
+    throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ""}`, {
+      cause: error,
+    });
+  }
+}

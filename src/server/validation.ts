@@ -1,0 +1,63 @@
+import type { FastifySchemaCompiler } from "fastify";
+import { z } from "zod";
+
+/** One entry of the spec's validation body `{detail: [{loc, msg, type}]}`. */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+/** Where a request part shows up in `loc`, by Fastify's validation context. */
+const LOC_ROOT: Record<string, string> = {
+  body: "body",
+  querystring: "query",
+  params: "path",
+  headers: "header",
+};
+
+/** Carries zod's issues from the validator compiler to the error handler, untouched. */
+export class RequestValidationError extends Error {
+  /** Set by Fastify to the part of the request that failed ("body", "querystring", ...). */
+  validationContext?: string;
+  constructor(readonly issues: readonly z.core.$ZodIssue[]) {
+    super("request validation failed");
+  }
+
+  toDetail(): ValidationIssue[] {
+    const root = LOC_ROOT[this.validationContext ?? "body"] ?? "body";
+    return this.issues.map((issue) => toValidationIssue(root, issue));
+  }
+}
+
+export function toValidationIssue(root: string, issue: z.core.$ZodIssue): ValidationIssue {
+  const loc = [root, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
+  // Fastify hands an absent body to the validator as null.
+  const absent = issue.input === undefined || (issue.input === null && issue.path.length === 0);
+  const missing = issue.code === "invalid_type" && absent;
+  if (missing) return { loc, msg: "Field required", type: "missing" };
+  return { loc, msg: issue.message, type: issue.code === "custom" ? "value_error" : issue.code };
+}
+
+/**
+ * Like fastify-type-provider-zod's validatorCompiler, but keeps zod's issue paths as arrays so that
+ * `loc` segments keep their types (array indexes stay numbers). `reportInput` only serves to tell
+ * a missing field from a wrong one; inputs are never echoed back.
+ */
+export const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
+  ({ schema }) =>
+  (data) => {
+    const result = schema.safeParse(data, { reportInput: true });
+    return result.success ? { value: result.data } : { error: new RequestValidationError(result.error.issues) };
+  };
+
+/** A positive integer id in a path: digits only (no "1e3", no "0x10"). */
+export const IdParam = z
+  .string()
+  .regex(/^[1-9][0-9]{0,14}$/, "must be a positive integer")
+  .transform(Number);
+
+export const Pagination = {
+  page: z.coerce.number().int().min(1).default(1),
+  page_size: z.coerce.number().int().min(1).max(100).default(20),
+};
