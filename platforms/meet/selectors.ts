@@ -7,7 +7,14 @@ export const MEET_HOOKS = {
   microphoneOff: '[aria-label="Turn off microphone"]',
   cameraOff: '[aria-label="Turn off camera"]',
   /** Texts of the pre-join call-to-action, in the order Meet offers them. */
-  joinButtonTexts: ["Ask to join", "Join now", "Ask to join anyway", "Join anyway", "Join here too", "Switch here"],
+  joinButtonTexts: [
+    "Ask to join",
+    "Join now",
+    "Ask to join anyway",
+    "Join anyway",
+    "Join here too",
+    "Switch here",
+  ],
   /** Pop-ups that can cover the pre-join form. */
   dismissButtonTexts: ["Got it", "Continue without microphone and camera"],
   /** Trap: "Leave call" is already in the toolbar in the lobby, so it never proves admission. */
@@ -24,7 +31,10 @@ export const MEET_HOOKS = {
       "Please wait until a meeting host brings you into the call",
       "Waiting for the host to join",
     ],
-    denied: ["Someone in the call denied your request to join", "No one responded to your request to join the call"],
+    denied: [
+      "Someone in the call denied your request to join",
+      "No one responded to your request to join the call",
+    ],
     notFound: ["Check your meeting code", "Invalid video call name"],
     blocked: ["You can't join this video call", "There is a problem connecting to this video call"],
     signIn: ["to continue to your Google Account", "Sign in to your Google Account"],

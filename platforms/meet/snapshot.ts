@@ -27,7 +27,9 @@ export function meetSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
       const id = entry.getAttribute("data-participant-id") ?? "";
       const name = (entry.getAttribute("aria-label") ?? "").trim();
       const isSelf =
-        entry.matches(hooks.selfMarker) || entry.querySelector(hooks.selfMarker) !== null || name === hooks.selfName;
+        entry.matches(hooks.selfMarker) ||
+        entry.querySelector(hooks.selfMarker) !== null ||
+        name === hooks.selfName;
       if (!id || isSelf || seen.has(id)) continue;
       seen.add(id);
       participants.push({ id, name });

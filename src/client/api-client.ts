@@ -64,7 +64,9 @@ export class ApiClient {
     return this.call("GET", `/v1/bots/${botId}/logs`);
   }
 
-  events(query: Record<string, string | number>): Promise<{ events: Array<{ eventType: string; botId: number }> }> {
+  events(
+    query: Record<string, string | number>,
+  ): Promise<{ events: Array<{ eventType: string; botId: number }> }> {
     const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
     return this.call("GET", `/v1/events?${qs}`);
   }
@@ -89,7 +91,9 @@ export class ApiClient {
       }
       if (statuses.includes(bot.status)) return bot;
       if (Date.now() > deadline) {
-        throw new Error(`bot ${botId} still ${bot.status} after ${opts.timeoutMs} ms (wanted ${statuses.join("|")})`);
+        throw new Error(
+          `bot ${botId} still ${bot.status} after ${opts.timeoutMs} ms (wanted ${statuses.join("|")})`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, opts.intervalMs ?? 200));
     }

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Page } from "playwright";
 import type { Logger } from "pino";
+import type { Page } from "playwright";
 import { END_PHASES, FAILURE_PHASES, type Phase, type PlatformAdapter } from "../../platforms/adapter.js";
 import type { BotConfig, SubCode } from "../core/index.js";
 import { type BotBrowser, launchBrowser } from "./browser.js";
@@ -103,7 +103,12 @@ export class BotLifecycle {
 
     this.status("IN_CALL");
     this.recorder = new Recorder(
-      { ...recording, display: this.media.display, audioSource: this.media.audioSource, pulseEnv: this.media.pulseEnv },
+      {
+        ...recording,
+        display: this.media.display,
+        audioSource: this.media.audioSource,
+        pulseEnv: this.media.pulseEnv,
+      },
       join(this.workDir, "recording.mp4"),
       this.log,
     );
@@ -161,7 +166,11 @@ export class BotLifecycle {
     const failures = Object.keys(FAILURE_PHASES) as Phase[];
     const ends = Object.keys(END_PHASES) as Phase[];
     try {
-      const snap = await watcher.waitForPhase([...phases, ...failures, ...ends], timeoutMs, this.interrupt.signal);
+      const snap = await watcher.waitForPhase(
+        [...phases, ...failures, ...ends],
+        timeoutMs,
+        this.interrupt.signal,
+      );
       const failure = FAILURE_PHASES[snap.phase];
       if (failure) throw new BotFailure(failure, `the meeting page says: ${snap.phase.replace("_", " ")}`);
       if (ends.includes(snap.phase)) {
@@ -196,10 +205,7 @@ export class BotLifecycle {
     try {
       await uploadRecording(this.config, result, this.log);
     } catch (error) {
-      throw new BotFailure(
-        "UPLOAD_FAILED",
-        `recording kept at ${result.path}: ${(error as Error).message}`,
-      );
+      throw new BotFailure("UPLOAD_FAILED", `recording kept at ${result.path}: ${(error as Error).message}`);
     }
   }
 

@@ -21,8 +21,13 @@ export function botLogger(botId: number, reporter: Reporter): Logger {
         const line = JSON.parse(chunk.toString()) as { level: number; msg?: string; err?: unknown };
         const level = PINO_LEVEL_NAMES[line.level];
         if (level) {
-          const detail = line.err ? `: ${typeof line.err === "string" ? line.err : JSON.stringify(line.err)}` : "";
-          reporter.report({ type: "log", data: { level, message: `${line.msg ?? ""}${detail}`.slice(0, 4000) } });
+          const detail = line.err
+            ? `: ${typeof line.err === "string" ? line.err : JSON.stringify(line.err)}`
+            : "";
+          reporter.report({
+            type: "log",
+            data: { level, message: `${line.msg ?? ""}${detail}`.slice(0, 4000) },
+          });
         }
       } catch {
         // not a JSON line; nothing to report

@@ -24,7 +24,14 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
   await mkdir(workDir, { recursive: true });
   const reporter = new Reporter(config, workDir, baseLogger(config.botId).child({ component: "reporter" }));
   const log = botLogger(config.botId, reporter);
-  const lifecycle = new BotLifecycle(config, workDir, adapterFor(config.meetingInfo.platform), reporter, log, opts);
+  const lifecycle = new BotLifecycle(
+    config,
+    workDir,
+    adapterFor(config.meetingInfo.platform),
+    reporter,
+    log,
+    opts,
+  );
 
   const onSignal = (signal: string) => {
     log.info({ signal }, "stop requested: leaving the call and finalizing the recording");

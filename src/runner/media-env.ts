@@ -2,8 +2,8 @@ import type { ChildProcess } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BotFailure } from "./errors.js";
 import { spawnTied, tailOutput, terminate, waitForExit } from "./child-process.js";
+import { BotFailure } from "./errors.js";
 
 /**
  * The bot's private display and sound card: an Xvfb display of the recording's size and a
@@ -37,7 +37,9 @@ export async function startMediaEnvironment(opts: {
   };
   try {
     const [display, pulse] = await Promise.all([
-      opts.existingDisplay ? Promise.resolve(opts.existingDisplay) : startXvfb(opts.width, opts.height, started),
+      opts.existingDisplay
+        ? Promise.resolve(opts.existingDisplay)
+        : startXvfb(opts.width, opts.height, started),
       startPulseAudio(runtimeDir, started),
     ]);
     return { display, pulseEnv: pulse, audioSource: `${SINK}.monitor`, close };

@@ -37,12 +37,27 @@ export async function inspectRecording(path: string): Promise<RecordingInspectio
     format?: { duration?: string };
     streams?: Array<{ codec_type: string; codec_name: string; width?: number; height?: number }>;
   };
-  const volume = await run("ffmpeg", ["-hide_banner", "-nostats", "-i", path, "-vn", "-af", "volumedetect", "-f", "null", "-"], {
-    maxBuffer: 16 * 1024 * 1024,
-  }).catch((error: { stderr?: string }) => ({ stderr: error.stderr ?? "" }));
+  const volume = await run(
+    "ffmpeg",
+    ["-hide_banner", "-nostats", "-i", path, "-vn", "-af", "volumedetect", "-f", "null", "-"],
+    {
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  ).catch((error: { stderr?: string }) => ({ stderr: error.stderr ?? "" }));
   const scenes = await run(
     "ffmpeg",
-    ["-hide_banner", "-nostats", "-i", path, "-an", "-vf", "select='gt(scene,0.002)',metadata=print", "-f", "null", "-"],
+    [
+      "-hide_banner",
+      "-nostats",
+      "-i",
+      path,
+      "-an",
+      "-vf",
+      "select='gt(scene,0.002)',metadata=print",
+      "-f",
+      "null",
+      "-",
+    ],
     { maxBuffer: 64 * 1024 * 1024 },
   ).catch((error: { stderr?: string }) => ({ stderr: error.stderr ?? "" }));
   const db = (name: string) => {

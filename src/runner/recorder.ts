@@ -32,7 +32,11 @@ export class Recorder {
   private output: () => string = () => "";
 
   constructor(
-    private readonly opts: RecordingOptions & { display: string; audioSource: string; pulseEnv: Record<string, string> },
+    private readonly opts: RecordingOptions & {
+      display: string;
+      audioSource: string;
+      pulseEnv: Record<string, string>;
+    },
     readonly path: string,
     private readonly log: Logger,
   ) {}
@@ -72,7 +76,9 @@ export class Recorder {
       child.stdout?.on("data", onProgress);
       child.once("error", (error) => reject(new BotFailure("RECORDING_FAILED", `ffmpeg: ${error.message}`)));
       void waitForExit(child).then((code) => {
-        reject(new BotFailure("RECORDING_FAILED", `ffmpeg exited (${code}) before recording:\n${this.output()}`));
+        reject(
+          new BotFailure("RECORDING_FAILED", `ffmpeg exited (${code}) before recording:\n${this.output()}`),
+        );
       });
     });
     void waitForExit(child).then((code) => {
@@ -100,7 +106,8 @@ export class Recorder {
       clearTimeout(escalate);
       clearTimeout(kill);
       // 255 is ffmpeg's answer to a signal; the file is still finalized then.
-      if (code !== 0 && code !== 255) this.log.warn({ code, ffmpeg: this.output() }, "ffmpeg stopped uncleanly");
+      if (code !== 0 && code !== 255)
+        this.log.warn({ code, ffmpeg: this.output() }, "ffmpeg stopped uncleanly");
     }
     const { size } = await stat(this.path);
     const durationMs = await probeDuration(this.path);

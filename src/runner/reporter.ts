@@ -3,7 +3,12 @@ import { join } from "node:path";
 import pRetry, { AbortError } from "p-retry";
 import type { Logger } from "pino";
 import { request } from "undici";
-import { type CallbackEvent, type CallbackEventBody, callbackEventUrl, type BotConfig } from "../core/index.js";
+import {
+  type BotConfig,
+  type CallbackEvent,
+  type CallbackEventBody,
+  callbackEventUrl,
+} from "../core/index.js";
 
 /**
  * Reports events to the control plane without ever losing one.
@@ -121,7 +126,10 @@ export class Reporter {
       signal: this.abort.signal,
       onFailedAttempt: ({ error, attemptNumber }) => {
         if (attemptNumber === 1 || attemptNumber % 10 === 0) {
-          this.log.warn({ seq: event.seq, attempt: attemptNumber, err: error.message }, "callback failed, retrying");
+          this.log.warn(
+            { seq: event.seq, attempt: attemptNumber, err: error.message },
+            "callback failed, retrying",
+          );
         }
       },
     }).then(

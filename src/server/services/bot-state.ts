@@ -1,0 +1,100 @@
+import type { Kysely } from "kysely";
+import {
+  type BotStatus,
+  type CallbackEvent,
+  canTransition,
+  deriveEvents,
+  type LogLevel,
+  type StatusChangeEvent,
+} from "../../core/index.js";
+import type { DialectName } from "../db/database.js";
+import type { BotRow, Database } from "../db/schema.js";
+import type { DeploymentError } from "../schemas.js";
+import type { z } from "zod";
+
+/**
+ * The writes that make up a bot's state, shared by the runner callbacks and by the server's own
+ * transitions (deploy, launch failure, later /kill). Every function takes the transaction it
+ * runs in.
+ */
+
+type StatusData = z.infer<typeof StatusChangeEvent>["data"];
+
+/** Reads a bot and, on PostgreSQL, locks its row until the transaction ends (SQLite serializes). */
+export function lockBot(db: Kysely<Database>, dialect: DialectName, botId: number): Promise<BotRow | undefined> {
+  return db
+    .selectFrom("bots")
+    .selectAll()
+    .where("id", "=", botId)
+    .$if(dialect === "postgres", (qb) => qb.forUpdate())
+    .executeTakeFirst();
+}
+
+export async function appendLog(
+  db: Kysely<Database>,
+  botId: number,
+  level: LogLevel,
+  message: string,
+  at: string,
+): Promise<void> {
+  await db.insertInto("bot_logs").values({ bot_id: botId, level, message, created_at: at }).execute();
+}
+
+/** Appends the per-bot and aggregated events core's deriveEvents makes of a reported event. */
+export async function appendDerivedEvents(
+  db: Kysely<Database>,
+  bot: Pick<BotRow, "id" | "meeting_title" | "platform">,
+  event: CallbackEvent,
+  eventTime: string,
+  createdAt: string,
+): Promise<void> {
+  const { botEvents, aggregatedEvents } = deriveEvents(event, {
+    meetingTitle: bot.meeting_title,
+    platform: bot.platform,
+  });
+  const rows = (list: { eventType: string; data: Record<string, unknown> }[]) =>
+    list.map((e) => ({
+      bot_id: bot.id,
+      event_type: e.eventType,
+      event_time: eventTime,
+      data: JSON.stringify(e.data),
+      created_at: createdAt,
+    }));
+  if (botEvents.length > 0) await db.insertInto("bot_events").values(rows(botEvents)).execute();
+  if (aggregatedEvents.length > 0) {
+    await db.insertInto("aggregated_events").values(rows(aggregatedEvents)).execute();
+  }
+}
+
+export function deploymentErrorOf(data: StatusData): DeploymentError {
+  const code = data.subCode ?? "INTERNAL_ERROR";
+  return {
+    code,
+    message: data.message ?? code,
+    ...(data.artifacts && data.artifacts.length > 0 ? { artifacts: data.artifacts } : {}),
+  };
+}
+
+/**
+ * Moves the bot to `data.status` when core's transition table allows it (FATAL also records the
+ * deploymentError). Returns false, changing nothing, when it does not.
+ */
+export async function applyStatusChange(
+  db: Kysely<Database>,
+  bot: Pick<BotRow, "id" | "status">,
+  data: StatusData,
+  now: string,
+): Promise<boolean> {
+  if (!canTransition(bot.status as BotStatus, data.status)) return false;
+  const result = await db
+    .updateTable("bots")
+    .set({
+      status: data.status,
+      updated_at: now,
+      ...(data.status === "FATAL" ? { deployment_error: JSON.stringify(deploymentErrorOf(data)) } : {}),
+    })
+    .where("id", "=", bot.id)
+    .where("status", "=", bot.status)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

@@ -1,0 +1,24 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Kysely } from "kysely";
+import type { DownloadSigner } from "../auth/signed-urls.js";
+import type { JwtIssuer } from "../auth/tokens.js";
+import type { ServerConfig } from "../config.js";
+import type { DialectName } from "../db/database.js";
+import type { Database } from "../db/schema.js";
+import type { Launcher } from "../launcher/launcher.js";
+import type { RecordingStore } from "../storage/recordings.js";
+
+/** What services depend on. No Fastify request in here: services are callable from anywhere. */
+export interface ServiceContext {
+  db: Kysely<Database>;
+  dialect: DialectName;
+  config: ServerConfig;
+  launcher: Launcher;
+  jwt: JwtIssuer;
+  signer: DownloadSigner;
+  store: RecordingStore;
+  /** The base URL runners and download links use; known once the server listens. */
+  publicBaseUrl(): string;
+  now(): Date;
+  log: FastifyBaseLogger;
+}

@@ -1,0 +1,76 @@
+import type { AuthUser } from "../auth/guard.js";
+import { hashPassword, verifyAgainstDummy, verifyPassword } from "../auth/passwords.js";
+import { isUniqueViolation, toIso } from "../db/database.js";
+import { ConflictError, UnauthorizedError } from "../errors.js";
+import type { AuthResult, LoginBody, RefreshResult, RegisterBody } from "../schemas.js";
+import type { ServiceContext } from "./context.js";
+
+const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+export class UserService {
+  constructor(private readonly ctx: ServiceContext) {}
+
+  async register(input: RegisterBody): Promise<AuthResult> {
+    const email = normalizeEmail(input.email);
+    const { db } = this.ctx;
+    const exists = await db.selectFrom("users").select("id").where("email", "=", email).executeTakeFirst();
+    if (exists) throw new ConflictError("Email already registered");
+    const passwordHash = await hashPassword(input.password);
+    let id: number;
+    try {
+      const row = await db
+        .insertInto("users")
+        .values({ email, name: input.name, password_hash: passwordHash, created_at: toIso(this.ctx.now()) })
+        .returning("id")
+        .executeTakeFirstOrThrow();
+      id = row.id;
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError("Email already registered");
+      throw err;
+    }
+    // Spec §2: register shows user_id as a prefixed string, login as an integer.
+    return this.authResult({ id, email, name: input.name }, `usr_${id}`);
+  }
+
+  async login(input: LoginBody): Promise<AuthResult> {
+    const user = await this.ctx.db
+      .selectFrom("users")
+      .selectAll()
+      .where("email", "=", normalizeEmail(input.email))
+      .executeTakeFirst();
+    const ok = user
+      ? await verifyPassword(user.password_hash, input.password)
+      : await verifyAgainstDummy(input.password);
+    if (!user || !ok) throw new UnauthorizedError("Invalid email or password");
+    return this.authResult(user, user.id);
+  }
+
+  async refresh(refreshToken: string): Promise<RefreshResult> {
+    const userId = await this.ctx.jwt.verify(refreshToken, "refresh");
+    const user = userId === null ? undefined : await this.findById(userId);
+    if (!user) throw new UnauthorizedError("Invalid or expired refresh token");
+    return { access_token: await this.ctx.jwt.sign(user.id, "access", this.ctx.now()), token_type: "bearer" };
+  }
+
+  /** The guard's resolver: an access token (API keys later) to its user. */
+  async resolveBearer(token: string): Promise<AuthUser | null> {
+    const userId = await this.ctx.jwt.verify(token, "access");
+    return userId === null ? null : ((await this.findById(userId)) ?? null);
+  }
+
+  private findById(id: number): Promise<AuthUser | undefined> {
+    return this.ctx.db.selectFrom("users").select(["id", "email", "name"]).where("id", "=", id).executeTakeFirst();
+  }
+
+  private async authResult(user: AuthUser, userId: string | number): Promise<AuthResult> {
+    const now = this.ctx.now();
+    return {
+      access_token: await this.ctx.jwt.sign(user.id, "access", now),
+      refresh_token: await this.ctx.jwt.sign(user.id, "refresh", now),
+      token_type: "bearer",
+      user_id: userId,
+      email: user.email,
+      name: user.name,
+    };
+  }
+}

@@ -1,0 +1,128 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import type { CallbackEvent } from "../../src/core/index.js";
+import { Reporter } from "../../src/runner/reporter.js";
+
+/** A real HTTP endpoint standing where the control plane's callback route would be. */
+async function startReceiver(answer: (event: CallbackEvent, req: IncomingMessage) => number) {
+  const received: CallbackEvent[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => {
+      body += c;
+    });
+    req.on("end", () => {
+      const event = JSON.parse(body) as CallbackEvent;
+      const status = answer(event, req);
+      if (status < 300) received.push(event);
+      res.writeHead(status, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return { received, baseUrl: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+const silent = pino({ level: "silent" });
+const token = "test-callback-token-0123456789";
+const cleanup: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0)) await fn();
+});
+
+describe("Reporter", () => {
+  it("delivers events in order with seq from 1 and the bot's token", async () => {
+    const auth: string[] = [];
+    const receiver = await startReceiver((_e, req) => {
+      auth.push(req.headers.authorization ?? "");
+      return 200;
+    });
+    cleanup.push(receiver.close);
+    const workDir = mkdtempSync(join(tmpdir(), "reporter-"));
+    const reporter = new Reporter(
+      { botId: 3, callback: { baseUrl: receiver.baseUrl, token } },
+      workDir,
+      silent,
+    );
+    cleanup.push(() => reporter.stop());
+    reporter.report({ type: "status", data: { status: "JOINING_CALL" } });
+    reporter.report({ type: "participant.joined", data: { participantId: "a", participantName: "Alice" } });
+    reporter.report({ type: "heartbeat", data: {} });
+    expect(await reporter.flush(10_000)).toBe(true);
+    expect(receiver.received.map((e) => [e.seq, e.type])).toEqual([
+      [1, "status"],
+      [2, "participant.joined"],
+      [3, "heartbeat"],
+    ]);
+    expect(new Set(auth)).toEqual(new Set([`Bearer ${token}`]));
+  });
+
+  it("keeps retrying through server errors without losing or reordering events", async () => {
+    let failuresLeft = 4;
+    const receiver = await startReceiver(() => (failuresLeft-- > 0 ? 503 : 200));
+    cleanup.push(receiver.close);
+    const workDir = mkdtempSync(join(tmpdir(), "reporter-"));
+    const reporter = new Reporter(
+      { botId: 3, callback: { baseUrl: receiver.baseUrl, token } },
+      workDir,
+      silent,
+    );
+    cleanup.push(() => reporter.stop());
+    for (let i = 0; i < 5; i++) reporter.report({ type: "log", data: { level: "info", message: `m${i}` } });
+    expect(await reporter.flush(20_000)).toBe(true);
+    expect(receiver.received.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("spools to disk first, and a new run on the same work dir resends only what was not acknowledged", async () => {
+    const workDir = mkdtempSync(join(tmpdir(), "reporter-"));
+    // First run: the control plane is unreachable (nothing listens on this port).
+    const down = await startReceiver(() => 200);
+    await down.close();
+    const first = new Reporter({ botId: 9, callback: { baseUrl: down.baseUrl, token } }, workDir, silent);
+    first.report({ type: "status", data: { status: "JOINING_CALL" } });
+    first.report({ type: "status", data: { status: "IN_CALL" } });
+    expect(await first.flush(300)).toBe(false);
+    first.stop();
+    const spooled = readFileSync(join(workDir, "events.jsonl"), "utf8").trim().split("\n");
+    expect(spooled.map((l) => JSON.parse(l).seq)).toEqual([1, 2]);
+
+    // Second run: the server is back; the old events go first, new ones continue the numbering.
+    const receiver = await startReceiver(() => 200);
+    cleanup.push(receiver.close);
+    const second = new Reporter(
+      { botId: 9, callback: { baseUrl: receiver.baseUrl, token } },
+      workDir,
+      silent,
+    );
+    cleanup.push(() => second.stop());
+    second.report({ type: "status", data: { status: "CALL_ENDED", subCode: "MEETING_ENDED" } });
+    expect(await second.flush(10_000)).toBe(true);
+    expect(receiver.received.map((e) => e.seq)).toEqual([1, 2, 3]);
+
+    // Third run: everything was acknowledged, so nothing is resent.
+    const third = new Reporter({ botId: 9, callback: { baseUrl: receiver.baseUrl, token } }, workDir, silent);
+    cleanup.push(() => third.stop());
+    expect(third.idle).toBe(true);
+  });
+
+  it("does not block the queue on an event the server refuses for good", async () => {
+    const receiver = await startReceiver((event) => (event.seq === 1 ? 409 : 200));
+    cleanup.push(receiver.close);
+    const workDir = mkdtempSync(join(tmpdir(), "reporter-"));
+    const reporter = new Reporter(
+      { botId: 3, callback: { baseUrl: receiver.baseUrl, token } },
+      workDir,
+      silent,
+    );
+    cleanup.push(() => reporter.stop());
+    reporter.report({ type: "status", data: { status: "IN_CALL" } });
+    reporter.report({ type: "heartbeat", data: {} });
+    expect(await reporter.flush(10_000)).toBe(true);
+    expect(receiver.received.map((e) => e.seq)).toEqual([2]);
+  });
+});

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { BotConfig, isPlatformHost, MeetingInfo } from "../../src/core/index.js";
+
+const minimal = {
+  botId: 7,
+  meetingInfo: { platform: "google", meetingUrl: "https://meet.google.com/abc-defg-hij" },
+  callback: { baseUrl: "http://127.0.0.1:8080", token: "0123456789abcdef0123" },
+  upload: { url: "http://127.0.0.1:8080/v1/bot-callbacks/7/recording" },
+};
+
+describe("BotConfig", () => {
+  it("fills in the documented defaults", () => {
+    const config = BotConfig.parse(minimal);
+    expect(config.heartbeatInterval).toBe(5000);
+    expect(config.automaticLeave).toEqual({
+      waitingRoomTimeout: 300000,
+      noOneJoinedTimeout: 300000,
+      everyoneLeftTimeout: 300000,
+    });
+    expect(config.recording).toEqual({ width: 1280, height: 720, frameRate: 25 });
+    expect(config.botDisplayName).toBe("Meetbot");
+  });
+
+  it("names every bad field", () => {
+    const result = BotConfig.safeParse({
+      ...minimal,
+      heartbeatInterval: -1,
+      meetingInfo: { platform: "google" },
+      callback: { baseUrl: "not a url", token: "short" },
+    });
+    expect(result.success).toBe(false);
+    const paths = result.error?.issues.map((i) => i.path.join(".")).sort();
+    expect(paths).toEqual([
+      "callback.baseUrl",
+      "callback.token",
+      "heartbeatInterval",
+      "meetingInfo.meetingUrl",
+    ]);
+  });
+});
+
+describe("MeetingInfo", () => {
+  it("requires what each platform needs", () => {
+    expect(MeetingInfo.safeParse({ platform: "zoom" }).success).toBe(false);
+    expect(MeetingInfo.safeParse({ platform: "zoom", meetingId: "123", meetingPassword: "x" }).success).toBe(
+      true,
+    );
+    expect(MeetingInfo.safeParse({ platform: "teams", meetingId: "m" }).success).toBe(false);
+    expect(
+      MeetingInfo.safeParse({ platform: "teams", meetingId: "m", tenantId: "t", organizerId: "o" }).success,
+    ).toBe(true);
+    expect(MeetingInfo.safeParse({ platform: "webex", meetingUrl: "https://x.y" }).success).toBe(false);
+  });
+
+  it("knows the real platforms' hosts", () => {
+    expect(isPlatformHost("google", "meet.google.com")).toBe(true);
+    expect(isPlatformHost("google", "evil-meet.google.com.example")).toBe(false);
+    expect(isPlatformHost("zoom", "us02web.zoom.us")).toBe(true);
+    expect(isPlatformHost("teams", "teams.microsoft.com")).toBe(true);
+    expect(isPlatformHost("teams", "127.0.0.1")).toBe(false);
+  });
+});
