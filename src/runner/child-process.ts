@@ -6,6 +6,10 @@ import { existsSync } from "node:fs";
  * `setpriv --pdeathsig`: if the runner dies, even by SIGKILL, the kernel signals the child, so
  * no Xvfb or ffmpeg keeps running (and recording) for hours behind a dead runner. ffmpeg gets
  * SIGTERM, on which it still finalizes its file.
+ *
+ * Each child also gets its own process group, so a signal meant for the runner's group (a
+ * terminal's Ctrl-C, a supervisor's group kill) reaches only the runner, which then stops its
+ * children in the right order: leave the call, finalize the recording, then the display.
  */
 const SETPRIV = "/usr/bin/setpriv";
 
@@ -14,7 +18,8 @@ export function spawnTied(
   args: readonly string[],
   options: SpawnOptions & { deathSignal?: "TERM" | "KILL" } = {},
 ): ChildProcess {
-  const { deathSignal = "TERM", ...spawnOptions } = options;
+  const { deathSignal = "TERM", ...rest } = options;
+  const spawnOptions: SpawnOptions = { detached: true, ...rest };
   if (!existsSync(SETPRIV)) return spawn(command, args, spawnOptions);
   return spawn(SETPRIV, [`--pdeathsig=${deathSignal}`, "--", command, ...args], spawnOptions);
 }

@@ -34,7 +34,7 @@ export function toValidationIssue(root: string, issue: z.core.$ZodIssue): Valida
   const loc = [root, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
   // Fastify hands an absent body to the validator as null.
   const absent = issue.input === undefined || (issue.input === null && issue.path.length === 0);
-  const missing = issue.code === "invalid_type" && absent;
+  const missing = (issue.code === "invalid_type" || issue.code === "invalid_value") && absent;
   if (missing) return { loc, msg: "Field required", type: "missing" };
   return { loc, msg: issue.message, type: issue.code === "custom" ? "value_error" : issue.code };
 }
@@ -48,7 +48,9 @@ export const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
   ({ schema }) =>
   (data) => {
     const result = schema.safeParse(data, { reportInput: true });
-    return result.success ? { value: result.data } : { error: new RequestValidationError(result.error.issues) };
+    return result.success
+      ? { value: result.data }
+      : { error: new RequestValidationError(result.error.issues) };
   };
 
 /** A positive integer id in a path: digits only (no "1e3", no "0x10"). */

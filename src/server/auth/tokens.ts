@@ -12,7 +12,10 @@ export type TokenType = "access" | "refresh";
  * The server's one secret: env MEETBOT_JWT_SECRET, else 32 random bytes generated once and kept
  * (hex, mode 0600) in `<dataDir>/jwt-secret`. Purpose-specific keys are derived from it.
  */
-export async function loadServerSecret(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
+export async function loadServerSecret(
+  dataDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Buffer> {
   const fromEnv = env.MEETBOT_JWT_SECRET;
   if (fromEnv) {
     if (fromEnv.length < 16) throw new Error("MEETBOT_JWT_SECRET must be at least 16 characters");

@@ -72,9 +72,7 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
 
         await db.schema
           .createTable("recordings")
-          .addColumn("bot_id", "integer", (col) =>
-            col.primaryKey().references("bots.id").onDelete("cascade"),
-          )
+          .addColumn("bot_id", "integer", (col) => col.primaryKey().references("bots.id").onDelete("cascade"))
           .addColumn("format", "varchar(16)", (col) => col.notNull())
           .addColumn("size_bytes", "bigint", (col) => col.notNull())
           .addColumn("duration_ms", "integer", (col) => col.notNull())

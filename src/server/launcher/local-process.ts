@@ -81,7 +81,9 @@ export class LocalProcessLauncher implements Launcher {
         stdio: ["ignore", log.fd, log.fd],
         env: { ...this.env, BOT_CONFIG: JSON.stringify(config) },
       });
-      const exited = new Promise<RunnerExit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+      const exited = new Promise<RunnerExit>((resolve) =>
+        child.once("exit", (code, signal) => resolve({ code, signal })),
+      );
       const entry = { child, exited };
       this.children.set(config.botId, entry);
       void exited.then(() => {

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import type { z } from "zod";
 import {
   type BotStatus,
   type CallbackEvent,
@@ -10,7 +11,6 @@ import {
 import type { DialectName } from "../db/database.js";
 import type { BotRow, Database } from "../db/schema.js";
 import type { DeploymentError } from "../schemas.js";
-import type { z } from "zod";
 
 /**
  * The writes that make up a bot's state, shared by the runner callbacks and by the server's own
@@ -21,7 +21,11 @@ import type { z } from "zod";
 type StatusData = z.infer<typeof StatusChangeEvent>["data"];
 
 /** Reads a bot and, on PostgreSQL, locks its row until the transaction ends (SQLite serializes). */
-export function lockBot(db: Kysely<Database>, dialect: DialectName, botId: number): Promise<BotRow | undefined> {
+export function lockBot(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  botId: number,
+): Promise<BotRow | undefined> {
   return db
     .selectFrom("bots")
     .selectAll()

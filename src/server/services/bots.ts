@@ -1,7 +1,8 @@
 import path from "node:path";
 import {
-  type BotStatus,
   BotConfig,
+  type BotConfigInput,
+  type BotStatus,
   type CallbackEvent,
   isPlatformHost,
   type MeetingInfo,
@@ -16,8 +17,8 @@ import type {
   BotList,
   BotListQuery,
   CreateBotBody,
-  DeployResult,
   DeploymentError,
+  DeployResult,
 } from "../schemas.js";
 import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
 import type { ServiceContext } from "./context.js";
@@ -54,9 +55,7 @@ export class BotService {
       .selectFrom("bots")
       .where("bots.user_id", "=", userId)
       .$if(query.status !== undefined, (qb) => qb.where("bots.status", "=", query.status as BotStatus));
-    const { total } = await base
-      .select((eb) => eb.fn.countAll().as("total"))
-      .executeTakeFirstOrThrow();
+    const { total } = await base.select((eb) => eb.fn.countAll().as("total")).executeTakeFirstOrThrow();
     const rows = await base
       .leftJoin("recordings", "recordings.bot_id", "bots.id")
       .selectAll("bots")
@@ -133,7 +132,7 @@ export class BotService {
     return { message: "Deployment started", botId, status: "DEPLOYING" };
   }
 
-  private runnerConfig(bot: BotRow, token: string): BotConfig {
+  private runnerConfig(bot: BotRow, token: string): BotConfigInput {
     const baseUrl = this.ctx.publicBaseUrl();
     return {
       botId: bot.id,
@@ -142,7 +141,6 @@ export class BotService {
       meetingTitle: bot.meeting_title,
       heartbeatInterval: bot.heartbeat_interval,
       automaticLeave: parseJson<BotConfig["automaticLeave"]>(bot.automatic_leave),
-      recording: { width: 1280, height: 720, frameRate: 25 },
       callback: { baseUrl, token },
       upload: { url: `${baseUrl}/v1/bot-callbacks/${bot.id}/recording` },
       workDir: path.join(this.ctx.config.paths.bots, String(bot.id), "work"),

@@ -59,7 +59,11 @@ export class UserService {
   }
 
   private findById(id: number): Promise<AuthUser | undefined> {
-    return this.ctx.db.selectFrom("users").select(["id", "email", "name"]).where("id", "=", id).executeTakeFirst();
+    return this.ctx.db
+      .selectFrom("users")
+      .select(["id", "email", "name"])
+      .where("id", "=", id)
+      .executeTakeFirst();
   }
 
   private async authResult(user: AuthUser, userId: string | number): Promise<AuthResult> {

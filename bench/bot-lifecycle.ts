@@ -1,0 +1,108 @@
+/**
+ * `make bench`: how fast a bot gets into a call and what it costs while recording.
+ *
+ * Runs bots one after another against the mock (instant admission) and prints p50/p95 of
+ * deploy → IN_CALL and deploy → first recorded frame, the CPU and PSS of the runner's whole
+ * process tree while recording, and the floor: a bare Playwright launch of the same Chromium
+ * straight to the same mock page. Absolute times drift on a shared machine; the ratio to the
+ * floor is the figure to watch. Prints figures only; asserts nothing.
+ */
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright";
+import { startMockHost } from "../fixtures/host/server.js";
+import { ApiClient } from "../src/client/api-client.js";
+import { CHROMIUM_PATH } from "../src/runner/browser.js";
+import { LocalProcessLauncher } from "../src/server/launcher/local-process.js";
+import { startServer } from "../src/server/main.js";
+import { sampleTree } from "./process-tree.js";
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const SAMPLE_MS = 5_000;
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+};
+const ms = (v: number) => `${Math.round(v)} ms`;
+
+async function main() {
+  const mock = await startMockHost({ port: 0 });
+  const dataDir = await mkdtemp(join(tmpdir(), "meetbot-bench-"));
+  const launcher = new LocalProcessLauncher({ dataDir });
+  const server = await startServer({ port: 0, dataDir, launcher, allowedMeetingHosts: ["127.0.0.1"], logLevel: "warn" });
+  const api = new ApiClient(server.url);
+  await api.register(`bench-${Date.now()}@example.com`, "bench-password-1", "Bench");
+  // A fresh meeting per run, with a code in Meet's own format (xxx-xxxx-xxx).
+  const letter = (n: number) => String.fromCharCode(97 + (n % 26));
+  const pageUrl = (prefix: string, i: number) => `${mock.url}/meet/${prefix}-benc-hm${letter(i)}`;
+
+  const floor: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+    });
+    const page = await browser.newPage();
+    await page.goto(`${pageUrl("flr", i)}?admit=open`, { waitUntil: "load" });
+    floor.push(performance.now() - t0);
+    await browser.close();
+  }
+
+  const toInCall: number[] = [];
+  const toFirstFrame: number[] = [];
+  const cores: number[] = [];
+  const pss: number[] = [];
+  let processes = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const bot = await api.createBot({
+      meetingInfo: { platform: "google", meetingUrl: `${pageUrl("bot", i)}?admit=open&participants=2&endAfterMs=9000` },
+      botDisplayName: "Bench Bot",
+    });
+    const deployedAt = Date.now();
+    await api.deploy(bot.id);
+    await api.waitForStatus(bot.id, ["IN_CALL", "FATAL", "DONE"], { timeoutMs: 60_000, intervalMs: 50 });
+    const pid = launcher.pid(bot.id);
+    if (pid) {
+      const sample = await sampleTree(pid, SAMPLE_MS);
+      cores.push(sample.cores);
+      pss.push(sample.pssBytes);
+      processes = sample.processes;
+    }
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
+    if (final.status !== "DONE") throw new Error(`bench bot ${bot.id} ended ${final.status}`);
+    const events = await api.events({ bot_id: bot.id, page_size: 100 });
+    const at = (type: string) => {
+      const event = events.events.find((e) => e.eventType === type) as { eventTime?: string } | undefined;
+      return event?.eventTime ? Date.parse(event.eventTime) - deployedAt : Number.NaN;
+    };
+    toInCall.push(at("IN_CALL"));
+    toFirstFrame.push(at("RECORDING"));
+    process.stdout.write(`run ${i + 1}/${RUNS}: deploy→IN_CALL ${ms(at("IN_CALL"))}, first frame ${ms(at("RECORDING"))}\n`);
+  }
+  await server.close();
+  await mock.close();
+
+  const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
+  const lines = [
+    "",
+    `meetbot bench (${RUNS} runs, 1280x720@25, ${new Date().toISOString()})`,
+    `  floor: bare Chromium launch → mock page loaded   p50 ${ms(percentile(floor, 50))}  p95 ${ms(percentile(floor, 95))}`,
+    `  deploy → IN_CALL                                 p50 ${ms(percentile(toInCall, 50))}  p95 ${ms(percentile(toInCall, 95))}`,
+    `  deploy → first recorded frame                    p50 ${ms(percentile(toFirstFrame, 50))}  p95 ${ms(percentile(toFirstFrame, 95))}`,
+    `  ratio deploy→IN_CALL / floor (p50)               ${(percentile(toInCall, 50) / percentile(floor, 50)).toFixed(2)}x   (goal ≤ 2x)`,
+    `  while recording, whole tree (${processes} processes)  CPU ${mean(cores).toFixed(2)} cores (goal ≤ 0.6)  PSS ${Math.round(mean(pss) / 2 ** 20)} MB (goal ≤ 500)`,
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    process.stderr.write(`bench failed: ${(error as Error).stack}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,74 @@
+import { createRequire } from "node:module";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import { serializerCompiler } from "fastify-type-provider-zod";
+import { DownloadSigner } from "./auth/signed-urls.js";
+import { JwtIssuer } from "./auth/tokens.js";
+import type { ServerConfig } from "./config.js";
+import type { Db } from "./db/database.js";
+import { errorHandler } from "./errors.js";
+import type { Launcher } from "./launcher/launcher.js";
+import { apiRoutes } from "./routes/index.js";
+import { createServices } from "./services/index.js";
+import { LocalRecordingStore } from "./storage/recordings.js";
+import { validatorCompiler } from "./validation.js";
+
+/** Body limit of JSON routes; the recording upload sets its own. */
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+export interface AppDeps {
+  config: ServerConfig;
+  db: Db;
+  /** The server secret (JWT and download-link keys are derived from it). */
+  secret: Uint8Array;
+  launcher: Launcher;
+  publicBaseUrl(): string;
+  now?: () => Date;
+}
+
+/** Builds the Fastify app (not listening). The caller owns the database and closes it. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({ logger: loggerOptions(deps.config.logLevel), bodyLimit: JSON_BODY_LIMIT });
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((_request, reply) => {
+    reply.code(404).send({ detail: "Not Found" });
+  });
+
+  // JSON only: no text/plain parser, and an empty JSON body counts as no body (a bodyless POST such
+  // as /deploy sent with a JSON content type is not an error; a route that needs a body says 422).
+  const json = app.getDefaultJsonParser("error", "error");
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if (body.length === 0) done(null, undefined);
+    else json(request, body as string, done);
+  });
+  app.decorateRequest("user", null);
+
+  const services = createServices({
+    db: deps.db.kysely,
+    dialect: deps.db.dialect,
+    config: deps.config,
+    launcher: deps.launcher,
+    jwt: new JwtIssuer(deps.secret),
+    signer: new DownloadSigner(deps.secret),
+    store: new LocalRecordingStore(deps.config.paths.recordings),
+    publicBaseUrl: deps.publicBaseUrl,
+    now: deps.now ?? (() => new Date()),
+    log: app.log,
+  });
+
+  await app.register(apiRoutes, { prefix: "/v1", services });
+  return app;
+}
+
+function loggerOptions(level: string): FastifyServerOptions["logger"] {
+  if (level === "silent" || !process.stdout.isTTY) return { level };
+  try {
+    createRequire(import.meta.url).resolve("pino-pretty");
+    return { level, transport: { target: "pino-pretty" } };
+  } catch {
+    return { level };
+  }
+}

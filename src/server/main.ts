@@ -1,0 +1,65 @@
+import { mkdir } from "node:fs/promises";
+import { buildApp } from "./app.js";
+import { loadServerSecret } from "./auth/tokens.js";
+import { localUrl, resolveConfig, type StartServerOptions } from "./config.js";
+import { openDatabase } from "./db/database.js";
+import { LocalProcessLauncher } from "./launcher/local-process.js";
+
+export type { StartServerOptions } from "./config.js";
+export type { Launcher } from "./launcher/launcher.js";
+
+export interface RunningServer {
+  /** The address this server listens on, e.g. http://127.0.0.1:8080. */
+  url: string;
+  port: number;
+  /** Stops accepting requests and closes the database. Running bots keep running. */
+  close(): Promise<void>;
+}
+
+/** Starts the control plane: data dir, database (migrated), secret, HTTP. */
+export async function startServer(opts: StartServerOptions): Promise<RunningServer> {
+  const config = resolveConfig(opts);
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  await mkdir(config.paths.recordings, { recursive: true });
+  await mkdir(config.paths.bots, { recursive: true });
+  const secret = await loadServerSecret(config.dataDir);
+  const db = await openDatabase({ kind: "sqlite", file: config.paths.database });
+
+  let publicBaseUrl = config.publicBaseUrl;
+  const launcher = opts.launcher ?? new LocalProcessLauncher({ dataDir: config.dataDir });
+  const app = await buildApp({
+    config,
+    db,
+    secret,
+    launcher,
+    publicBaseUrl: () => {
+      if (!publicBaseUrl) throw new Error("publicBaseUrl is not known before the server listens");
+      return publicBaseUrl;
+    },
+  });
+
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await app.close();
+    await db.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  const url = localUrl(config.host, port);
+  publicBaseUrl ??= url;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    close: () => {
+      closing ??= (async () => {
+        await app.close();
+        await db.close();
+      })();
+      return closing;
+    },
+  };
+}

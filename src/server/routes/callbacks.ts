@@ -1,0 +1,67 @@
+import type { Readable } from "node:stream";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { CallbackEvent } from "../../core/index.js";
+import { bearerToken } from "../auth/guard.js";
+import { BadRequestError, ValidationError } from "../errors.js";
+import { CallbackResult, Recording } from "../schemas.js";
+import type { Services } from "../services/index.js";
+import { MAX_RECORDING_BYTES } from "../services/recordings.js";
+import { IdParam, toValidationIssue } from "../validation.js";
+
+const BotParams = z.object({ id: IdParam });
+
+const UploadHeaders = z.looseObject({
+  "x-recording-duration-ms": z
+    .string()
+    .regex(/^[0-9]{1,12}$/, "must be a non-negative integer (milliseconds)")
+    .transform(Number),
+});
+
+const isMp4 = (contentType: string | undefined) => /^video\/mp4\s*(;|$)/i.test(contentType ?? "");
+
+/**
+ * What runners call: event reports and the recording upload. Public in the spec; we require the
+ * bot's own callback token (`Authorization: Bearer <token>`), checked before the body is read.
+ */
+export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+  app.addHook("onRequest", async (request) => {
+    const id = IdParam.safeParse((request.params as { id?: unknown }).id);
+    if (!id.success)
+      throw new ValidationError(
+        id.error.issues.map((i) => toValidationIssue("path", { ...i, path: ["id"] })),
+      );
+    await services.callbacks.authenticate(id.data, bearerToken(request.headers.authorization));
+  });
+
+  // The upload body is handed to the route as the raw request stream, never buffered.
+  app.addContentTypeParser("video/mp4", (_request, payload, done) => done(null, payload));
+
+  app.post(
+    "/bot-callbacks/:id/event",
+    { schema: { params: BotParams, body: CallbackEvent, response: { 200: CallbackResult } } },
+    async (request) => services.callbacks.apply(request.params.id, request.body),
+  );
+
+  app.put(
+    "/bot-callbacks/:id/recording",
+    {
+      bodyLimit: MAX_RECORDING_BYTES,
+      // Before any parser runs: a JSON parser with this route's body limit would buffer the upload.
+      onRequest: async (request) => {
+        if (!isMp4(request.headers["content-type"]))
+          throw new BadRequestError("Content-Type must be video/mp4");
+      },
+      schema: { params: BotParams, headers: UploadHeaders, response: { 201: Recording } },
+    },
+    async (request, reply) => {
+      const recording = await services.recordings.upload(
+        request.params.id,
+        request.body as Readable,
+        request.headers["x-recording-duration-ms"],
+      );
+      reply.code(201);
+      return recording;
+    },
+  );
+};

@@ -1,0 +1,88 @@
+import type { BotStatus, CallbackEvent } from "../../core/index.js";
+import { hexDigestsEqual, sha256Hex } from "../auth/tokens.js";
+import { isUniqueViolation, toIso } from "../db/database.js";
+import { BotNotFoundError, ConflictError, UnauthorizedError } from "../errors.js";
+import type { CallbackResult } from "../schemas.js";
+import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
+import type { ServiceContext } from "./context.js";
+
+/** Applies what runners report. Each (botId, seq) is applied at most once. */
+export class CallbackService {
+  constructor(private readonly ctx: ServiceContext) {}
+
+  /** 404 for an unknown bot, 401 unless `token` is that bot's callback token. */
+  async authenticate(botId: number, token: string | null): Promise<void> {
+    const bot = await this.ctx.db
+      .selectFrom("bots")
+      .select("callback_token_hash")
+      .where("id", "=", botId)
+      .executeTakeFirst();
+    if (!bot) throw new BotNotFoundError();
+    const hash = bot.callback_token_hash;
+    if (!token || !hash || !hexDigestsEqual(sha256Hex(token), hash)) {
+      throw new UnauthorizedError("Invalid callback token");
+    }
+  }
+
+  /**
+   * In one transaction: dedup by seq, check a status change against core's table, update the bot,
+   * append events and logs, touch lastHeartbeat. An illegal transition changes nothing but a
+   * warning log, is not recorded as applied, and answers 409.
+   */
+  async apply(botId: number, event: CallbackEvent): Promise<CallbackResult> {
+    const outcome = await this.applyInTransaction(botId, event).catch(async (err: unknown) => {
+      // Only reachable if two copies raced past the lock-free check (never on SQLite).
+      if (!isUniqueViolation(err)) throw err;
+      const bot = await this.ctx.db
+        .selectFrom("bots")
+        .select("status")
+        .where("id", "=", botId)
+        .executeTakeFirst();
+      return { applied: false, duplicate: true, status: (bot?.status ?? "FATAL") as BotStatus };
+    });
+    if ("illegal" in outcome) throw new ConflictError(outcome.illegal);
+    return outcome;
+  }
+
+  private applyInTransaction(
+    botId: number,
+    event: CallbackEvent,
+  ): Promise<CallbackResult | { illegal: string }> {
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const bot = await lockBot(trx, this.ctx.dialect, botId);
+      if (!bot) throw new BotNotFoundError();
+      const current = bot.status as BotStatus;
+      const seen = await trx
+        .selectFrom("callback_receipts")
+        .select("seq")
+        .where("bot_id", "=", botId)
+        .where("seq", "=", event.seq)
+        .executeTakeFirst();
+      if (seen) return { applied: false, duplicate: true, status: current };
+
+      const now = toIso(this.ctx.now());
+      const eventTime = toIso(new Date(event.eventTime));
+      let status = current;
+      if (event.type === "status") {
+        if (!(await applyStatusChange(trx, bot, event.data, now))) {
+          const illegal = `illegal transition ${current} -> ${event.data.status}`;
+          await appendLog(trx, botId, "warn", `${illegal} (seq ${event.seq}) ignored`, now);
+          return { illegal };
+        }
+        status = event.data.status;
+      }
+      await trx
+        .insertInto("callback_receipts")
+        .values({ bot_id: botId, seq: event.seq, event_type: event.type, received_at: now })
+        .execute();
+      if (event.type === "log") await appendLog(trx, botId, event.data.level, event.data.message, eventTime);
+      await appendDerivedEvents(trx, bot, event, eventTime, now);
+      await trx
+        .updateTable("bots")
+        .set({ last_heartbeat: now, updated_at: now })
+        .where("id", "=", botId)
+        .execute();
+      return { applied: true, status };
+    });
+  }
+}

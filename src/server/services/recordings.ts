@@ -1,0 +1,150 @@
+import type { Readable } from "node:stream";
+import { DOWNLOAD_LINK_TTL_S } from "../auth/signed-urls.js";
+import { toIso } from "../db/database.js";
+import {
+  BadRequestError,
+  ForbiddenError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RangeNotSatisfiableError,
+} from "../errors.js";
+import type { DownloadLink, Recording } from "../schemas.js";
+import { type ByteRange, parseRange } from "../storage/range.js";
+import { RecordingTooLargeError } from "../storage/recordings.js";
+import { appendLog } from "./bot-state.js";
+import type { BotService } from "./bots.js";
+import type { ServiceContext } from "./context.js";
+
+/** Largest recording accepted by the upload route. */
+export const MAX_RECORDING_BYTES = 8 * 1024 ** 3;
+
+/** The recording columns of a bots ⟕ recordings query. */
+export const recordingColumns = [
+  "recordings.size_bytes as rec_size_bytes",
+  "recordings.duration_ms as rec_duration_ms",
+  "recordings.created_at as rec_created_at",
+] as const;
+
+export interface RecordingColumns {
+  rec_size_bytes: number | string | null;
+  rec_duration_ms: number | null;
+  rec_created_at: string | null;
+}
+
+export function toRecording(botId: number, cols: RecordingColumns): Recording | null {
+  if (cols.rec_created_at === null) return null;
+  return {
+    botId,
+    format: "mp4",
+    mimeType: "video/mp4",
+    // bigint comes back as a string from PostgreSQL
+    sizeBytes: Number(cols.rec_size_bytes),
+    durationSeconds: Number(cols.rec_duration_ms) / 1000,
+    createdAt: cols.rec_created_at,
+  };
+}
+
+export interface RecordingFile {
+  stream: Readable;
+  size: number;
+  /** The served range for a 206, null for the whole file. */
+  range: ByteRange | null;
+}
+
+export class RecordingService {
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly bots: BotService,
+  ) {}
+
+  /** Stores the runner's upload (the bot is already authenticated by its callback token). */
+  async upload(botId: number, source: Readable, durationMs: number): Promise<Recording> {
+    let sizeBytes: number;
+    try {
+      ({ sizeBytes } = await this.ctx.store.save(botId, source, MAX_RECORDING_BYTES));
+    } catch (err) {
+      if (err instanceof RecordingTooLargeError) {
+        throw new PayloadTooLargeError(`Recording exceeds ${err.maxBytes} bytes`);
+      }
+      this.ctx.log.warn({ err, botId }, "recording upload failed");
+      throw new BadRequestError("Recording upload was interrupted");
+    }
+    const now = toIso(this.ctx.now());
+    const row = {
+      bot_id: botId,
+      format: "mp4",
+      size_bytes: sizeBytes,
+      duration_ms: durationMs,
+      created_at: now,
+    };
+    await this.ctx.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("recordings")
+        .values(row)
+        .onConflict((oc) =>
+          oc
+            .column("bot_id")
+            .doUpdateSet({ size_bytes: sizeBytes, duration_ms: durationMs, created_at: now }),
+        )
+        .execute();
+      await appendLog(trx, botId, "info", `recording uploaded (${sizeBytes} bytes)`, now);
+    });
+    return this.fromRow(row);
+  }
+
+  async get(userId: number, botId: number): Promise<Recording> {
+    await this.bots.requireOwned(userId, botId);
+    return this.require(botId);
+  }
+
+  async downloadLink(userId: number, botId: number): Promise<DownloadLink> {
+    await this.get(userId, botId);
+    const expires = Math.floor(this.ctx.now().getTime() / 1000) + DOWNLOAD_LINK_TTL_S;
+    const signature = this.ctx.signer.sign(botId, expires);
+    return {
+      url: `${this.ctx.publicBaseUrl()}/v1/recordings/${botId}/file?expires=${expires}&signature=${signature}`,
+      expiresAt: new Date(expires * 1000).toISOString(),
+    };
+  }
+
+  /** The file behind a signed link; the signature is the only credential. */
+  async openSigned(
+    botId: number,
+    expires: string | undefined,
+    signature: string | undefined,
+    rangeHeader: string | undefined,
+  ): Promise<RecordingFile> {
+    if (!this.ctx.signer.verify(botId, expires, signature, this.ctx.now())) {
+      throw new ForbiddenError("Invalid or expired download link");
+    }
+    await this.require(botId);
+    const size = await this.ctx.store.size(botId);
+    if (size === null) throw new NotFoundError("Recording not found");
+    const range = parseRange(rangeHeader, size);
+    if (range === "unsatisfiable") throw new RangeNotSatisfiableError(size);
+    return { stream: this.ctx.store.open(botId, range ?? undefined), size, range };
+  }
+
+  private async require(botId: number): Promise<Recording> {
+    const row = await this.ctx.db
+      .selectFrom("recordings")
+      .selectAll()
+      .where("bot_id", "=", botId)
+      .executeTakeFirst();
+    if (!row) throw new NotFoundError("Recording not found");
+    return this.fromRow(row);
+  }
+
+  private fromRow(row: {
+    bot_id: number;
+    size_bytes: number;
+    duration_ms: number;
+    created_at: string;
+  }): Recording {
+    return toRecording(row.bot_id, {
+      rec_size_bytes: row.size_bytes,
+      rec_duration_ms: row.duration_ms,
+      rec_created_at: row.created_at,
+    }) as Recording;
+  }
+}

@@ -1,0 +1,112 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inspectRecording } from "../../src/runner/probe.js";
+import { eventually, startStack } from "../helpers/stack.js";
+
+let stack: Awaited<ReturnType<typeof startStack>>;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+const byId = <T extends { id: number }>(list: T[]) => [...list].sort((a, b) => a.id - b.id);
+
+describe("a bot in a mock Google Meet, end to end", () => {
+  it("joins through the lobby, records the call, reports everyone, and delivers a playable recording", async () => {
+    const { api, mock, control } = stack;
+    const code = "abc-defg-hij";
+    const bot = await api.createBot({
+      meetingInfo: {
+        platform: "google",
+        meetingUrl: `${mock.url}/meet/${code}?participants=2&admit=auto&admitAfterMs=1500&endAfterMs=10000`,
+      },
+      botDisplayName: "E2E Bot",
+      meetingTitle: "Standup",
+    });
+    await api.deploy(bot.id);
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 90_000 });
+    expect(final.deploymentError ?? null, JSON.stringify(final.deploymentError)).toBeNull();
+    expect(final.status).toBe("DONE");
+
+    // Statuses in order, as the aggregated event list shows them.
+    const aggregated = byId((await api.events({ bot_id: bot.id, page_size: 100 })).events as never[]) as Array<{
+      id: number;
+      eventType: string;
+      eventTime: string;
+      data: Record<string, unknown>;
+    }>;
+    expect(aggregated.map((e) => e.eventType)).toEqual([
+      "JOINING_CALL",
+      "IN_WAITING_ROOM",
+      "IN_CALL",
+      "RECORDING",
+      "CALL_ENDED",
+      "DONE",
+    ]);
+    expect(aggregated.find((e) => e.eventType === "CALL_ENDED")?.data.subCode).toBe("MEETING_ENDED");
+
+    // Everyone in the call, by name, as the mock seated them.
+    const meeting = (await control.state("google", code)) as { participants: Array<{ name: string }> };
+    const expectedNames = meeting.participants.map((p) => p.name).sort();
+    expect(expectedNames.length).toBe(2);
+    const events = await api.botEvents(bot.id);
+    const joinedNames = events
+      .filter((e) => e.eventType === "PARTICIPANT_JOINED")
+      .map((e) => e.data?.participantName)
+      .sort();
+    expect(joinedNames).toEqual(expectedNames);
+    const types = events.map((e) => e.eventType);
+    for (const type of ["BOT_JOINED", "RECORDING_STARTED", "RECORDING_STOPPED", "BOT_LEFT"]) {
+      expect(types).toContain(type);
+    }
+    expect(types.indexOf("BOT_JOINED")).toBeLessThan(types.indexOf("BOT_LEFT"));
+
+    // The recording, fetched through the signed download link like a client would.
+    expect(final.recording).not.toBeNull();
+    const link = await api.recordingDownload(bot.id);
+    const response = await fetch(link.url);
+    expect(response.status).toBe(200);
+    const file = join(stack.dataDir, `downloaded-${bot.id}.mp4`);
+    await writeFile(file, Buffer.from(await response.arrayBuffer()));
+    const media = await inspectRecording(file);
+    expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
+    expect(media.streams.find((s) => s.type === "video")).toMatchObject({ width: 1280, height: 720 });
+    // The participants' tones are clearly above silence (-91 dB) and the picture moves.
+    expect(media.meanVolumeDb).not.toBeNull();
+    expect(media.meanVolumeDb as number).toBeGreaterThan(-40);
+    expect(media.changedFrames).toBeGreaterThan(20);
+    // As long as the bot was in the call, give or take a second.
+    const at = (type: string) => Date.parse(aggregated.find((e) => e.eventType === type)?.eventTime ?? "");
+    const inCallSeconds = (at("CALL_ENDED") - at("IN_CALL")) / 1000;
+    expect(Math.abs(media.durationSeconds - inCallSeconds)).toBeLessThan(1);
+  });
+
+  it("waits in the lobby until the host admits it, then leaves when the host ends the meeting", async () => {
+    const { api, mock, control } = stack;
+    const code = "lob-byad-mit";
+    const bot = await api.createBot({
+      meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/${code}?admit=manual&participants=1` },
+      botDisplayName: "Lobby Bot",
+    });
+    await api.deploy(bot.id);
+    await api.waitForStatus(bot.id, ["IN_WAITING_ROOM", "FATAL"], { timeoutMs: 60_000 });
+    const waiting = (await control.state("google", code)) as { attendees: Array<{ name: string; state: string }> };
+    expect(waiting.attendees).toEqual([expect.objectContaining({ name: "Lobby Bot", state: "lobby" })]);
+
+    await control.admit("google", code);
+    await api.waitForStatus(bot.id, ["IN_CALL", "FATAL"], { timeoutMs: 30_000 });
+    // Let the recording get going before the host ends the meeting.
+    await eventually(
+      async () => (await api.botEvents(bot.id)).find((e) => e.eventType === "RECORDING_STARTED"),
+      "RECORDING_STARTED",
+    );
+    await control.end("google", code);
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
+    expect(final.status).toBe("DONE");
+    const left = (await api.botEvents(bot.id)).find((e) => e.eventType === "BOT_LEFT");
+    expect(left?.data).toMatchObject({ subCode: "MEETING_ENDED" });
+  });
+});

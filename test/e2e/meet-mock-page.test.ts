@@ -1,0 +1,319 @@
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { MeetingState, RemoteParticipant } from "../../fixtures/host/meetings.js";
+import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
+
+/** Bounded waits: the page reacts to pushed events, so these only matter when something is broken. */
+const WAIT = { timeout: 10_000 };
+
+// The hooks as real-Meet adapters use them (see /work/shared/notes/platform-hooks.md).
+const NAME_INPUT = 'div[jscontroller] input[type="text"][aria-label="Your name"]';
+const CALL_CONTROLS = 'div[role="region"][aria-label="Call controls"]';
+const LEAVE_CALL = `${CALL_CONTROLS} button[aria-label="Leave call"]`;
+const PEOPLE = 'button[aria-label^="People"]';
+const ROSTER_ENTRIES = '[aria-label="Participants"] [data-participant-id]';
+const TILE_NAMES = "div[data-participant-id]:has(canvas) span.notranslate";
+
+let host: MockHost;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let codeCounter = 0;
+
+beforeAll(async () => {
+  host = await startMockHost();
+  browser = await chromium.launch({
+    executablePath: process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-quic",
+      "--no-first-run",
+      "--autoplay-policy=no-user-gesture-required",
+      "--use-fake-ui-for-media-stream",
+      "--use-fake-device-for-media-stream",
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await host?.close();
+});
+
+beforeEach(async () => {
+  context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+  page = await context.newPage();
+});
+
+afterEach(async () => {
+  await context.close();
+});
+
+function newCode(): string {
+  codeCounter += 1;
+  const letters = codeCounter
+    .toString(26)
+    .split("")
+    .map((digit) => String.fromCharCode(97 + Number.parseInt(digit, 26)))
+    .join("")
+    .padStart(3, "a");
+  return `eee-abcd-${letters}`;
+}
+
+/** The host's answer, loosely: a meeting's state or a participant. */
+type Answer = MeetingState & RemoteParticipant;
+
+async function control(method: string, code: string, suffix = "", body?: unknown): Promise<Answer> {
+  const response = await fetch(`${host.url}/control/meetings/google/${code}${suffix}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(response.ok, `${method} ${suffix || "meeting"}: ${response.status}`).toBe(true);
+  return response.status === 204 ? ({} as Answer) : response.json();
+}
+
+const meetingState = (code: string): Promise<MeetingState> => control("GET", code);
+
+const text = (value: string) => page.getByText(value, { exact: true });
+
+/** Type the name and click the call-to-action, as a bot does. */
+async function askToJoin(name = "Meetbot", cta = "Ask to join") {
+  await page.locator(NAME_INPUT).fill(name);
+  await page.locator("button", { has: page.locator(`span:text-is("${cta}")`) }).click();
+}
+
+async function openAndJoinLobby(code: string, name = "Meetbot") {
+  await control("PUT", code, "", { admit: "manual" });
+  await page.goto(`${host.url}/meet/${code}`);
+  await askToJoin(name);
+  await text("Asking to be let in…").waitFor(WAIT);
+}
+
+async function rosterNames(): Promise<(string | null)[]> {
+  return page.locator(ROSTER_ENTRIES).evaluateAll((nodes) => nodes.map((n) => n.getAttribute("aria-label")));
+}
+
+/** Names on the remote participants' tiles, in order, once they equal `expected`. */
+async function expectTiles(expected: string[]) {
+  await expect.poll(() => page.locator(TILE_NAMES).allTextContents(), WAIT).toEqual(expected);
+}
+
+async function expectRoster(expected: string[]) {
+  await expect.poll(rosterNames, WAIT).toEqual(expected);
+}
+
+/** <audio> elements currently playing a participant's stream. */
+const playingAudio = () =>
+  page.evaluate(() => [...document.querySelectorAll("audio")].filter((a) => a.srcObject !== null).length);
+
+describe("pre-join", () => {
+  it("has the real page's hooks: name input, mic/camera toggles, Ask to join, an <audio>", async () => {
+    const code = newCode();
+    await control("PUT", code, "", { admit: "manual" });
+    await page.goto(`${host.url}/meet/${code}`);
+
+    expect(await page.locator(NAME_INPUT).count()).toBe(1);
+    expect(await page.locator("audio").count()).toBeGreaterThanOrEqual(1);
+    const cta = page.locator("button", { has: page.locator('span:text-is("Ask to join")') });
+    expect(await cta.count()).toBe(1);
+    expect(await page.locator('span:text-is("Join now")').count()).toBe(0);
+    // As on the real site, there is nothing to ask before a name is typed.
+    expect(await cta.isDisabled()).toBe(true);
+    await page.locator(NAME_INPUT).fill("Meetbot");
+    expect(await cta.isEnabled()).toBe(true);
+
+    await page.locator('button[aria-label="Turn off microphone"]').click();
+    expect(await page.locator('button[aria-label="Turn on microphone"]').count()).toBe(1);
+    expect(await page.locator('button[aria-label="Turn off microphone"]').count()).toBe(0);
+    await page.locator('button[aria-label="Turn off camera"]').click();
+    expect(await page.locator('button[aria-label="Turn on camera"]').count()).toBe(1);
+    await page.locator('button[aria-label="Turn on camera"]').click();
+    expect(await page.locator('button[aria-label="Turn off camera"]').count()).toBe(1);
+
+    expect(await page.locator(CALL_CONTROLS).count()).toBe(0);
+  });
+
+  it("reads Join now when admission is open (from the query string)", async () => {
+    await page.goto(`${host.url}/meet/${newCode()}?admit=open`);
+    expect(await page.locator("button span").allTextContents()).toContain("Join now");
+    expect(await page.locator('span:text-is("Ask to join")').count()).toBe(0);
+  });
+});
+
+describe("lobby and call", () => {
+  it("lobby shows Leave call but not People; admission brings People, the roster and tiles", async () => {
+    const code = newCode();
+    await openAndJoinLobby(code, "Note Taker");
+
+    await text("You’ll join the call when someone lets you in").waitFor(WAIT);
+    expect(await page.locator(LEAVE_CALL).count()).toBe(1);
+    expect(await page.locator(PEOPLE).count()).toBe(0);
+    expect((await meetingState(code)).attendees).toMatchObject([{ name: "Note Taker", state: "lobby" }]);
+
+    await control("POST", code, "/admit");
+    await page.locator(PEOPLE).waitFor(WAIT);
+    expect(await page.locator(PEOPLE).getAttribute("aria-label")).toBe("People - 3");
+    expect(await page.locator('button[aria-label="Chat with everyone"]').count()).toBe(1);
+    expect(await page.locator(LEAVE_CALL).count()).toBe(1);
+    expect(await text("Asking to be let in…").count()).toBe(0);
+
+    await expectRoster(["Note Taker", "Alice Example", "Bob Example"]);
+    expect(await page.locator(`${ROSTER_ENTRIES}[data-self-name]`).getAttribute("aria-label")).toBe(
+      "Note Taker",
+    );
+    await expectTiles(["Alice Example", "Bob Example"]);
+
+    // The roster is always in the DOM; the People button shows and hides it.
+    const roster = page.locator('[aria-label="Participants"]');
+    expect(await roster.isVisible()).toBe(false);
+    await page.locator(PEOPLE).click();
+    expect(await roster.isVisible()).toBe(true);
+    await page.locator(PEOPLE).click();
+    expect(await roster.isVisible()).toBe(false);
+  });
+
+  it("participants added and removed through the control API come and go", async () => {
+    const code = newCode();
+    await openAndJoinLobby(code);
+    await control("POST", code, "/admit");
+    await expectRoster(["Meetbot", "Alice Example", "Bob Example"]);
+
+    const zed = await control("POST", code, "/participants", { name: "Zed Newcomer" });
+    await expectRoster(["Meetbot", "Alice Example", "Bob Example", "Zed Newcomer"]);
+    await expectTiles(["Alice Example", "Bob Example", "Zed Newcomer"]);
+    expect(await page.locator(PEOPLE).getAttribute("aria-label")).toBe("People - 4");
+
+    await control("DELETE", code, `/participants/${zed.id}`);
+    await control("DELETE", code, "/participants/p-1");
+    await expectRoster(["Meetbot", "Bob Example"]);
+    await expectTiles(["Bob Example"]);
+    expect(await page.locator(PEOPLE).getAttribute("aria-label")).toBe("People - 2");
+    await expect.poll(playingAudio, WAIT).toBe(1);
+  });
+
+  it("remote participants send moving pictures and bursts of sound through <audio>", async () => {
+    const code = newCode();
+    await control("PUT", code, "", { admit: "open", participants: 2 });
+    await page.goto(`${host.url}/meet/${code}`);
+    await askToJoin("Meetbot", "Join now");
+    await expectTiles(["Alice Example", "Bob Example"]);
+
+    await expect.poll(playingAudio, WAIT).toBe(2);
+    const audioRunning = await page.evaluate(() =>
+      [...document.querySelectorAll("audio")]
+        .filter((a) => a.srcObject)
+        .every((a) => !a.paused && (a.srcObject as MediaStream).getAudioTracks()[0]?.readyState === "live"),
+    );
+    expect(audioRunning).toBe(true);
+
+    const canvas = page.locator('div[data-participant-id="p-1"] canvas');
+    const first = await canvas.evaluate((c) => (c as HTMLCanvasElement).toDataURL());
+    await expect
+      .poll(() => canvas.evaluate((c) => (c as HTMLCanvasElement).toDataURL()), WAIT)
+      .not.toBe(first);
+
+    // Bursts: each tile is marked speaking at some point and silent at another.
+    for (const id of ["p-1", "p-2"]) {
+      const tile = page.locator(`div[data-participant-id="${id}"]:has(canvas)`);
+      await expect.poll(() => tile.getAttribute("data-audio-level"), WAIT).not.toBe("0");
+      await expect.poll(() => tile.getAttribute("data-audio-level"), WAIT).toBe("0");
+    }
+  });
+
+  it("auto admission from the query string needs no control call", async () => {
+    await page.goto(`${host.url}/meet/${newCode()}?admitAfterMs=200&participants=1`);
+    await askToJoin();
+    await page.locator(PEOPLE).waitFor(WAIT);
+    await expectRoster(["Meetbot", "Alice Example"]);
+  });
+});
+
+describe("outcomes", () => {
+  it("deny shows the denial text and Return to home screen, without the toolbar", async () => {
+    const code = newCode();
+    await openAndJoinLobby(code);
+    await control("POST", code, "/deny");
+    await text("Someone in the call denied your request to join").waitFor(WAIT);
+    expect(await page.locator('button:has-text("Return to home screen")').count()).toBe(1);
+    expect(await page.locator(CALL_CONTROLS).count()).toBe(0);
+  });
+
+  it("end shows The call ended and stops all media", async () => {
+    const code = newCode();
+    await page.goto(`${host.url}/meet/${code}?admit=open`);
+    await askToJoin("Meetbot", "Join now");
+    await page.locator(PEOPLE).waitFor(WAIT);
+    await expect.poll(playingAudio, WAIT).toBe(2);
+
+    await control("POST", code, "/end");
+    await text("The call ended").waitFor(WAIT);
+    expect(await page.locator(CALL_CONTROLS).count()).toBe(0);
+    expect(await page.locator("canvas").count()).toBe(0);
+    expect(await playingAudio()).toBe(0);
+    expect(await page.locator('button:has-text("Return to home screen")').count()).toBe(1);
+  });
+
+  it("remove shows the removal text", async () => {
+    const code = newCode();
+    await openAndJoinLobby(code);
+    await control("POST", code, "/admit");
+    await page.locator(PEOPLE).waitFor(WAIT);
+    await control("POST", code, "/remove");
+    await text("You've been removed from the meeting").waitFor(WAIT);
+    expect(await page.locator(CALL_CONTROLS).count()).toBe(0);
+    expect(await playingAudio()).toBe(0);
+  });
+
+  it("Leave call shows You left the meeting and the host sees the attendee left", async () => {
+    const code = newCode();
+    await openAndJoinLobby(code);
+    await control("POST", code, "/admit");
+    await page.locator(PEOPLE).waitFor(WAIT);
+    await page.locator(LEAVE_CALL).click();
+    await text("You left the meeting").waitFor(WAIT);
+    expect(await page.locator(CALL_CONTROLS).count()).toBe(0);
+    await expect.poll(async () => (await meetingState(code)).attendees[0]?.state, WAIT).toBe("left");
+  });
+
+  it("closing the page makes the attendee leave", async () => {
+    const code = newCode();
+    await openAndJoinLobby(code);
+    await page.close();
+    await expect.poll(async () => (await meetingState(code)).attendees[0]?.state, WAIT).toBe("left");
+  });
+});
+
+describe("dead ends", () => {
+  it("an invalid code shows Check your meeting code and no join form", async () => {
+    await page.goto(`${host.url}/meet/not-a-meeting`);
+    await text("Check your meeting code").waitFor(WAIT);
+    expect(await text("Invalid video call name").count()).toBe(1);
+    expect(await page.locator(NAME_INPUT).count()).toBe(0);
+    expect(await page.locator("button span").allTextContents()).not.toContain("Ask to join");
+  });
+
+  it("page=not_found shows the same page for a valid code", async () => {
+    await page.goto(`${host.url}/meet/${newCode()}?page=not_found`);
+    await text("Check your meeting code").waitFor(WAIT);
+    expect(await page.locator(NAME_INPUT).count()).toBe(0);
+  });
+
+  it("page=blocked shows You can't join this video call", async () => {
+    await page.goto(`${host.url}/meet/${newCode()}?page=blocked`);
+    await text("You can't join this video call").waitFor(WAIT);
+    expect(await page.locator(NAME_INPUT).count()).toBe(0);
+  });
+
+  it("page=sign_in shows the Google sign-in wall", async () => {
+    await page.goto(`${host.url}/meet/${newCode()}?page=sign_in`);
+    await page.locator('h1:text-is("Sign in")').waitFor(WAIT);
+    expect(await page.getByText("to continue to your Google Account").count()).toBe(1);
+    expect(await page.locator(NAME_INPUT).count()).toBe(0);
+  });
+});

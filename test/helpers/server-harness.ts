@@ -1,0 +1,225 @@
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import {
+  type BotConfig,
+  type BotStatus,
+  type CallbackEventBody,
+  callbackEventUrl,
+} from "../../src/core/index.js";
+import type { Launcher } from "../../src/server/launcher/launcher.js";
+import { type StartServerOptions, startServer } from "../../src/server/main.js";
+
+/**
+ * The control plane for integration tests: real HTTP on 127.0.0.1 (port 0), a temp data dir, a
+ * real SQLite file. The launcher only records what it was asked to launch, so that a test can then
+ * play the runner with the very BotConfig a real runner would get.
+ */
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are whatever JSON the test expects
+type Json = any;
+
+export interface ApiResponse<T = Json> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface RequestOptions {
+  /** JSON-encoded, with Content-Type application/json. */
+  body?: unknown;
+  /** Sent as-is (no Content-Type added): for malformed JSON, raw uploads, ... */
+  rawBody?: string | Uint8Array;
+  /** `Authorization: Bearer <token>`. */
+  token?: string;
+  headers?: Record<string, string>;
+}
+
+export class Api {
+  constructor(readonly baseUrl: string) {}
+
+  get<T = Json>(path: string, opts?: RequestOptions) {
+    return this.request<T>("GET", path, opts);
+  }
+  post<T = Json>(path: string, opts?: RequestOptions) {
+    return this.request<T>("POST", path, opts);
+  }
+  put<T = Json>(path: string, opts?: RequestOptions) {
+    return this.request<T>("PUT", path, opts);
+  }
+  patch<T = Json>(path: string, opts?: RequestOptions) {
+    return this.request<T>("PATCH", path, opts);
+  }
+  delete<T = Json>(path: string, opts?: RequestOptions) {
+    return this.request<T>("DELETE", path, opts);
+  }
+
+  /** `path` is relative to the server (e.g. "/v1/bots") or an absolute URL. */
+  async request<T = Json>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = {};
+    if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+    let body: string | Uint8Array | undefined;
+    if (opts.rawBody !== undefined) body = opts.rawBody;
+    else if (opts.body !== undefined) {
+      headers["content-type"] = "application/json";
+      body = JSON.stringify(opts.body);
+    }
+    const response = await fetch(new URL(path, this.baseUrl), {
+      method,
+      headers: { ...headers, ...opts.headers },
+      ...(body === undefined ? {} : { body }),
+    });
+    const text = await response.text();
+    const isJson = response.headers.get("content-type")?.includes("application/json") ?? false;
+    return { status: response.status, body: (isJson && text ? JSON.parse(text) : text) as T, headers: response.headers };
+  }
+}
+
+/** A Launcher that keeps each BotConfig it is asked to launch; can be told to fail. */
+export class RecordingLauncher implements Launcher {
+  readonly launched: BotConfig[] = [];
+  readonly stopped: number[] = [];
+  private failure: Error | undefined;
+
+  /** The next launch rejects with `error`. */
+  failNextLaunch(error = new Error("no capacity left")): void {
+    this.failure = error;
+  }
+
+  async launch(config: BotConfig): Promise<void> {
+    const failure = this.failure;
+    this.failure = undefined;
+    if (failure) throw failure;
+    this.launched.push(config);
+  }
+
+  async stop(botId: number): Promise<void> {
+    this.stopped.push(botId);
+  }
+
+  configFor(botId: number): BotConfig {
+    const config = this.launched.find((c) => c.botId === botId);
+    if (!config) throw new Error(`bot ${botId} was never launched`);
+    return config;
+  }
+}
+
+export interface TestServer {
+  url: string;
+  dataDir: string;
+  launcher: RecordingLauncher;
+  api: Api;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(opts: Partial<StartServerOptions> = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? (await mkdtemp(path.join(tmpdir(), "meetbot-server-")));
+  const launcher = new RecordingLauncher();
+  const server = await startServer({
+    port: 0,
+    logLevel: "silent",
+    allowedMeetingHosts: ["127.0.0.1"],
+    launcher,
+    ...opts,
+    dataDir,
+  });
+  return {
+    url: server.url,
+    dataDir,
+    launcher: (opts.launcher as RecordingLauncher | undefined) ?? launcher,
+    api: new Api(server.url),
+    async close() {
+      await server.close();
+      if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface TestUser {
+  token: string;
+  refreshToken: string;
+  userId: string;
+  email: string;
+  password: string;
+}
+
+export async function registerUser(api: Api, name = "Test User"): Promise<TestUser> {
+  const email = `user-${randomUUID()}@example.com`;
+  const password = "correct horse battery";
+  const res = await api.post("/v1/auth/register", { body: { email, password, name } });
+  if (res.status !== 201) throw new Error(`register failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { token: res.body.access_token, refreshToken: res.body.refresh_token, userId: res.body.user_id, email, password };
+}
+
+/** A meeting URL the test server accepts (127.0.0.1 is in its allowed hosts). */
+export const TEST_MEETING = { platform: "google", meetingUrl: "http://127.0.0.1:9/meet/abc-defg-hij" } as const;
+
+/** Creates a bot for `user` and deploys it; returns its id and the BotConfig the runner got. */
+export async function deployedBot(
+  server: TestServer,
+  user: TestUser,
+  body: Record<string, unknown> = {},
+): Promise<{ botId: number; config: BotConfig; runner: FakeRunner }> {
+  const created = await server.api.post("/v1/bots", {
+    token: user.token,
+    body: { meetingInfo: TEST_MEETING, meetingTitle: "Weekly sync", botDisplayName: "Notetaker", ...body },
+  });
+  if (created.status !== 201) throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body)}`);
+  const botId = created.body.id as number;
+  const deployed = await server.api.post(`/v1/bots/${botId}/deploy`, { token: user.token });
+  if (deployed.status !== 200) throw new Error(`deploy failed: ${deployed.status} ${JSON.stringify(deployed.body)}`);
+  const config = server.launcher.configFor(botId);
+  return { botId, config, runner: new FakeRunner(config) };
+}
+
+/** Talks to the server exactly as a runner does, from its BotConfig: numbered events, the upload. */
+export class FakeRunner {
+  private seq = 0;
+  private readonly api: Api;
+
+  constructor(readonly config: BotConfig) {
+    this.api = new Api(config.callback.baseUrl);
+  }
+
+  /** Numbers (seq from 1) and stamps the event, then posts it with the bot's callback token. */
+  send(event: CallbackEventBody, opts: { seq?: number; token?: string } = {}) {
+    const seq = opts.seq ?? ++this.seq;
+    return this.sendRaw({ ...event, seq, eventTime: new Date().toISOString() }, opts.token);
+  }
+
+  sendRaw(event: unknown, token = this.config.callback.token) {
+    return this.api.post(callbackEventUrl(this.config), { body: event, token });
+  }
+
+  status(status: BotStatus, extra: { subCode?: string; message?: string; artifacts?: string[] } = {}) {
+    return this.send({ type: "status", data: { status, ...extra } } as CallbackEventBody);
+  }
+
+  upload(bytes: Uint8Array, durationMs: number, opts: { token?: string; contentType?: string } = {}) {
+    return this.api.put(this.config.upload.url, {
+      rawBody: bytes,
+      token: opts.token ?? this.config.callback.token,
+      headers: {
+        "content-type": opts.contentType ?? "video/mp4",
+        "x-recording-duration-ms": String(durationMs),
+      },
+    });
+  }
+}
+
+const run = promisify(execFile);
+
+/** A real 2-second MP4 (H.264 + AAC), made with ffmpeg. */
+export async function makeTestMp4(dir: string): Promise<Uint8Array> {
+  const file = path.join(dir, "test.mp4");
+  await run("ffmpeg", [
+    ...["-hide_banner", "-loglevel", "error", "-y"],
+    ...["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25"],
+    ...["-f", "lavfi", "-i", "sine=frequency=440"],
+    ...["-t", "2", "-c:v", "libx264", "-c:a", "aac", "-shortest", file],
+  ]);
+  return new Uint8Array(await readFile(file));
+}

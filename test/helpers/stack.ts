@@ -1,0 +1,85 @@
+import { existsSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startMockHost } from "../../fixtures/host/server.js";
+import { ApiClient } from "../../src/client/api-client.js";
+import { findRepoRoot, LocalProcessLauncher } from "../../src/server/launcher/local-process.js";
+import { startServer } from "../../src/server/main.js";
+
+/**
+ * The whole system on loopback for end-to-end tests: the mock meeting host, the control plane
+ * on a temporary SQLite data dir, and real runner processes (the compiled CLI) launched by the
+ * default local launcher. Nothing is faked but the meeting pages.
+ */
+export async function startStack() {
+  if (!existsSync(join(findRepoRoot(), "dist", "src", "cli.js"))) {
+    throw new Error("end-to-end tests run the compiled runner: run `make build` first");
+  }
+  const mock = await startMockHost({ port: 0 });
+  const dataDir = await mkdtemp(join(tmpdir(), "meetbot-e2e-"));
+  const launcher = new LocalProcessLauncher({ dataDir });
+  const serverOptions = { dataDir, allowedMeetingHosts: ["127.0.0.1"], logLevel: "warn" };
+  let server = await startServer({ ...serverOptions, port: 0, launcher });
+  const api = new ApiClient(server.url);
+  await api.register(`e2e-${Date.now()}@example.com`, "e2e-password-123", "E2E");
+  const port = server.port;
+
+  return {
+    mock,
+    dataDir,
+    launcher,
+    api,
+    control: new MockControl(mock.url),
+    /** Stops the control plane (runners keep going) and returns a function that starts it again. */
+    async stopServer(): Promise<() => Promise<void>> {
+      await server.close();
+      return async () => {
+        server = await startServer({ ...serverOptions, port, launcher: new LocalProcessLauncher({ dataDir }) });
+      };
+    },
+    async close() {
+      await server.close();
+      await mock.close();
+    },
+  };
+}
+
+/** The mock host's control API, as the tests script meetings with it. */
+export class MockControl {
+  constructor(private readonly baseUrl: string) {}
+
+  state(platform: string, id: string) {
+    return this.call("GET", platform, id, "");
+  }
+  admit(platform: string, id: string) {
+    return this.call("POST", platform, id, "/admit");
+  }
+  end(platform: string, id: string) {
+    return this.call("POST", platform, id, "/end");
+  }
+  addParticipant(platform: string, id: string, name: string) {
+    return this.call("POST", platform, id, "/participants", { name });
+  }
+
+  private async call(method: string, platform: string, id: string, suffix: string, body?: unknown) {
+    const response = await fetch(`${this.baseUrl}/control/meetings/${platform}/${id}${suffix}`, {
+      method,
+      ...(body ? { headers: { "content-type": "application/json" }, body: JSON.stringify(body) } : {}),
+    });
+    const json = (await response.json()) as Record<string, unknown>;
+    if (!response.ok) throw new Error(`mock control ${method} ${suffix}: ${response.status} ${JSON.stringify(json)}`);
+    return json;
+  }
+}
+
+/** Waits until `check` returns a value (not undefined), polling a condition with a deadline. */
+export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

@@ -1,0 +1,538 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type {
+  AttendeeState,
+  AttendeeView,
+  MeetingState,
+  RemoteParticipant,
+} from "../../fixtures/host/meetings.js";
+import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
+
+/** Every wait on the host is bounded by this; the host pushes changes, so waits end far sooner. */
+const DEADLINE_MS = 5_000;
+
+let host: MockHost;
+let codeCounter = 0;
+
+beforeAll(async () => {
+  host = await startMockHost();
+});
+
+afterAll(async () => {
+  await host.close();
+});
+
+/** A fresh, valid Meet code per test so tests never share a meeting. */
+function newCode(): string {
+  codeCounter += 1;
+  const letters = codeCounter
+    .toString(26)
+    .split("")
+    .map((digit) => String.fromCharCode(97 + Number.parseInt(digit, 26)))
+    .join("")
+    .padStart(3, "a");
+  return `tst-abcd-${letters}`;
+}
+
+/** What the host answers, loosely: a meeting's state, a participant, an attendee or an error's detail. */
+type Answer = MeetingState & RemoteParticipant & { state: AttendeeState; detail: string };
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Answer }> {
+  const response = await fetch(`${host.url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, json: text ? JSON.parse(text) : undefined };
+}
+
+const control = (code: string, suffix = "") => `/control/meetings/google/${code}${suffix}`;
+const attendees = (code: string, suffix = "") => `/api/meetings/google/${code}/attendees${suffix}`;
+
+async function configure(code: string, scenario: Record<string, unknown>): Promise<MeetingState> {
+  const { status, json } = await call("PUT", control(code), scenario);
+  expect(status).toBe(200);
+  return json;
+}
+
+async function join(code: string, name = "Meetbot"): Promise<{ id: string; state: string }> {
+  const { status, json } = await call("POST", attendees(code), { name });
+  expect(status).toBe(201);
+  return json;
+}
+
+async function state(code: string): Promise<MeetingState> {
+  const { status, json } = await call("GET", control(code));
+  expect(status).toBe(200);
+  return json;
+}
+
+/** Reads one attendee's Server-Sent Events stream as the page's EventSource would. */
+class EventStream {
+  private buffer = "";
+  private done = false;
+
+  private constructor(
+    private readonly reader: ReadableStreamDefaultReader<string>,
+    private readonly abort: AbortController,
+  ) {}
+
+  static async open(code: string, attendeeId: string): Promise<EventStream> {
+    const abort = new AbortController();
+    const response = await fetch(`${host.url}${attendees(code, `/${attendeeId}/events`)}`, {
+      signal: abort.signal,
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    if (!response.body) throw new Error("event stream has no body");
+    return new EventStream(response.body.pipeThrough(new TextDecoderStream()).getReader(), abort);
+  }
+
+  /** The next `state` event, or undefined once the host ended the stream. */
+  private async next(deadline: number): Promise<AttendeeView | undefined> {
+    for (;;) {
+      const boundary = this.buffer.indexOf("\n\n");
+      if (boundary >= 0) {
+        const block = this.buffer.slice(0, boundary);
+        this.buffer = this.buffer.slice(boundary + 2);
+        const lines = block.split("\n");
+        const data = lines.filter((line) => line.startsWith("data: ")).map((line) => line.slice(6));
+        if (lines.includes("event: state")) return JSON.parse(data.join("\n"));
+        continue;
+      }
+      if (this.done) return undefined;
+      const chunk = await withDeadline(this.reader.read(), deadline, "the next event");
+      if (chunk.done) this.done = true;
+      else this.buffer += chunk.value;
+    }
+  }
+
+  async waitFor(what: string, predicate: (view: AttendeeView) => boolean): Promise<AttendeeView> {
+    const deadline = Date.now() + DEADLINE_MS;
+    for (;;) {
+      const view = await this.next(deadline);
+      if (!view) throw new Error(`the event stream ended before ${what}`);
+      if (predicate(view)) return view;
+    }
+  }
+
+  /** Resolves when the host ends the stream, after any remaining events. */
+  async ended(): Promise<void> {
+    const deadline = Date.now() + DEADLINE_MS;
+    while (await this.next(deadline)) {}
+  }
+
+  close(): void {
+    this.abort.abort();
+  }
+}
+
+function withDeadline<T>(promise: Promise<T>, deadline: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), deadline - Date.now());
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** For the one change nobody is told about (a page going away), poll the state with a deadline. */
+async function waitForState(code: string, what: string, predicate: (s: MeetingState) => boolean) {
+  const deadline = Date.now() + DEADLINE_MS;
+  for (;;) {
+    const current = await state(code);
+    if (predicate(current)) return current;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(current)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const names = (view: AttendeeView) => view.participants.map((p) => p.name);
+
+describe("control API: configuring meetings", () => {
+  it("PUT creates a meeting with the scenario's defaults and GET returns it", async () => {
+    const code = newCode();
+    const created = await configure(code, {});
+    expect(created).toMatchObject({
+      platform: "google",
+      meetingId: code,
+      configuredBy: "control",
+      scenario: { participants: 2, admit: "auto", admitAfterMs: 1000, page: "normal" },
+      ended: false,
+      endedAt: null,
+      attendees: [],
+    });
+    expect(created.participants.map((p) => p.name)).toEqual(["Alice Example", "Bob Example"]);
+    expect(await state(code)).toEqual(created);
+  });
+
+  it("accepts numbers as JSON numbers or digit strings", async () => {
+    const code = newCode();
+    const created = await configure(code, {
+      participants: "4",
+      admit: "manual",
+      admitAfterMs: 10,
+      endAfterMs: "60000",
+      leaveAfterMs: 30000,
+      page: "blocked",
+    });
+    expect(created.scenario).toEqual({
+      participants: 4,
+      admit: "manual",
+      admitAfterMs: 10,
+      endAfterMs: 60000,
+      leaveAfterMs: 30000,
+      page: "blocked",
+    });
+    expect(created.participants.map((p) => p.name)).toEqual([
+      "Alice Example",
+      "Bob Example",
+      "Carol Example",
+      "Dave Example",
+    ]);
+  });
+
+  it("rejects a bad scenario with a 400 naming each bad field", async () => {
+    const code = newCode();
+    const bad = await call("PUT", control(code), { admit: "sometimes", admitAfterMs: -5, participants: 99 });
+    expect(bad.status).toBe(400);
+    expect(bad.json.detail).toContain("admit: Invalid option");
+    expect(bad.json.detail).toContain("admitAfterMs: must be a whole number of milliseconds");
+    expect(bad.json.detail).toContain("participants: must be at most 20");
+
+    const typo = await call("PUT", control(code), { admitAfterMS: 5 });
+    expect(typo.status).toBe(400);
+    expect(typo.json.detail).toContain('Unrecognized key: "admitAfterMS"');
+
+    const text = await call("PUT", control(code), { endAfterMs: "soon" });
+    expect(text.status).toBe(400);
+    expect(text.json.detail).toContain("endAfterMs: must be a whole number of milliseconds");
+
+    expect((await call("GET", control(code))).status).toBe(404);
+  });
+
+  it("rejects an invalid meeting code and an unknown platform", async () => {
+    const badCode = await call("PUT", control("not-a-code"), {});
+    expect(badCode.status).toBe(400);
+    expect(badCode.json.detail).toBe("'not-a-code' is not a valid google meeting id (like abc-defg-hij)");
+
+    const zoom = await call("PUT", "/control/meetings/zoom/123456789", {});
+    expect(zoom.status).toBe(404);
+    expect(zoom.json.detail).toContain("no 'zoom' platform");
+  });
+
+  it("answers 404 with a detail for every call on an unknown meeting", async () => {
+    const code = newCode();
+    const calls: [string, string, unknown?][] = [
+      ["GET", control(code)],
+      ["DELETE", control(code)],
+      ["POST", control(code, "/admit")],
+      ["POST", control(code, "/deny")],
+      ["POST", control(code, "/remove")],
+      ["POST", control(code, "/end")],
+      ["POST", control(code, "/participants"), { name: "Zed" }],
+      ["DELETE", control(code, "/participants/p-1")],
+      ["POST", attendees(code), { name: "Meetbot" }],
+    ];
+    for (const [method, path, body] of calls) {
+      const { status, json } = await call(method, path, body);
+      expect({ method, path, status }).toEqual({ method, path, status: 404 });
+      expect(json.detail).toBe(`no google meeting ${code} is known to the mock host`);
+    }
+  });
+
+  it("DELETE forgets a meeting", async () => {
+    const code = newCode();
+    await configure(code, {});
+    expect((await call("DELETE", control(code))).status).toBe(204);
+    expect((await call("GET", control(code))).status).toBe(404);
+  });
+
+  it("PUT replaces a meeting nobody is in, but not one with an attendee", async () => {
+    const code = newCode();
+    await configure(code, { participants: 1 });
+    const replaced = await configure(code, { participants: 3, admit: "manual" });
+    expect(replaced.participants).toHaveLength(3);
+
+    await join(code);
+    const refused = await call("PUT", control(code), {});
+    expect(refused.status).toBe(409);
+    expect(refused.json.detail).toContain("DELETE it before configuring it again");
+  });
+});
+
+describe("the page's query string as scenario", () => {
+  it("configures the meeting when the page loads", async () => {
+    const code = newCode();
+    const page = await fetch(`${host.url}/meet/${code}?participants=3&admit=manual&hl=en`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html).toContain('"screen":"prejoin"');
+    const configured = await state(code);
+    expect(configured.configuredBy).toBe("page");
+    expect(configured.scenario).toMatchObject({ participants: 3, admit: "manual" });
+  });
+
+  it("gives a 400 for bad scenario values", async () => {
+    const page = await fetch(`${host.url}/meet/${newCode()}?admit=never&admitAfterMs=1.5`);
+    expect(page.status).toBe(400);
+    const body = await page.json();
+    expect(body.detail).toContain("admit: Invalid option");
+    expect(body.detail).toContain("admitAfterMs: must be a whole number of milliseconds");
+  });
+
+  it("is ignored when the control API configured the meeting", async () => {
+    const code = newCode();
+    await configure(code, { admit: "manual", participants: 1 });
+    const page = await fetch(`${host.url}/meet/${code}?admit=open&participants=5&admitAfterMs=bogus`);
+    expect(page.status).toBe(200);
+    const current = await state(code);
+    expect(current.configuredBy).toBe("control");
+    expect(current.scenario).toMatchObject({ admit: "manual", participants: 1 });
+  });
+
+  it("shows the not-found page for an invalid code without creating a meeting", async () => {
+    const page = await fetch(`${host.url}/meet/abc-defg-hi1?admit=open`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('"screen":"not_found"');
+    expect((await call("GET", control("abc-defg-hi1"))).status).toBe(404);
+  });
+});
+
+describe("attendees: joining, admission and the event stream", () => {
+  it("manual: lobby until admitted, then sees the participants come and go until the end", async () => {
+    const code = newCode();
+    await configure(code, { admit: "manual" });
+    const attendee = await join(code, "Note Taker");
+    expect(attendee).toEqual({ id: "a-1", name: "Note Taker", state: "lobby" });
+
+    const events = await EventStream.open(code, attendee.id);
+    try {
+      const lobby = await events.waitFor("the lobby", (v) => v.attendee.state === "lobby");
+      expect(lobby).toEqual({
+        attendee: { id: "a-1", name: "Note Taker", state: "lobby" },
+        participants: [],
+      });
+
+      const admitted = await call("POST", control(code, "/admit"));
+      expect(admitted.status).toBe(200);
+      expect(admitted.json.attendees[0]).toMatchObject({ id: "a-1", state: "in_call" });
+      expect(admitted.json.attendees[0]?.admittedAt).toEqual(expect.any(String));
+      const inCall = await events.waitFor("admission", (v) => v.attendee.state === "in_call");
+      expect(names(inCall)).toEqual(["Alice Example", "Bob Example"]);
+      expect(inCall.participants.map((p) => p.index)).toEqual([0, 1]);
+
+      const added = await call("POST", control(code, "/participants"), { name: "Zed Newcomer" });
+      expect(added.status).toBe(201);
+      expect(added.json).toMatchObject({ id: "p-3", name: "Zed Newcomer", index: 2 });
+      await events.waitFor("Zed joining", (v) => names(v).includes("Zed Newcomer"));
+
+      const removed = await call("DELETE", control(code, "/participants/p-1"));
+      expect(removed.status).toBe(200);
+      expect(removed.json.participants.map((p) => p.name)).toEqual(["Bob Example", "Zed Newcomer"]);
+      const afterLeave = await events.waitFor("Alice leaving", (v) => !names(v).includes("Alice Example"));
+      expect(names(afterLeave)).toEqual(["Bob Example", "Zed Newcomer"]);
+
+      const ended = await call("POST", control(code, "/end"));
+      expect(ended.status).toBe(200);
+      expect(ended.json).toMatchObject({ ended: true, participants: [] });
+      expect(ended.json.endedAt).toEqual(expect.any(String));
+      const last = await events.waitFor("the end", (v) => v.attendee.state === "ended");
+      expect(last.participants).toEqual([]);
+      await events.ended();
+
+      expect((await state(code)).attendees).toMatchObject([{ id: "a-1", state: "ended" }]);
+    } finally {
+      events.close();
+    }
+  });
+
+  it("manual: deny turns the attendee away, after which it cannot be admitted", async () => {
+    const code = newCode();
+    await configure(code, { admit: "manual" });
+    const attendee = await join(code);
+    const events = await EventStream.open(code, attendee.id);
+    try {
+      const denied = await call("POST", control(code, "/deny"), { attendeeId: attendee.id });
+      expect(denied.status).toBe(200);
+      await events.waitFor("denial", (v) => v.attendee.state === "denied");
+      await events.ended();
+    } finally {
+      events.close();
+    }
+    const late = await call("POST", control(code, "/admit"), { attendeeId: attendee.id });
+    expect(late.status).toBe(409);
+    expect(late.json.detail).toBe("attendee a-1 is denied, not waiting in the lobby");
+  });
+
+  it("auto: admitted by the host after admitAfterMs without any control call", async () => {
+    const code = newCode();
+    await configure(code, { admit: "auto", admitAfterMs: 50, participants: 1 });
+    const attendee = await join(code);
+    expect(attendee.state).toBe("lobby");
+    const events = await EventStream.open(code, attendee.id);
+    try {
+      const inCall = await events.waitFor("auto admission", (v) => v.attendee.state === "in_call");
+      expect(names(inCall)).toEqual(["Alice Example"]);
+    } finally {
+      events.close();
+    }
+  });
+
+  it("deny: denied by the host after admitAfterMs", async () => {
+    const code = newCode();
+    await configure(code, { admit: "deny", admitAfterMs: 50 });
+    const attendee = await join(code);
+    const events = await EventStream.open(code, attendee.id);
+    try {
+      await events.waitFor("the lobby", (v) => v.attendee.state === "lobby");
+      await events.waitFor("denial", (v) => v.attendee.state === "denied");
+    } finally {
+      events.close();
+    }
+  });
+
+  it("open: straight into the call", async () => {
+    const code = newCode();
+    await configure(code, { admit: "open", participants: 3 });
+    const attendee = await join(code);
+    expect(attendee.state).toBe("in_call");
+  });
+
+  it("remove: the host removes the attendee from the call", async () => {
+    const code = newCode();
+    await configure(code, { admit: "open" });
+    const attendee = await join(code);
+    const events = await EventStream.open(code, attendee.id);
+    try {
+      await events.waitFor("the call", (v) => v.attendee.state === "in_call");
+      expect((await call("POST", control(code, "/remove"))).status).toBe(200);
+      await events.waitFor("removal", (v) => v.attendee.state === "removed");
+    } finally {
+      events.close();
+    }
+  });
+
+  it("leaveAfterMs empties the call and endAfterMs ends it, both counted from admission", async () => {
+    const code = newCode();
+    await configure(code, { admit: "open", leaveAfterMs: 50, endAfterMs: 300 });
+    const attendee = await join(code);
+    const events = await EventStream.open(code, attendee.id);
+    try {
+      const alone = await events.waitFor("everyone leaving", (v) => v.participants.length === 0);
+      expect(alone.attendee.state).toBe("in_call");
+      await events.waitFor("the end", (v) => v.attendee.state === "ended");
+    } finally {
+      events.close();
+    }
+    expect((await state(code)).ended).toBe(true);
+  });
+
+  it("shows other attendees in the call, without media", async () => {
+    const code = newCode();
+    await configure(code, { admit: "open", participants: 1 });
+    const first = await join(code, "First Bot");
+    await join(code, "Second Bot");
+    const events = await EventStream.open(code, first.id);
+    try {
+      const view = await events.waitFor("the call", (v) => v.attendee.state === "in_call");
+      expect(view.participants).toEqual([
+        { id: "p-1", name: "Alice Example", index: 0 },
+        { id: "a-2", name: "Second Bot", index: null },
+      ]);
+    } finally {
+      events.close();
+    }
+  });
+
+  it("leave: the page's Leave call marks the attendee left", async () => {
+    const code = newCode();
+    await configure(code, { admit: "open" });
+    const attendee = await join(code);
+    const left = await call("POST", attendees(code, `/${attendee.id}/leave`));
+    expect(left).toEqual({ status: 200, json: { id: attendee.id, name: "Meetbot", state: "left" } });
+    expect((await state(code)).attendees[0]?.finishedAt).toEqual(expect.any(String));
+  });
+
+  it("a page that goes away (its event stream closes) has left", async () => {
+    const code = newCode();
+    await configure(code, { admit: "manual" });
+    const attendee = await join(code);
+    const events = await EventStream.open(code, attendee.id);
+    await events.waitFor("the lobby", (v) => v.attendee.state === "lobby");
+    events.close();
+    await waitForState(code, "the attendee to leave", (s) => s.attendees[0]?.state === "left");
+  });
+
+  it("ends the event streams of a forgotten meeting", async () => {
+    const code = newCode();
+    await configure(code, { admit: "manual" });
+    const attendee = await join(code);
+    const events = await EventStream.open(code, attendee.id);
+    try {
+      await events.waitFor("the lobby", (v) => v.attendee.state === "lobby");
+      expect((await call("DELETE", control(code))).status).toBe(204);
+      await events.ended();
+    } finally {
+      events.close();
+    }
+  });
+
+  it("joining an ended meeting lands on the end at once", async () => {
+    const code = newCode();
+    await configure(code, { admit: "open" });
+    await call("POST", control(code, "/end"));
+    expect((await join(code)).state).toBe("ended");
+  });
+});
+
+describe("control API: error cases on a known meeting", () => {
+  it("answers 409 when the meeting is not in a state that allows the call", async () => {
+    const code = newCode();
+    await configure(code, { admit: "manual" });
+    const nobodyWaiting = await call("POST", control(code, "/admit"));
+    expect(nobodyWaiting.status).toBe(409);
+    expect(nobodyWaiting.json.detail).toBe(`no attendee is waiting in the lobby in meeting ${code}`);
+    expect((await call("POST", control(code, "/remove"))).status).toBe(409);
+
+    expect((await call("POST", control(code, "/end"))).status).toBe(200);
+    const again = await call("POST", control(code, "/end"));
+    expect(again).toEqual({ status: 409, json: { detail: `meeting ${code} has already ended` } });
+    const lateGuest = await call("POST", control(code, "/participants"), { name: "Late" });
+    expect(lateGuest.status).toBe(409);
+  });
+
+  it("answers 404 for an unknown attendee or participant and 400 for bad bodies", async () => {
+    const code = newCode();
+    await configure(code, { admit: "manual" });
+
+    const ghost = await call("POST", control(code, "/admit"), { attendeeId: "a-9" });
+    expect(ghost).toEqual({ status: 404, json: { detail: `meeting ${code} has no attendee a-9` } });
+    const nobody = await call("DELETE", control(code, "/participants/p-9"));
+    expect(nobody).toEqual({ status: 404, json: { detail: `meeting ${code} has no participant p-9` } });
+    expect((await call("GET", attendees(code, "/a-9/events"))).status).toBe(404);
+
+    const noName = await call("POST", control(code, "/participants"), { name: "  " });
+    expect(noName.status).toBe(400);
+    expect(noName.json.detail).toBe("invalid participant: name: a name is required");
+    const extra = await call("POST", control(code, "/admit"), { attendee: "a-1" });
+    expect(extra.status).toBe(400);
+    expect((await call("POST", attendees(code), {})).status).toBe(400);
+
+    const malformed = await fetch(`${host.url}${control(code)}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: "{not json",
+    });
+    expect(malformed.status).toBe(400);
+    expect((await malformed.json()).detail).toEqual(expect.any(String));
+  });
+
+  it("refuses attendees on a dead-end page", async () => {
+    const code = newCode();
+    await configure(code, { page: "sign_in" });
+    const refused = await call("POST", attendees(code), { name: "Meetbot" });
+    expect(refused.status).toBe(409);
+    expect(refused.json.detail).toContain("'sign_in' page");
+  });
+});

@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  deployedBot,
+  registerUser,
+  startTestServer,
+  TEST_MEETING,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server-harness.js";
+
+let server: TestServer;
+let user: TestUser;
+beforeAll(async () => {
+  server = await startTestServer();
+  user = await registerUser(server.api);
+});
+afterAll(() => server?.close());
+
+const get = (path: string) => server.api.get(path, { token: user.token });
+
+describe("POST /v1/bot-callbacks/:id/event", () => {
+  it("applies a status change and answers the bot's status", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    const res = await runner.status("JOINING_CALL");
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ applied: true, status: "JOINING_CALL" });
+    const bot = await get(`/v1/bots/${botId}`);
+    expect(bot.body.status).toBe("JOINING_CALL");
+    expect(bot.body.lastHeartbeat).toEqual(expect.any(String));
+  });
+
+  it("applies a replayed seq once: 200 {applied:false, duplicate:true} and nothing changes", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    await runner.status("JOINING_CALL");
+    await runner.status("IN_CALL");
+    const joined = { type: "participant.joined", data: { participantId: "p1", participantName: "Alice" } } as const;
+    const first = await runner.send(joined, { seq: 3 });
+    const replay = await runner.send(joined, { seq: 3 });
+    expect(first.body).toEqual({ applied: true, status: "IN_CALL" });
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({ applied: false, duplicate: true });
+    // a replayed status event is a no-op too, not an illegal IN_CALL -> IN_CALL
+    const statusReplay = await runner.send({ type: "status", data: { status: "IN_CALL" } }, { seq: 2 });
+    expect(statusReplay.status).toBe(200);
+    expect(statusReplay.body).toMatchObject({ applied: false, duplicate: true, status: "IN_CALL" });
+
+    const events = await get(`/v1/bots/${botId}/events`);
+    expect(events.body.filter((e: { eventType: string }) => e.eventType === "PARTICIPANT_JOINED")).toHaveLength(1);
+    expect(events.body.filter((e: { eventType: string }) => e.eventType === "BOT_JOINED")).toHaveLength(1);
+  });
+
+  it("answers 409 for an illegal transition, logs a warning, and does not record the seq", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    const illegal = await runner.send({ type: "status", data: { status: "DONE" } }, { seq: 1 });
+    expect(illegal.status).toBe(409);
+    expect(illegal.body).toEqual({ detail: "illegal transition DEPLOYING -> DONE" });
+    expect((await get(`/v1/bots/${botId}`)).body.status).toBe("DEPLOYING");
+    const warnings = await get(`/v1/bots/${botId}/logs?level=warn`);
+    expect(warnings.body).toEqual([expect.objectContaining({ level: "warn", message: expect.stringContaining("DEPLOYING -> DONE") })]);
+    // seq 1 was not consumed: a legal event with that seq still applies
+    const legal = await runner.send({ type: "status", data: { status: "JOINING_CALL" } }, { seq: 1 });
+    expect(legal.body).toEqual({ applied: true, status: "JOINING_CALL" });
+  });
+
+  it("records FATAL with its deploymentError and an ERROR event", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    await runner.status("JOINING_CALL");
+    await runner.status("IN_WAITING_ROOM");
+    const res = await runner.status("FATAL", {
+      subCode: "ADMISSION_DENIED",
+      message: "the host denied entry",
+      artifacts: ["bots/1/work/denied.png"],
+    });
+    expect(res.body).toEqual({ applied: true, status: "FATAL" });
+    const bot = await get(`/v1/bots/${botId}`);
+    expect(bot.body.deploymentError).toEqual({
+      code: "ADMISSION_DENIED",
+      message: "the host denied entry",
+      artifacts: ["bots/1/work/denied.png"],
+    });
+    const events = await get(`/v1/bots/${botId}/events`);
+    expect(events.body.at(-1)).toMatchObject({
+      eventType: "ERROR",
+      data: { code: "ADMISSION_DENIED", error: "the host denied entry" },
+    });
+    expect((await runner.status("IN_CALL")).status).toBe(409);
+  });
+
+  it("stores log events as bot logs with their level and heartbeats as lastHeartbeat only", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    expect((await get(`/v1/bots/${botId}`)).body.lastHeartbeat).toBeNull();
+    await runner.send({ type: "log", data: { level: "error", message: "camera permission prompt" } });
+    await runner.send({ type: "heartbeat", data: {} });
+    const logs = await get(`/v1/bots/${botId}/logs`);
+    expect(logs.body.map((l: { level: string; message: string }) => [l.level, l.message])).toEqual([
+      ["info", "deployment started"],
+      ["error", "camera permission prompt"],
+    ]);
+    expect((await get(`/v1/bots/${botId}/events`)).body).toEqual([]);
+    expect((await get(`/v1/bots/${botId}`)).body.lastHeartbeat).toEqual(expect.any(String));
+  });
+
+  it("validates the event envelope (422 with loc) without applying anything", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    const noSeq = await runner.sendRaw({ type: "heartbeat", eventTime: new Date().toISOString(), data: {} });
+    expect(noSeq.status).toBe(422);
+    expect(noSeq.body.detail).toContainEqual({ loc: ["body", "seq"], msg: "Field required", type: "missing" });
+    const badStatus = await runner.sendRaw({
+      seq: 1,
+      type: "status",
+      eventTime: new Date().toISOString(),
+      data: { status: "ASLEEP" },
+    });
+    expect(badStatus.status).toBe(422);
+    expect(badStatus.body.detail[0].loc).toEqual(["body", "data", "status"]);
+    expect((await get(`/v1/bots/${botId}`)).body.lastHeartbeat).toBeNull();
+  });
+
+  it("requires the bot's own callback token (401) and answers 404 for an unknown bot", async () => {
+    const a = await deployedBot(server, user);
+    const b = await deployedBot(server, user);
+    const event = { type: "heartbeat", data: {} } as const;
+    expect((await a.runner.send(event, { token: "not-the-token-at-all" })).status).toBe(401);
+    expect((await a.runner.send(event, { token: b.config.callback.token })).status).toBe(401);
+    expect((await a.runner.send(event, { token: user.token })).status).toBe(401);
+    const noAuth = await server.api.post(`/v1/bot-callbacks/${a.botId}/event`, {
+      body: { seq: 1, type: "heartbeat", eventTime: new Date().toISOString(), data: {} },
+    });
+    expect(noAuth.status).toBe(401);
+    expect(typeof noAuth.body.detail).toBe("string");
+    expect((await get(`/v1/bots/${a.botId}`)).body.lastHeartbeat).toBeNull();
+
+    const unknown = await server.api.post("/v1/bot-callbacks/999999/event", {
+      token: a.config.callback.token,
+      body: { seq: 1, type: "heartbeat", eventTime: new Date().toISOString(), data: {} },
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ detail: "Bot not found" });
+  });
+
+  it("refuses callbacks for a bot that was never deployed (it has no token yet)", async () => {
+    const created = await server.api.post("/v1/bots", { token: user.token, body: { meetingInfo: TEST_MEETING } });
+    const res = await server.api.post(`/v1/bot-callbacks/${created.body.id}/event`, {
+      token: "x".repeat(43),
+      body: { seq: 1, type: "heartbeat", eventTime: new Date().toISOString(), data: {} },
+    });
+    expect(res.status).toBe(401);
+  });
+
+  it("normalizes event times with an offset to UTC", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    await runner.sendRaw({ seq: 1, type: "status", eventTime: "2030-01-02T03:04:05+02:00", data: { status: "JOINING_CALL" } });
+    const agg = await get(`/v1/events?bot_id=${botId}`);
+    expect(agg.body.events[0].eventTime).toBe("2030-01-02T01:04:05.000Z");
+  });
+});
