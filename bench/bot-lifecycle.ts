@@ -31,7 +31,13 @@ async function main() {
   const mock = await startMockHost({ port: 0 });
   const dataDir = await mkdtemp(join(tmpdir(), "meetbot-bench-"));
   const launcher = new LocalProcessLauncher({ dataDir });
-  const server = await startServer({ port: 0, dataDir, launcher, allowedMeetingHosts: ["127.0.0.1"], logLevel: "warn" });
+  const server = await startServer({
+    port: 0,
+    dataDir,
+    launcher,
+    allowedMeetingHosts: ["127.0.0.1"],
+    logLevel: "warn",
+  });
   const api = new ApiClient(server.url);
   await api.register(`bench-${Date.now()}@example.com`, "bench-password-1", "Bench");
   // A fresh meeting per run, with a code in Meet's own format (xxx-xxxx-xxx).
@@ -44,7 +50,12 @@ async function main() {
     const browser = await chromium.launch({
       executablePath: CHROMIUM_PATH,
       headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+      ],
     });
     const page = await browser.newPage();
     await page.goto(`${pageUrl("flr", i)}?admit=open`, { waitUntil: "load" });
@@ -59,7 +70,10 @@ async function main() {
   let processes = 0;
   for (let i = 0; i < RUNS; i++) {
     const bot = await api.createBot({
-      meetingInfo: { platform: "google", meetingUrl: `${pageUrl("bot", i)}?admit=open&participants=2&endAfterMs=9000` },
+      meetingInfo: {
+        platform: "google",
+        meetingUrl: `${pageUrl("bot", i)}?admit=open&participants=2&endAfterMs=9000`,
+      },
       botDisplayName: "Bench Bot",
     });
     const deployedAt = Date.now();
@@ -76,12 +90,14 @@ async function main() {
     if (final.status !== "DONE") throw new Error(`bench bot ${bot.id} ended ${final.status}`);
     const events = await api.events({ bot_id: bot.id, page_size: 100 });
     const at = (type: string) => {
-      const event = events.events.find((e) => e.eventType === type) as { eventTime?: string } | undefined;
+      const event = events.events.find((e) => e.eventType === type);
       return event?.eventTime ? Date.parse(event.eventTime) - deployedAt : Number.NaN;
     };
     toInCall.push(at("IN_CALL"));
     toFirstFrame.push(at("RECORDING"));
-    process.stdout.write(`run ${i + 1}/${RUNS}: deploy→IN_CALL ${ms(at("IN_CALL"))}, first frame ${ms(at("RECORDING"))}\n`);
+    process.stdout.write(
+      `run ${i + 1}/${RUNS}: deploy→IN_CALL ${ms(at("IN_CALL"))}, first frame ${ms(at("RECORDING"))}\n`,
+    );
   }
   await server.close();
   await mock.close();

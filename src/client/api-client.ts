@@ -30,6 +30,13 @@ export interface BotEventView {
   data: Record<string, unknown> | null;
 }
 
+export interface AggregatedEventView extends BotEventView {
+  botId: number;
+  botName: string;
+  platform: string;
+  data: Record<string, unknown>;
+}
+
 export class ApiClient {
   private token = "";
 
@@ -64,9 +71,7 @@ export class ApiClient {
     return this.call("GET", `/v1/bots/${botId}/logs`);
   }
 
-  events(
-    query: Record<string, string | number>,
-  ): Promise<{ events: Array<{ eventType: string; botId: number }> }> {
+  events(query: Record<string, string | number>): Promise<{ events: AggregatedEventView[]; total: number }> {
     const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
     return this.call("GET", `/v1/events?${qs}`);
   }

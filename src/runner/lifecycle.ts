@@ -58,7 +58,8 @@ export class BotLifecycle {
       this.log.info({ endedBy }, "done");
       return { status: "DONE" };
     } catch (error) {
-      return this.fail(error);
+      // `await`, so that the failure is handled (screenshot, partial upload) before cleanUp closes the browser.
+      return await this.fail(error);
     } finally {
       await this.cleanUp();
     }

@@ -45,6 +45,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     else json(request, body as string, done);
   });
   app.decorateRequest("user", null);
+  closeKeepAliveSocketsOnShutdown(app);
 
   const services = createServices({
     db: deps.db.kysely,
@@ -63,12 +64,40 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   return app;
 }
 
+/**
+ * Fastify closes idle keep-alive sockets once, when close() starts. A response that finishes just
+ * after that (a client has all of a Content-Length body before the server's "finish") would leave
+ * its socket open until the keep-alive timeout and hold close() up; sweep again after each one.
+ */
+function closeKeepAliveSocketsOnShutdown(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onResponse", async () => {
+    if (closing) setImmediate(() => app.server.closeIdleConnections());
+  });
+}
+
+/** A download link's signature is a credential: request logs show it redacted. */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&]signature=)[^&]*/gi, "$1[redacted]");
+}
+
 function loggerOptions(level: string): FastifyServerOptions["logger"] {
-  if (level === "silent" || !process.stdout.isTTY) return { level };
+  const serializers = {
+    req: (req: { method: string; url: string; ip?: string }) => ({
+      method: req.method,
+      url: redactUrl(req.url),
+      remoteAddress: req.ip,
+    }),
+  };
+  // JSON logs; pretty only on a terminal, and only where pino-pretty is installed (a dev dependency).
+  if (level === "silent" || !process.stdout.isTTY) return { level, serializers };
   try {
     createRequire(import.meta.url).resolve("pino-pretty");
-    return { level, transport: { target: "pino-pretty" } };
+    return { level, serializers, transport: { target: "pino-pretty" } };
   } catch {
-    return { level };
+    return { level, serializers };
   }
 }

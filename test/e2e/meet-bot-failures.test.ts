@@ -14,7 +14,10 @@ describe("a bot that cannot get into the call", () => {
   it("is denied by the host: FATAL ADMISSION_DENIED, with a screenshot of what it saw", async () => {
     const { api, mock } = stack;
     const bot = await api.createBot({
-      meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/den-iedb-ott?admit=deny&admitAfterMs=500` },
+      meetingInfo: {
+        platform: "google",
+        meetingUrl: `${mock.url}/meet/den-iedb-ott?admit=deny&admitAfterMs=500`,
+      },
     });
     await api.deploy(bot.id);
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });

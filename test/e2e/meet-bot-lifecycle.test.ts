@@ -18,11 +18,16 @@ describe("a bot in a mock Google Meet, end to end", () => {
   it("joins through the lobby, records the call, reports everyone, and delivers a playable recording", async () => {
     const { api, mock, control } = stack;
     const code = "abc-defg-hij";
+    const meeting = (await control.configure("google", code, {
+      participants: 2,
+      admit: "auto",
+      admitAfterMs: 1500,
+      endAfterMs: 10000,
+    })) as { participants: Array<{ name: string }> };
+    const expectedNames = meeting.participants.map((p) => p.name).sort();
+    expect(expectedNames.length).toBe(2);
     const bot = await api.createBot({
-      meetingInfo: {
-        platform: "google",
-        meetingUrl: `${mock.url}/meet/${code}?participants=2&admit=auto&admitAfterMs=1500&endAfterMs=10000`,
-      },
+      meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/${code}` },
       botDisplayName: "E2E Bot",
       meetingTitle: "Standup",
     });
@@ -32,12 +37,7 @@ describe("a bot in a mock Google Meet, end to end", () => {
     expect(final.status).toBe("DONE");
 
     // Statuses in order, as the aggregated event list shows them.
-    const aggregated = byId((await api.events({ bot_id: bot.id, page_size: 100 })).events as never[]) as Array<{
-      id: number;
-      eventType: string;
-      eventTime: string;
-      data: Record<string, unknown>;
-    }>;
+    const aggregated = byId((await api.events({ bot_id: bot.id, page_size: 100 })).events);
     expect(aggregated.map((e) => e.eventType)).toEqual([
       "JOINING_CALL",
       "IN_WAITING_ROOM",
@@ -49,9 +49,6 @@ describe("a bot in a mock Google Meet, end to end", () => {
     expect(aggregated.find((e) => e.eventType === "CALL_ENDED")?.data.subCode).toBe("MEETING_ENDED");
 
     // Everyone in the call, by name, as the mock seated them.
-    const meeting = (await control.state("google", code)) as { participants: Array<{ name: string }> };
-    const expectedNames = meeting.participants.map((p) => p.name).sort();
-    expect(expectedNames.length).toBe(2);
     const events = await api.botEvents(bot.id);
     const joinedNames = events
       .filter((e) => e.eventType === "PARTICIPANT_JOINED")
@@ -93,7 +90,9 @@ describe("a bot in a mock Google Meet, end to end", () => {
     });
     await api.deploy(bot.id);
     await api.waitForStatus(bot.id, ["IN_WAITING_ROOM", "FATAL"], { timeoutMs: 60_000 });
-    const waiting = (await control.state("google", code)) as { attendees: Array<{ name: string; state: string }> };
+    const waiting = (await control.state("google", code)) as {
+      attendees: Array<{ name: string; state: string }>;
+    };
     expect(waiting.attendees).toEqual([expect.objectContaining({ name: "Lobby Bot", state: "lobby" })]);
 
     await control.admit("google", code);

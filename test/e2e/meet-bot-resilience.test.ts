@@ -29,13 +29,17 @@ async function botRecording(code: string, query = "admit=open&participants=2") {
   return { botId: bot.id, recordingStartedAt: Date.parse(started.eventTime) };
 }
 
-const recordingOnDisk = (botId: number) => join(stack.dataDir, "bots", String(botId), "work", "recording.mp4");
+const recordingOnDisk = (botId: number) =>
+  join(stack.dataDir, "bots", String(botId), "work", "recording.mp4");
 
 describe("a bot that is stopped or loses its control plane", () => {
   it("on SIGTERM in the call: leaves, finalizes and uploads the recording, reports DONE, exits 0", async () => {
     const { api, launcher } = stack;
     const { botId } = await botRecording("sig-term-bot");
-    await eventually(async () => ((await probeDuration(recordingOnDisk(botId))) >= 3000 ? true : undefined), "3 s");
+    await eventually(
+      async () => ((await probeDuration(recordingOnDisk(botId))) >= 3000 ? true : undefined),
+      "3 s",
+    );
     const exited = launcher.waitForExit(botId);
     await launcher.stop(botId);
     expect(await exited).toEqual({ code: 0, signal: null });
@@ -76,13 +80,10 @@ describe("a bot that is stopped or loses its control plane", () => {
     const { api, control } = stack;
     const code = "out-agea-bot";
     const { botId } = await botRecording(code);
-    await eventually(
-      async () => {
-        const joined = (await api.botEvents(botId)).filter((e) => e.eventType === "PARTICIPANT_JOINED");
-        return joined.length === 2 ? true : undefined;
-      },
-      "both participants reported",
-    );
+    await eventually(async () => {
+      const joined = (await api.botEvents(botId)).filter((e) => e.eventType === "PARTICIPANT_JOINED");
+      return joined.length === 2 ? true : undefined;
+    }, "both participants reported");
 
     const restart = await stack.stopServer();
     // While the server is away: someone joins and then the host ends the meeting.
@@ -96,7 +97,9 @@ describe("a bot that is stopped or loses its control plane", () => {
     expect(final.status).toBe("DONE");
     expect(final.recording).not.toBeNull();
     const events = await api.botEvents(botId);
-    const names = events.filter((e) => e.eventType === "PARTICIPANT_JOINED").map((e) => e.data?.participantName);
+    const names = events
+      .filter((e) => e.eventType === "PARTICIPANT_JOINED")
+      .map((e) => e.data?.participantName);
     expect(names).toHaveLength(3);
     expect(names).toContain("Dana Outage");
     const counts = new Map<string, number>();
@@ -104,10 +107,7 @@ describe("a bot that is stopped or loses its control plane", () => {
     for (const once of ["BOT_JOINED", "RECORDING_STARTED", "RECORDING_STOPPED", "BOT_LEFT"]) {
       expect(counts.get(once), once).toBe(1);
     }
-    const aggregated = (await api.events({ bot_id: botId, page_size: 100 })).events as Array<{
-      id: number;
-      eventType: string;
-    }>;
+    const aggregated = (await api.events({ bot_id: botId, page_size: 100 })).events;
     expect([...aggregated].sort((a, b) => a.id - b.id).map((e) => e.eventType)).toEqual([
       "JOINING_CALL",
       "IN_CALL",

@@ -70,11 +70,15 @@ export class Api {
     const response = await fetch(new URL(path, this.baseUrl), {
       method,
       headers: { ...headers, ...opts.headers },
-      ...(body === undefined ? {} : { body }),
+      ...(body === undefined ? {} : { body: body as BodyInit }),
     });
     const text = await response.text();
     const isJson = response.headers.get("content-type")?.includes("application/json") ?? false;
-    return { status: response.status, body: (isJson && text ? JSON.parse(text) : text) as T, headers: response.headers };
+    return {
+      status: response.status,
+      body: (isJson && text ? JSON.parse(text) : text) as T,
+      headers: response.headers,
+    };
   }
 }
 
@@ -151,11 +155,20 @@ export async function registerUser(api: Api, name = "Test User"): Promise<TestUs
   const password = "correct horse battery";
   const res = await api.post("/v1/auth/register", { body: { email, password, name } });
   if (res.status !== 201) throw new Error(`register failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return { token: res.body.access_token, refreshToken: res.body.refresh_token, userId: res.body.user_id, email, password };
+  return {
+    token: res.body.access_token,
+    refreshToken: res.body.refresh_token,
+    userId: res.body.user_id,
+    email,
+    password,
+  };
 }
 
 /** A meeting URL the test server accepts (127.0.0.1 is in its allowed hosts). */
-export const TEST_MEETING = { platform: "google", meetingUrl: "http://127.0.0.1:9/meet/abc-defg-hij" } as const;
+export const TEST_MEETING = {
+  platform: "google",
+  meetingUrl: "http://127.0.0.1:9/meet/abc-defg-hij",
+} as const;
 
 /** Creates a bot for `user` and deploys it; returns its id and the BotConfig the runner got. */
 export async function deployedBot(
@@ -167,10 +180,12 @@ export async function deployedBot(
     token: user.token,
     body: { meetingInfo: TEST_MEETING, meetingTitle: "Weekly sync", botDisplayName: "Notetaker", ...body },
   });
-  if (created.status !== 201) throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body)}`);
+  if (created.status !== 201)
+    throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body)}`);
   const botId = created.body.id as number;
   const deployed = await server.api.post(`/v1/bots/${botId}/deploy`, { token: user.token });
-  if (deployed.status !== 200) throw new Error(`deploy failed: ${deployed.status} ${JSON.stringify(deployed.body)}`);
+  if (deployed.status !== 200)
+    throw new Error(`deploy failed: ${deployed.status} ${JSON.stringify(deployed.body)}`);
   const config = server.launcher.configFor(botId);
   return { botId, config, runner: new FakeRunner(config) };
 }

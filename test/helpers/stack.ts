@@ -35,7 +35,11 @@ export async function startStack() {
     async stopServer(): Promise<() => Promise<void>> {
       await server.close();
       return async () => {
-        server = await startServer({ ...serverOptions, port, launcher: new LocalProcessLauncher({ dataDir }) });
+        server = await startServer({
+          ...serverOptions,
+          port,
+          launcher: new LocalProcessLauncher({ dataDir }),
+        });
       };
     },
     async close() {
@@ -49,6 +53,10 @@ export async function startStack() {
 export class MockControl {
   constructor(private readonly baseUrl: string) {}
 
+  /** Sets up a meeting's scenario before a bot arrives; answers with its state (participants...). */
+  configure(platform: string, id: string, scenario: Record<string, unknown>) {
+    return this.call("PUT", platform, id, "", scenario);
+  }
   state(platform: string, id: string) {
     return this.call("GET", platform, id, "");
   }
@@ -68,13 +76,18 @@ export class MockControl {
       ...(body ? { headers: { "content-type": "application/json" }, body: JSON.stringify(body) } : {}),
     });
     const json = (await response.json()) as Record<string, unknown>;
-    if (!response.ok) throw new Error(`mock control ${method} ${suffix}: ${response.status} ${JSON.stringify(json)}`);
+    if (!response.ok)
+      throw new Error(`mock control ${method} ${suffix}: ${response.status} ${JSON.stringify(json)}`);
     return json;
   }
 }
 
 /** Waits until `check` returns a value (not undefined), polling a condition with a deadline. */
-export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

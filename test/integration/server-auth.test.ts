@@ -36,7 +36,9 @@ describe("POST /v1/auth/register", () => {
     const email = newEmail();
     const body = { email, password: "long enough password", name: "Ada" };
     expect((await server.api.post("/v1/auth/register", { body })).status).toBe(201);
-    const again = await server.api.post("/v1/auth/register", { body: { ...body, email: email.toUpperCase() } });
+    const again = await server.api.post("/v1/auth/register", {
+      body: { ...body, email: email.toUpperCase() },
+    });
     expect(again.status).toBe(409);
     expect(typeof again.body.detail).toBe("string");
   });
@@ -51,7 +53,9 @@ describe("POST /v1/auth/register", () => {
   });
 
   it("answers 422 type missing for an absent field", async () => {
-    const res = await server.api.post("/v1/auth/register", { body: { email: newEmail(), password: "long enough" } });
+    const res = await server.api.post("/v1/auth/register", {
+      body: { email: newEmail(), password: "long enough" },
+    });
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([{ loc: ["body", "name"], msg: "Field required", type: "missing" }]);
   });
@@ -72,7 +76,9 @@ describe("POST /v1/auth/register", () => {
 describe("POST /v1/auth/login", () => {
   it("answers the authentication result with an integer user_id", async () => {
     const user = await registerUser(server.api, "Grace");
-    const res = await server.api.post("/v1/auth/login", { body: { email: user.email, password: user.password } });
+    const res = await server.api.post("/v1/auth/login", {
+      body: { email: user.email, password: user.password },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ token_type: "bearer", email: user.email, name: "Grace" });
     expect(res.body.user_id).toBe(Number(user.userId.slice(4)));
@@ -82,7 +88,9 @@ describe("POST /v1/auth/login", () => {
 
   it("answers the same 401 for a wrong password and an unknown e-mail", async () => {
     const user = await registerUser(server.api);
-    const wrong = await server.api.post("/v1/auth/login", { body: { email: user.email, password: "wrong password" } });
+    const wrong = await server.api.post("/v1/auth/login", {
+      body: { email: user.email, password: "wrong password" },
+    });
     const unknown = await server.api.post("/v1/auth/login", {
       body: { email: newEmail(), password: "wrong password" },
     });

@@ -20,7 +20,11 @@ const createBot = (body: Record<string, unknown>, token = user.token) =>
 
 describe("POST /v1/bots", () => {
   it("creates a READY_TO_DEPLOY bot with the spec's fields", async () => {
-    const res = await createBot({ meetingInfo: TEST_MEETING, botDisplayName: "Scribe", meetingTitle: "Standup" });
+    const res = await createBot({
+      meetingInfo: TEST_MEETING,
+      botDisplayName: "Scribe",
+      meetingTitle: "Standup",
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.any(Number),
@@ -34,8 +38,12 @@ describe("POST /v1/bots", () => {
   });
 
   it("accepts the real platforms' hosts and zoom by meeting id", async () => {
-    const meet = await createBot({ meetingInfo: { platform: "google", meetingUrl: "https://meet.google.com/abc-defg-hij" } });
-    const zoom = await createBot({ meetingInfo: { platform: "zoom", meetingId: "123456789", meetingPassword: "x" } });
+    const meet = await createBot({
+      meetingInfo: { platform: "google", meetingUrl: "https://meet.google.com/abc-defg-hij" },
+    });
+    const zoom = await createBot({
+      meetingInfo: { platform: "zoom", meetingId: "123456789", meetingPassword: "x" },
+    });
     const teams = await createBot({
       meetingInfo: { platform: "teams", meetingId: "m", tenantId: "t", organizerId: "o" },
     });
@@ -45,7 +53,11 @@ describe("POST /v1/bots", () => {
   });
 
   it("refuses a meeting URL on a host that is neither the platform's nor allowed", async () => {
-    for (const meetingUrl of ["https://evil.example.com/meet/x", "https://zoom.us/j/123", "http://127.0.0.2/x"]) {
+    for (const meetingUrl of [
+      "https://evil.example.com/meet/x",
+      "https://zoom.us/j/123",
+      "http://127.0.0.2/x",
+    ]) {
       const res = await createBot({ meetingInfo: { platform: "google", meetingUrl } });
       expect(res.status, meetingUrl).toBe(422);
       expect(res.body.detail).toEqual([
@@ -57,7 +69,9 @@ describe("POST /v1/bots", () => {
   it("answers 422 at body.meetingInfo.platform for a missing platform", async () => {
     const res = await createBot({ meetingInfo: { meetingUrl: "https://meet.google.com/abc" } });
     expect(res.status).toBe(422);
-    expect(res.body.detail).toEqual([{ loc: ["body", "meetingInfo", "platform"], msg: "Field required", type: "missing" }]);
+    expect(res.body.detail).toEqual([
+      { loc: ["body", "meetingInfo", "platform"], msg: "Field required", type: "missing" },
+    ]);
   });
 
   it("applies core's rules: platform fields, duration ranges, URL scheme", async () => {
@@ -66,14 +80,20 @@ describe("POST /v1/bots", () => {
       [{ meetingInfo: { platform: "skype", meetingUrl: "https://x" } }, "body.meetingInfo.platform"],
       [{ meetingInfo: TEST_MEETING, heartbeatInterval: 10 }, "body.heartbeatInterval"],
       [{ meetingInfo: TEST_MEETING, heartbeatInterval: "5000" }, "body.heartbeatInterval"],
-      [{ meetingInfo: TEST_MEETING, automaticLeave: { waitingRoomTimeout: 5 } }, "body.automaticLeave.waitingRoomTimeout"],
+      [
+        { meetingInfo: TEST_MEETING, automaticLeave: { waitingRoomTimeout: 5 } },
+        "body.automaticLeave.waitingRoomTimeout",
+      ],
       [{ meetingInfo: TEST_MEETING, callbackUrl: "ftp://example.com/hook" }, "body.callbackUrl"],
       [{ meetingInfo: TEST_MEETING, botDisplayName: "" }, "body.botDisplayName"],
     ];
     for (const [body, loc] of cases) {
       const res = await createBot(body);
       expect(res.status, loc).toBe(422);
-      expect(res.body.detail.map((d: { loc: string[] }) => d.loc.join(".")), loc).toContain(loc);
+      expect(
+        res.body.detail.map((d: { loc: string[] }) => d.loc.join(".")),
+        loc,
+      ).toContain(loc);
       for (const d of res.body.detail) {
         expect(typeof d.msg).toBe("string");
         expect(typeof d.type).toBe("string");
@@ -157,7 +177,13 @@ describe("GET /v1/bots/:id", () => {
     const { id } = (await createBot({ meetingInfo: TEST_MEETING })).body;
     const res = await server.api.get(`/v1/bots/${id}`, { token: user.token });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id, status: "READY_TO_DEPLOY", recording: null, deploymentError: null, lastHeartbeat: null });
+    expect(res.body).toMatchObject({
+      id,
+      status: "READY_TO_DEPLOY",
+      recording: null,
+      deploymentError: null,
+      lastHeartbeat: null,
+    });
   });
 
   it("answers 404 Bot not found for a missing bot and 422 at path.id for a non-numeric id", async () => {
@@ -194,7 +220,11 @@ describe("POST /v1/bots/:id/deploy", () => {
       botDisplayName: "Scribe",
       meetingTitle: "Planning",
       heartbeatInterval: 2_000,
-      automaticLeave: { waitingRoomTimeout: 60_000, noOneJoinedTimeout: 300_000, everyoneLeftTimeout: 300_000 },
+      automaticLeave: {
+        waitingRoomTimeout: 60_000,
+        noOneJoinedTimeout: 300_000,
+        everyoneLeftTimeout: 300_000,
+      },
       callback: { baseUrl: server.url },
       upload: { url: `${server.url}/v1/bot-callbacks/${id}/recording` },
       workDir: `${server.dataDir}/bots/${id}/work`,
@@ -241,7 +271,9 @@ describe("POST /v1/bots/:id/deploy", () => {
     const agg = await server.api.get(`/v1/events?bot_id=${id}`, { token: user.token });
     expect(agg.body.events.map((e: { eventType: string }) => e.eventType)).toEqual(["FATAL"]);
     const logs = await server.api.get(`/v1/bots/${id}/logs?level=error`, { token: user.token });
-    expect(logs.body).toEqual([expect.objectContaining({ level: "error", message: "launch failed: no runner slots" })]);
+    expect(logs.body).toEqual([
+      expect.objectContaining({ level: "error", message: "launch failed: no runner slots" }),
+    ]);
   });
 });
 

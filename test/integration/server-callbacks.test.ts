@@ -33,7 +33,10 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");
-    const joined = { type: "participant.joined", data: { participantId: "p1", participantName: "Alice" } } as const;
+    const joined = {
+      type: "participant.joined",
+      data: { participantId: "p1", participantName: "Alice" },
+    } as const;
     const first = await runner.send(joined, { seq: 3 });
     const replay = await runner.send(joined, { seq: 3 });
     expect(first.body).toEqual({ applied: true, status: "IN_CALL" });
@@ -45,7 +48,9 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect(statusReplay.body).toMatchObject({ applied: false, duplicate: true, status: "IN_CALL" });
 
     const events = await get(`/v1/bots/${botId}/events`);
-    expect(events.body.filter((e: { eventType: string }) => e.eventType === "PARTICIPANT_JOINED")).toHaveLength(1);
+    expect(
+      events.body.filter((e: { eventType: string }) => e.eventType === "PARTICIPANT_JOINED"),
+    ).toHaveLength(1);
     expect(events.body.filter((e: { eventType: string }) => e.eventType === "BOT_JOINED")).toHaveLength(1);
   });
 
@@ -56,7 +61,9 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect(illegal.body).toEqual({ detail: "illegal transition DEPLOYING -> DONE" });
     expect((await get(`/v1/bots/${botId}`)).body.status).toBe("DEPLOYING");
     const warnings = await get(`/v1/bots/${botId}/logs?level=warn`);
-    expect(warnings.body).toEqual([expect.objectContaining({ level: "warn", message: expect.stringContaining("DEPLOYING -> DONE") })]);
+    expect(warnings.body).toEqual([
+      expect.objectContaining({ level: "warn", message: expect.stringContaining("DEPLOYING -> DONE") }),
+    ]);
     // seq 1 was not consumed: a legal event with that seq still applies
     const legal = await runner.send({ type: "status", data: { status: "JOINING_CALL" } }, { seq: 1 });
     expect(legal.body).toEqual({ applied: true, status: "JOINING_CALL" });
@@ -104,7 +111,11 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     const { botId, runner } = await deployedBot(server, user);
     const noSeq = await runner.sendRaw({ type: "heartbeat", eventTime: new Date().toISOString(), data: {} });
     expect(noSeq.status).toBe(422);
-    expect(noSeq.body.detail).toContainEqual({ loc: ["body", "seq"], msg: "Field required", type: "missing" });
+    expect(noSeq.body.detail).toContainEqual({
+      loc: ["body", "seq"],
+      msg: "Field required",
+      type: "missing",
+    });
     const badStatus = await runner.sendRaw({
       seq: 1,
       type: "status",
@@ -139,7 +150,10 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
   });
 
   it("refuses callbacks for a bot that was never deployed (it has no token yet)", async () => {
-    const created = await server.api.post("/v1/bots", { token: user.token, body: { meetingInfo: TEST_MEETING } });
+    const created = await server.api.post("/v1/bots", {
+      token: user.token,
+      body: { meetingInfo: TEST_MEETING },
+    });
     const res = await server.api.post(`/v1/bot-callbacks/${created.body.id}/event`, {
       token: "x".repeat(43),
       body: { seq: 1, type: "heartbeat", eventTime: new Date().toISOString(), data: {} },
@@ -149,7 +163,12 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
 
   it("normalizes event times with an offset to UTC", async () => {
     const { botId, runner } = await deployedBot(server, user);
-    await runner.sendRaw({ seq: 1, type: "status", eventTime: "2030-01-02T03:04:05+02:00", data: { status: "JOINING_CALL" } });
+    await runner.sendRaw({
+      seq: 1,
+      type: "status",
+      eventTime: "2030-01-02T03:04:05+02:00",
+      data: { status: "JOINING_CALL" },
+    });
     const agg = await get(`/v1/events?bot_id=${botId}`);
     expect(agg.body.events[0].eventTime).toBe("2030-01-02T01:04:05.000Z");
   });

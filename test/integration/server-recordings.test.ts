@@ -38,16 +38,25 @@ async function fetchBytes(url: string, headers: Record<string, string> = {}) {
 
 describe("a bot's whole life, played by a fake runner", () => {
   it("goes from deploy to DONE with events, aggregated events, a recording and a download link", async () => {
-    const { botId, runner } = await deployedBot(server, user, { botDisplayName: "Scribe", meetingTitle: "Retro" });
+    const { botId, runner } = await deployedBot(server, user, {
+      botDisplayName: "Scribe",
+      meetingTitle: "Retro",
+    });
     expect((await get(`/v1/bots/${botId}`)).body.status).toBe("DEPLOYING");
 
     expect((await runner.status("JOINING_CALL")).body.status).toBe("JOINING_CALL");
     expect((await runner.status("IN_WAITING_ROOM")).body.status).toBe("IN_WAITING_ROOM");
     expect((await runner.status("IN_CALL")).body.status).toBe("IN_CALL");
     await runner.send({ type: "recording.started", data: { width: 1280, height: 720, frameRate: 25 } });
-    await runner.send({ type: "participant.joined", data: { participantId: "p-1", participantName: "Alice Liddell" } });
+    await runner.send({
+      type: "participant.joined",
+      data: { participantId: "p-1", participantName: "Alice Liddell" },
+    });
     await runner.send({ type: "heartbeat", data: {} });
-    await runner.send({ type: "participant.left", data: { participantId: "p-1", participantName: "Alice Liddell" } });
+    await runner.send({
+      type: "participant.left",
+      data: { participantId: "p-1", participantName: "Alice Liddell" },
+    });
     await runner.send({ type: "recording.stopped", data: { durationMs: 2000, sizeBytes: mp4.length } });
     expect((await runner.status("CALL_ENDED", { subCode: "MEETING_ENDED" })).body.status).toBe("CALL_ENDED");
 
@@ -82,11 +91,21 @@ describe("a bot's whole life, played by a fake runner", () => {
 
     const agg = await get(`/v1/events?bot_id=${botId}`);
     expect(agg.body.total).toBe(6);
-    expect(types(agg.body.events)).toEqual(["DONE", "CALL_ENDED", "RECORDING", "IN_CALL", "IN_WAITING_ROOM", "JOINING_CALL"]);
+    expect(types(agg.body.events)).toEqual([
+      "DONE",
+      "CALL_ENDED",
+      "RECORDING",
+      "IN_CALL",
+      "IN_WAITING_ROOM",
+      "JOINING_CALL",
+    ]);
     expect(agg.body.events[0]).toMatchObject({ botId, botName: "Scribe", platform: "google" });
     const inCall = await get(`/v1/events?bot_id=${botId}&event_type=IN_CALL`);
     expect(inCall.body.total).toBe(1);
-    expect(inCall.body.events[0]).toMatchObject({ eventType: "IN_CALL", data: { meetingTitle: "Retro", platform: "google" } });
+    expect(inCall.body.events[0]).toMatchObject({
+      eventType: "IN_CALL",
+      data: { meetingTitle: "Retro", platform: "google" },
+    });
 
     const info = await get(`/v1/recordings/${botId}`);
     expect(info.status).toBe(200);

@@ -21,7 +21,8 @@ export interface RunnerExit {
   signal: NodeJS.Signals | null;
 }
 
-const Command = z.array(z.string().min(1)).min(1);
+/** A program (non-empty) and its arguments. */
+const Command = z.tuple([z.string().min(1)], z.string());
 
 /** The folder holding package.json, walking up from `from` (works from src/ and dist/src/). */
 export function findRepoRoot(from: string = import.meta.url): string {
@@ -34,7 +35,10 @@ export function findRepoRoot(from: string = import.meta.url): string {
   }
 }
 
-export function resolveRunnerCommand(option: string[] | undefined, env: NodeJS.ProcessEnv): string[] {
+export function resolveRunnerCommand(
+  option: string[] | undefined,
+  env: NodeJS.ProcessEnv,
+): [string, ...string[]] {
   if (option) return Command.parse(option);
   const fromEnv = env.MEETBOT_RUNNER_COMMAND;
   if (fromEnv) {
@@ -56,7 +60,7 @@ export function resolveRunnerCommand(option: string[] | undefined, env: NodeJS.P
  * server never stops a running bot. stdout and stderr are appended to the bot's runner.log.
  */
 export class LocalProcessLauncher implements Launcher {
-  private readonly command: string[];
+  private readonly command: [string, ...string[]];
   private readonly env: NodeJS.ProcessEnv;
   private readonly children = new Map<number, { child: ChildProcess; exited: Promise<RunnerExit> }>();
 
@@ -75,7 +79,7 @@ export class LocalProcessLauncher implements Launcher {
     if (config.workDir) await mkdir(config.workDir, { recursive: true });
     const log = await open(logFile, "a", 0o600);
     try {
-      const [file, ...args] = this.command as [string, ...string[]];
+      const [file, ...args] = this.command;
       const child = spawn(file, args, {
         detached: true,
         stdio: ["ignore", log.fd, log.fd],
