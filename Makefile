@@ -29,7 +29,8 @@ build: $(STAMP)
 	npx tsc -p tsconfig.build.json
 
 lint: $(STAMP)
-	npx biome check .
+	npx eslint .
+	npx prettier --check .
 
 typecheck: $(STAMP)
 	npx tsc -p tsconfig.json --noEmit

@@ -10,7 +10,7 @@ type MeetHooks = typeof MEET_HOOKS & SnapshotHooks;
  */
 export function meetSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
   const hooks = rawHooks as MeetHooks;
-  // biome-ignore lint/performance/useDomNodeTextContent: only rendered text counts; a hidden lobby message must not
+  // innerText, not textContent: only rendered text counts; a hidden lobby message must not.
   const text = document.body?.innerText ?? "";
   const says = (phrases: readonly string[]) => phrases.some((phrase) => text.includes(phrase));
   const none: Participant[] = [];

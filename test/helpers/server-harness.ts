@@ -19,7 +19,7 @@ import { type StartServerOptions, startServer } from "../../src/server/main.js";
  * play the runner with the very BotConfig a real runner would get.
  */
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are whatever JSON the test expects
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are whatever JSON the test expects
 type Json = any;
 
 export interface ApiResponse<T = Json> {

@@ -119,7 +119,9 @@ class EventStream {
   /** Resolves when the host ends the stream, after any remaining events. */
   async ended(): Promise<void> {
     const deadline = Date.now() + DEADLINE_MS;
-    while (await this.next(deadline)) {}
+    while (await this.next(deadline)) {
+      // drain: the events themselves are not needed here
+    }
   }
 
   close(): void {

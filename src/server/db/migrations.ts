@@ -7,7 +7,7 @@ import type { DialectName } from "./database.js";
  * Append new migrations; never edit one that has shipped.
  */
 export function migrations(dialect: DialectName): Record<string, Migration> {
-  // biome-ignore lint/suspicious/noExplicitAny: migrations run against a schema that is still changing
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations run against a schema that is still changing
   const id = <T extends string>(table: CreateTableBuilder<T, any>) =>
     dialect === "sqlite"
       ? table.addColumn("id", "integer", (col) => col.primaryKey().autoIncrement())
@@ -15,7 +15,7 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
 
   return {
     "0001_initial": {
-      // biome-ignore lint/suspicious/noExplicitAny: see above
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
       async up(db: Kysely<any>) {
         await id(db.schema.createTable("users"))
           .addColumn("email", "varchar(320)", (col) => col.notNull().unique())
@@ -83,7 +83,7 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
   };
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the migrator is schema agnostic
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator is schema agnostic
 export async function migrateToLatest(db: Kysely<any>, dialect: DialectName): Promise<void> {
   const all = migrations(dialect);
   const migrator = new Migrator({ db, provider: { getMigrations: async () => all } });
