@@ -18,7 +18,10 @@ export interface RunOptions {
   headedDisplay?: string;
 }
 
-/** Runs one bot to its end; resolves with the process exit code (0 DONE, 1 FATAL). */
+/**
+ * Runs one bot to its end; resolves with the process exit code: 0 for DONE or a requested stop
+ * (SIGTERM/SIGINT: the bot left, finalized and reported as asked), 1 for any other FATAL.
+ */
 export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<number> {
   const workDir = config.workDir ?? join(tmpdir(), "meetbot", `bot-${config.botId}`);
   await mkdir(workDir, { recursive: true });
@@ -33,7 +36,9 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
     opts,
   );
 
+  let stopRequested = false;
   const onSignal = (signal: string) => {
+    stopRequested = true;
     log.info({ signal }, "stop requested: leaving the call and finalizing the recording");
     lifecycle.requestStop();
   };
@@ -51,5 +56,5 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
   reporter.stop();
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);
-  return outcome.status === "DONE" ? 0 : 1;
+  return outcome.status === "DONE" || stopRequested ? 0 : 1;
 }
