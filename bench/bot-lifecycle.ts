@@ -68,6 +68,7 @@ async function main() {
   const cores: number[] = [];
   const pss: number[] = [];
   let processes = 0;
+  let breakdown = "";
   for (let i = 0; i < RUNS; i++) {
     const bot = await api.createBot({
       meetingInfo: {
@@ -85,6 +86,10 @@ async function main() {
       cores.push(sample.cores);
       pss.push(sample.pssBytes);
       processes = sample.processes;
+      breakdown = Object.entries(sample.pssByName)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, bytes]) => `${name} ${Math.round(bytes / 2 ** 20)}`)
+        .join(", ");
     }
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
     if (final.status !== "DONE") throw new Error(`bench bot ${bot.id} ended ${final.status}`);
@@ -111,6 +116,7 @@ async function main() {
     `  deploy → first recorded frame                    p50 ${ms(percentile(toFirstFrame, 50))}  p95 ${ms(percentile(toFirstFrame, 95))}`,
     `  ratio deploy→IN_CALL / floor (p50)               ${(percentile(toInCall, 50) / percentile(floor, 50)).toFixed(2)}x   (goal ≤ 2x)`,
     `  while recording, whole tree (${processes} processes)  CPU ${mean(cores).toFixed(2)} cores (goal ≤ 0.6)  PSS ${Math.round(mean(pss) / 2 ** 20)} MB (goal ≤ 500)`,
+    `  PSS by process (MB, last run): ${breakdown}`,
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
 }

@@ -23,12 +23,13 @@ export function processTree(root: number): number[] {
   return tree;
 }
 
-function readStat(pid: number): { ppid: number; cpuTicks: number } | null {
+function readStat(pid: number): { name: string; ppid: number; cpuTicks: number } | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name may contain spaces and parentheses; fields start after the last ')'.
+    const name = text.slice(text.indexOf("(") + 1, text.lastIndexOf(")"));
     const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return { ppid: Number(fields[1]), cpuTicks: Number(fields[11]) + Number(fields[12]) };
+    return { name, ppid: Number(fields[1]), cpuTicks: Number(fields[11]) + Number(fields[12]) };
   } catch {
     return null;
   }
@@ -51,20 +52,26 @@ function pss(pid: number): number {
 export async function sampleTree(
   root: number,
   durationMs: number,
-): Promise<{ cores: number; pssBytes: number; processes: number }> {
+): Promise<{ cores: number; pssBytes: number; processes: number; pssByName: Record<string, number> }> {
   const ticks = () => processTree(root).reduce((sum, pid) => sum + (readStat(pid)?.cpuTicks ?? 0), 0);
   const startTicks = ticks();
   const started = Date.now();
   const pssSamples: number[] = [];
   let processes = 0;
+  let pssByName: Record<string, number> = {};
   while (Date.now() - started < durationMs) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const tree = processTree(root);
     processes = tree.length;
-    pssSamples.push(tree.reduce((sum, pid) => sum + pss(pid), 0));
+    pssByName = {};
+    for (const pid of tree) {
+      const name = readStat(pid)?.name ?? "?";
+      pssByName[name] = (pssByName[name] ?? 0) + pss(pid);
+    }
+    pssSamples.push(Object.values(pssByName).reduce((a, b) => a + b, 0));
   }
   const seconds = (Date.now() - started) / 1000;
   const cores = (ticks() - startTicks) / CLOCK_TICKS / seconds;
   const pssBytes = pssSamples.reduce((a, b) => a + b, 0) / Math.max(1, pssSamples.length);
-  return { cores, pssBytes, processes };
+  return { cores, pssBytes, processes, pssByName };
 }

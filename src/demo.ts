@@ -36,22 +36,40 @@ export async function runDemo(): Promise<number> {
       meetingTitle: "Demo meeting",
     });
     say(`created bot ${bot.id} (${bot.status}) for ${meetingUrl}`);
-    await api.deploy(bot.id);
+    const deployed = await api.deploy(bot.id);
+    say(`status ${deployed.status}`);
 
-    const shown = new Set<number>();
-    const showNewEvents = async () => {
-      for (const event of await api.botEvents(bot.id)) {
-        if (shown.has(event.id)) continue;
-        shown.add(event.id);
-        say(`  event ${event.eventType}${describe(event)}`);
+    // Statuses come from the aggregated event list, so none is missed however quickly they
+    // follow each other; participants and recording events from the bot's own list.
+    const shown = new Set<string>();
+    const showNew = async () => {
+      const statuses = (await api.events({ bot_id: bot.id, page_size: 100 })).events;
+      const events = await api.botEvents(bot.id);
+      const fresh = [
+        ...statuses.map((e) => ({
+          key: `s${e.id}`,
+          time: e.eventTime,
+          text: `status ${e.eventType}${describe(e)}`,
+        })),
+        ...events.map((e) => ({
+          key: `e${e.id}`,
+          time: e.eventTime,
+          text: `  event ${e.eventType}${describe(e)}`,
+        })),
+      ]
+        .filter((line) => !shown.has(line.key))
+        .sort((a, b) => a.time.localeCompare(b.time));
+      for (const line of fresh) {
+        shown.add(line.key);
+        say(line.text);
       }
     };
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], {
       timeoutMs: 120_000,
       intervalMs: 250,
-      onChange: (b) => say(`status ${b.status}`),
+      onPoll: showNew,
     });
-    await showNewEvents();
+    await showNew();
     if (final.status !== "DONE") {
       say(`bot failed: ${JSON.stringify(final.deploymentError)}`);
       for (const line of await api.botLogs(bot.id)) say(`  log ${line.level}: ${line.message}`);
@@ -82,6 +100,7 @@ export async function runDemo(): Promise<number> {
 }
 
 function describe(event: BotEventView): string {
+  if (event.eventType === "RECORDING") return "";
   const data = event.data ?? {};
   const name = data.participantName;
   if (typeof name === "string") return `: ${name}`;

@@ -84,7 +84,13 @@ export class ApiClient {
   async waitForStatus(
     botId: number,
     statuses: readonly string[],
-    opts: { timeoutMs: number; onChange?: (bot: BotView) => void; intervalMs?: number },
+    opts: {
+      timeoutMs: number;
+      intervalMs?: number;
+      onChange?: (bot: BotView) => void;
+      /** Called on every poll, e.g. to show new events while waiting. */
+      onPoll?: (bot: BotView) => Promise<void>;
+    },
   ): Promise<BotView> {
     const deadline = Date.now() + opts.timeoutMs;
     let last = "";
@@ -94,6 +100,7 @@ export class ApiClient {
         last = bot.status;
         opts.onChange?.(bot);
       }
+      await opts.onPoll?.(bot);
       if (statuses.includes(bot.status)) return bot;
       if (Date.now() > deadline) {
         throw new Error(

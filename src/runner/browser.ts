@@ -9,7 +9,8 @@ import { BotFailure } from "./errors.js";
 export const CHROMIUM_PATH = process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 /**
- * Flags that matter: the network ones keep Chromium from flooding a closed network with
+ * Flags that matter (Playwright adds its own set, including a --disable-features list that a
+ * second --disable-features here would replace): the network ones keep Chromium from flooding a closed network with
  * background requests; fake capture devices answer the sites' getUserMedia without hardware;
  * the autoplay policy lets the meeting's audio play without a user gesture.
  */
@@ -23,11 +24,16 @@ const CHROMIUM_ARGS = [
   "--disable-quic",
   "--no-first-run",
   "--no-default-browser-check",
-  "--disable-features=Translate,MediaRouter",
   "--autoplay-policy=no-user-gesture-required",
   "--use-fake-ui-for-media-stream",
   "--use-fake-device-for-media-stream",
   "--window-position=0,0",
+  // Fewer processes, less memory: one bot shows one page, so the GPU process (software here
+  // anyway), the zygotes and per-site renderers buy nothing.
+  "--in-process-gpu",
+  "--no-zygote",
+  "--disable-site-isolation-trials",
+  "--renderer-process-limit=1",
 ];
 
 let stealthInstalled = false;

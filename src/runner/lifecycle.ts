@@ -72,12 +72,14 @@ export class BotLifecycle {
       height: recording.height,
       ...(this.opts.headedDisplay ? { existingDisplay: this.opts.headedDisplay } : {}),
     });
+    this.log.info({ display: this.media.display, uptimeMs: uptimeMs() }, "display and sound ready");
     this.browser = await launchBrowser({
       display: this.media.display,
       width: recording.width,
       height: recording.height,
       env: this.media.pulseEnv,
     });
+    this.log.info({ uptimeMs: uptimeMs() }, "browser ready");
     const { page } = this.browser;
     page.on("crash", () => this.interrupt.abort(new BotFailure("BROWSER_CRASHED", "the page crashed")));
     this.browser.context.on("close", () =>
@@ -270,7 +272,7 @@ export class BotLifecycle {
   }
 
   private status(status: "JOINING_CALL" | "IN_WAITING_ROOM" | "IN_CALL" | "CALL_ENDED", subCode?: SubCode) {
-    this.log.info({ status, subCode }, "status");
+    this.log.info({ status, subCode, uptimeMs: uptimeMs() }, "status");
     this.reporter.report({ type: "status", data: { status, ...(subCode ? { subCode } : {}) } });
   }
 
@@ -278,6 +280,9 @@ export class BotLifecycle {
     if (this.interrupt.signal.aborted) throw this.interrupt.signal.reason;
   }
 }
+
+/** Milliseconds since the runner process started: where the time to join goes. */
+const uptimeMs = () => Math.round(process.uptime() * 1000);
 
 /** CALL_ENDED subCodes for which the platform already took the bot out of the call. */
 const END_PHASES_BY_CODE: Partial<Record<SubCode, true>> = { MEETING_ENDED: true, REMOVED: true };

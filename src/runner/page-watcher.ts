@@ -87,11 +87,11 @@ function observe(snapshot: () => unknown): void {
     last = json;
     w.__meetbotSnapshot(json);
   };
-  // Coalesce bursts of mutations into one check per frame-ish.
+  // Coalesce a burst of mutations (a re-rendered screen) into one check.
   const schedule = () => {
     if (scheduled) return;
     scheduled = true;
-    setTimeout(check, 50);
+    setTimeout(check, 10);
   };
   const start = () => {
     new MutationObserver(schedule).observe(document, {

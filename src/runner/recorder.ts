@@ -47,12 +47,13 @@ export class Recorder {
     const { width, height, frameRate, display, audioSource } = this.opts;
     const args = [
       ...["-hide_banner", "-loglevel", "warning", "-nostats", "-y", "-copyts"],
-      ...["-progress", "pipe:1", "-stats_period", "0.5"],
+      ...["-progress", "pipe:1", "-stats_period", "0.1"],
       ...["-thread_queue_size", "1024", "-f", "x11grab", "-draw_mouse", "0"],
       ...["-video_size", `${width}x${height}`, "-framerate", String(frameRate), "-i", display],
       ...["-thread_queue_size", "1024", "-f", "pulse", "-i", audioSource],
       ...["-vf", `setpts=PTS-${t0}/TB`, "-af", `asetpts=PTS-${t0}/TB`],
-      ...["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-g", String(frameRate * 2)],
+      ...["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency"],
+      ...["-pix_fmt", "yuv420p", "-g", String(frameRate * 2)],
       ...["-c:a", "aac", "-b:a", "128k"],
       ...["-movflags", "+frag_keyframe+empty_moov+default_base_moof"],
       ...["-frag_duration", "1000000", "-flush_packets", "1"],
