@@ -27,10 +27,19 @@ const percentile = (values: number[], p: number) => {
 };
 const ms = (v: number) => `${Math.round(v)} ms`;
 
-async function main() {
-  const mock = await startMockHost({ port: 0 });
+interface Figures {
+  toInCall: number[];
+  toFirstFrame: number[];
+  cores: number[];
+  pss: number[];
+  processes: number;
+  breakdown: string;
+}
+
+/** Runs RUNS bots one after another through a fresh server and launcher; returns their figures. */
+async function measureBots(mockUrl: string, warmRunners: number, meetingPrefix: string): Promise<Figures> {
   const dataDir = await mkdtemp(join(tmpdir(), "meetbot-bench-"));
-  const launcher = new LocalProcessLauncher({ dataDir });
+  const launcher = new LocalProcessLauncher({ dataDir, warmRunners });
   const server = await startServer({
     port: 0,
     dataDir,
@@ -40,10 +49,62 @@ async function main() {
   });
   const api = new ApiClient(server.url);
   await api.register(`bench-${Date.now()}@example.com`, "bench-password-1", "Bench");
-  // A fresh meeting per run, with a code in Meet's own format (xxx-xxxx-xxx).
-  const letter = (n: number) => String.fromCharCode(97 + (n % 26));
-  const pageUrl = (prefix: string, i: number) => `${mock.url}/meet/${prefix}-benc-hm${letter(i)}`;
+  const figures: Figures = {
+    toInCall: [],
+    toFirstFrame: [],
+    cores: [],
+    pss: [],
+    processes: 0,
+    breakdown: "",
+  };
+  for (let i = 0; i < RUNS; i++) {
+    // With a pool, give it time to refill as it would between real deploys.
+    if (warmRunners > 0) await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const bot = await api.createBot({
+      meetingInfo: {
+        platform: "google",
+        meetingUrl: `${meetingUrl(mockUrl, meetingPrefix, i)}?admit=open&participants=2&endAfterMs=9000`,
+      },
+      botDisplayName: "Bench Bot",
+    });
+    const deployedAt = Date.now();
+    await api.deploy(bot.id);
+    await api.waitForStatus(bot.id, ["IN_CALL", "FATAL", "DONE"], { timeoutMs: 60_000, intervalMs: 50 });
+    const pid = launcher.pid(bot.id);
+    if (pid) {
+      const sample = await sampleTree(pid, SAMPLE_MS);
+      figures.cores.push(sample.cores);
+      figures.pss.push(sample.pssBytes);
+      figures.processes = sample.processes;
+      figures.breakdown = Object.entries(sample.pssByName)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, bytes]) => `${name} ${Math.round(bytes / 2 ** 20)}`)
+        .join(", ");
+    }
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
+    if (final.status !== "DONE") throw new Error(`bench bot ${bot.id} ended ${final.status}`);
+    const events = await api.events({ bot_id: bot.id, page_size: 100 });
+    const at = (type: string) => {
+      const event = events.events.find((e) => e.eventType === type);
+      return event?.eventTime ? Date.parse(event.eventTime) - deployedAt : Number.NaN;
+    };
+    figures.toInCall.push(at("IN_CALL"));
+    figures.toFirstFrame.push(at("RECORDING"));
+    process.stdout.write(
+      `${warmRunners > 0 ? "warm" : "cold"} run ${i + 1}/${RUNS}: deploy→IN_CALL ${ms(at("IN_CALL"))}, first frame ${ms(at("RECORDING"))}\n`,
+    );
+  }
+  await server.close();
+  await launcher.close();
+  return figures;
+}
 
+/** A fresh meeting per run, with a code in Meet's own format (xxx-xxxx-xxx). */
+function meetingUrl(mockUrl: string, prefix: string, i: number): string {
+  return `${mockUrl}/meet/${prefix}-benc-hm${String.fromCharCode(97 + (i % 26))}`;
+}
+
+async function measureFloor(mockUrl: string): Promise<number[]> {
   const floor: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const t0 = performance.now();
@@ -58,65 +119,35 @@ async function main() {
       ],
     });
     const page = await browser.newPage();
-    await page.goto(`${pageUrl("flr", i)}?admit=open`, { waitUntil: "load" });
+    await page.goto(`${meetingUrl(mockUrl, "flr", i)}?admit=open`, { waitUntil: "load" });
     floor.push(performance.now() - t0);
     await browser.close();
   }
+  return floor;
+}
 
-  const toInCall: number[] = [];
-  const toFirstFrame: number[] = [];
-  const cores: number[] = [];
-  const pss: number[] = [];
-  let processes = 0;
-  let breakdown = "";
-  for (let i = 0; i < RUNS; i++) {
-    const bot = await api.createBot({
-      meetingInfo: {
-        platform: "google",
-        meetingUrl: `${pageUrl("bot", i)}?admit=open&participants=2&endAfterMs=9000`,
-      },
-      botDisplayName: "Bench Bot",
-    });
-    const deployedAt = Date.now();
-    await api.deploy(bot.id);
-    await api.waitForStatus(bot.id, ["IN_CALL", "FATAL", "DONE"], { timeoutMs: 60_000, intervalMs: 50 });
-    const pid = launcher.pid(bot.id);
-    if (pid) {
-      const sample = await sampleTree(pid, SAMPLE_MS);
-      cores.push(sample.cores);
-      pss.push(sample.pssBytes);
-      processes = sample.processes;
-      breakdown = Object.entries(sample.pssByName)
-        .sort((a, b) => b[1] - a[1])
-        .map(([name, bytes]) => `${name} ${Math.round(bytes / 2 ** 20)}`)
-        .join(", ");
-    }
-    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
-    if (final.status !== "DONE") throw new Error(`bench bot ${bot.id} ended ${final.status}`);
-    const events = await api.events({ bot_id: bot.id, page_size: 100 });
-    const at = (type: string) => {
-      const event = events.events.find((e) => e.eventType === type);
-      return event?.eventTime ? Date.parse(event.eventTime) - deployedAt : Number.NaN;
-    };
-    toInCall.push(at("IN_CALL"));
-    toFirstFrame.push(at("RECORDING"));
-    process.stdout.write(
-      `run ${i + 1}/${RUNS}: deploy→IN_CALL ${ms(at("IN_CALL"))}, first frame ${ms(at("RECORDING"))}\n`,
-    );
-  }
-  await server.close();
+async function main() {
+  const mock = await startMockHost({ port: 0 });
+  const floor = await measureFloor(mock.url);
+  const cold = await measureBots(mock.url, 0, "cld");
+  const warm = process.env.BENCH_COLD_ONLY ? cold : await measureBots(mock.url, 1, "wrm");
   await mock.close();
 
   const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
+  const p = (v: number[]) => `p50 ${ms(percentile(v, 50))}  p95 ${ms(percentile(v, 95))}`;
+  const ratio = (v: number[]) => `${(percentile(v, 50) / percentile(floor, 50)).toFixed(2)}x`;
   const lines = [
     "",
-    `meetbot bench (${RUNS} runs, 1280x720@25, ${new Date().toISOString()})`,
-    `  floor: bare Chromium launch → mock page loaded   p50 ${ms(percentile(floor, 50))}  p95 ${ms(percentile(floor, 95))}`,
-    `  deploy → IN_CALL                                 p50 ${ms(percentile(toInCall, 50))}  p95 ${ms(percentile(toInCall, 95))}`,
-    `  deploy → first recorded frame                    p50 ${ms(percentile(toFirstFrame, 50))}  p95 ${ms(percentile(toFirstFrame, 95))}`,
-    `  ratio deploy→IN_CALL / floor (p50)               ${(percentile(toInCall, 50) / percentile(floor, 50)).toFixed(2)}x   (goal ≤ 2x)`,
-    `  while recording, whole tree (${processes} processes)  CPU ${mean(cores).toFixed(2)} cores (goal ≤ 0.6)  PSS ${Math.round(mean(pss) / 2 ** 20)} MB (goal ≤ 500)`,
-    `  PSS by process (MB, last run): ${breakdown}`,
+    `meetbot bench (${RUNS} runs each, 1280x720@25, ${new Date().toISOString()})`,
+    `  floor: bare Chromium launch → mock page loaded        ${p(floor)}`,
+    `  cold runner: deploy → IN_CALL                         ${p(cold.toInCall)}   ratio to floor ${ratio(cold.toInCall)}`,
+    `  cold runner: deploy → first recorded frame            ${p(cold.toFirstFrame)}`,
+    `  warm runner (MEETBOT_WARM_RUNNERS=1): deploy → IN_CALL ${p(warm.toInCall)}   ratio to floor ${ratio(warm.toInCall)}   (goal ≤ 2x)`,
+    `  warm runner: deploy → first recorded frame            ${p(warm.toFirstFrame)}`,
+    // PSS from cold runs only: a warm pool's idle runner shares the binaries' pages, which would
+    // halve their share in the measured tree and flatter the figure.
+    `  while recording, whole tree (${cold.processes} processes): CPU ${mean(cold.cores).toFixed(2)} cores (goal ≤ 0.6), PSS ${Math.round(mean(cold.pss) / 2 ** 20)} MB (goal ≤ 500)`,
+    `  PSS by process (MB, last cold run): ${cold.breakdown}`,
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
 }

@@ -9,6 +9,9 @@ Usage:
   meetbot run [--config FILE] [--headed]
       Run one bot. The config comes from --config FILE or the BOT_CONFIG environment variable.
       --headed shows the browser on your own $DISPLAY instead of a private virtual display.
+  meetbot run --warm [--width 1280 --height 720]
+      Prepare display, sound and browser first, then read the bot's config as one JSON line on
+      stdin (what the server's warm pool, MEETBOT_WARM_RUNNERS, uses to join faster).
   meetbot mock [--port 8090] [--host 127.0.0.1]
       Serve the mock meeting pages (Google Meet at /meet/<code>) and their control API.
   meetbot demo
@@ -62,8 +65,40 @@ function port(value: unknown, fallback: number): number {
   return n;
 }
 
+function dimension(value: unknown, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 240 || n > 3840) {
+    process.stderr.write(`meetbot: --${name} must be an integer 240-3840, got "${value}"\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
 async function run(args: string[]): Promise<number> {
-  const values = parse(args, { config: { type: "string" }, headed: { type: "boolean" } });
+  const values = parse(args, {
+    config: { type: "string" },
+    headed: { type: "boolean" },
+    warm: { type: "boolean" },
+    width: { type: "string" },
+    height: { type: "string" },
+  });
+  let headedDisplay: string | undefined;
+  if (values.headed) {
+    headedDisplay = process.env.DISPLAY;
+    if (!headedDisplay) {
+      process.stderr.write("meetbot run: --headed needs a display, but DISPLAY is not set\n");
+      return 2;
+    }
+  }
+  if (values.warm) {
+    const { runWarm } = await import("./runner/main.js");
+    return runWarm({
+      width: dimension(values.width, 1280, "width"),
+      height: dimension(values.height, 720, "height"),
+      ...(headedDisplay ? { headedDisplay } : {}),
+    });
+  }
   const { loadBotConfig, ConfigError } = await import("./runner/config.js");
   let config: ReturnType<typeof loadBotConfig>;
   try {
@@ -72,14 +107,6 @@ async function run(args: string[]): Promise<number> {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`meetbot run: ${error.message}\n`);
     return 2;
-  }
-  let headedDisplay: string | undefined;
-  if (values.headed) {
-    headedDisplay = process.env.DISPLAY;
-    if (!headedDisplay) {
-      process.stderr.write("meetbot run: --headed needs a display, but DISPLAY is not set\n");
-      return 2;
-    }
   }
   const { runBot } = await import("./runner/main.js");
   return runBot(config, { ...(headedDisplay ? { headedDisplay } : {}) });

@@ -24,6 +24,11 @@ export function loadBotConfig(opts: { file?: string; env?: NodeJS.ProcessEnv }):
   } else {
     throw new ConfigError("no bot config: set BOT_CONFIG to the config's JSON or pass --config FILE");
   }
+  return parseBotConfig(text, source);
+}
+
+/** Validates a BotConfig given as JSON text; `source` names where it came from in errors. */
+export function parseBotConfig(text: string, source: string): BotConfig {
   let json: unknown;
   try {
     json = JSON.parse(text);

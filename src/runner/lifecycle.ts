@@ -4,12 +4,11 @@ import type { Logger } from "pino";
 import type { Page } from "playwright";
 import { END_PHASES, FAILURE_PHASES, type Phase, type PlatformAdapter } from "../../platforms/adapter.js";
 import type { BotConfig, SubCode } from "../core/index.js";
-import { type BotBrowser, launchBrowser } from "./browser.js";
 import { BotFailure } from "./errors.js";
-import { type MediaEnvironment, startMediaEnvironment } from "./media-env.js";
 import { PageWatcher, PhaseTimeout } from "./page-watcher.js";
 import { Recorder, type RecordingResult } from "./recorder.js";
 import type { Reporter } from "./reporter.js";
+import { prepareStage, type Stage } from "./stage.js";
 import { uploadRecording } from "./upload.js";
 import { watchCall } from "./watch-call.js";
 
@@ -32,8 +31,7 @@ export type Outcome = { status: "DONE" } | { status: "FATAL"; subCode: SubCode; 
  */
 export class BotLifecycle {
   private readonly interrupt = new AbortController();
-  private media: MediaEnvironment | null = null;
-  private browser: BotBrowser | null = null;
+  private stage: Stage | null = null;
   private recorder: Recorder | null = null;
 
   constructor(
@@ -42,7 +40,8 @@ export class BotLifecycle {
     private readonly adapter: PlatformAdapter,
     private readonly reporter: Reporter,
     private readonly log: Logger,
-    private readonly opts: { headedDisplay?: string },
+    /** `stage`: one a warm runner prepared before it got its config; else the bot makes its own. */
+    private readonly opts: { headedDisplay?: string; stage?: Stage },
   ) {}
 
   /** Asks the bot to leave now; the run still finalizes, uploads and reports. */
@@ -67,22 +66,20 @@ export class BotLifecycle {
 
   private async joinAndAttend(): Promise<SubCode> {
     const { recording } = this.config;
-    this.media = await startMediaEnvironment({
-      width: recording.width,
-      height: recording.height,
-      ...(this.opts.headedDisplay ? { existingDisplay: this.opts.headedDisplay } : {}),
-    });
-    this.log.info({ display: this.media.display, uptimeMs: uptimeMs() }, "display and sound ready");
-    this.browser = await launchBrowser({
-      display: this.media.display,
-      width: recording.width,
-      height: recording.height,
-      env: this.media.pulseEnv,
-    });
-    this.log.info({ uptimeMs: uptimeMs() }, "browser ready");
-    const { page } = this.browser;
+    const stage =
+      this.opts.stage ??
+      (await prepareStage(
+        {
+          width: recording.width,
+          height: recording.height,
+          ...(this.opts.headedDisplay ? { headedDisplay: this.opts.headedDisplay } : {}),
+        },
+        this.log,
+      ));
+    this.stage = stage;
+    const { page, context } = stage.browser;
     page.on("crash", () => this.interrupt.abort(new BotFailure("BROWSER_CRASHED", "the page crashed")));
-    this.browser.context.on("close", () =>
+    context.on("close", () =>
       this.interrupt.abort(new BotFailure("BROWSER_CRASHED", "the browser closed unexpectedly")),
     );
     const watcher = await PageWatcher.attach(page, this.adapter.snapshot, {
@@ -108,9 +105,9 @@ export class BotLifecycle {
     this.recorder = new Recorder(
       {
         ...recording,
-        display: this.media.display,
-        audioSource: this.media.audioSource,
-        pulseEnv: this.media.pulseEnv,
+        display: stage.media.display,
+        audioSource: stage.media.audioSource,
+        pulseEnv: stage.media.pulseEnv,
       },
       join(this.workDir, "recording.mp4"),
       this.log,
@@ -243,7 +240,7 @@ export class BotLifecycle {
 
   /** A screenshot and the page's HTML, so a failure can be understood after the fact. */
   private async saveArtifacts(): Promise<string[]> {
-    const page = this.browser?.page;
+    const page = this.stage?.browser.page;
     if (!page || page.isClosed()) return [];
     const dir = join(this.workDir, "artifacts");
     const saved: string[] = [];
@@ -262,17 +259,16 @@ export class BotLifecycle {
   }
 
   private async cleanUp(): Promise<void> {
-    await this.browser?.close();
-    await this.media?.close();
+    await this.stage?.close();
   }
 
   private page(): Page {
-    if (!this.browser) throw new Error("no browser");
-    return this.browser.page;
+    if (!this.stage) throw new Error("no browser");
+    return this.stage.browser.page;
   }
 
   private status(status: "JOINING_CALL" | "IN_WAITING_ROOM" | "IN_CALL" | "CALL_ENDED", subCode?: SubCode) {
-    this.log.info({ status, subCode, uptimeMs: uptimeMs() }, "status");
+    this.log.info({ status, subCode, uptimeMs: Math.round(process.uptime() * 1000) }, "status");
     this.reporter.report({ type: "status", data: { status, ...(subCode ? { subCode } : {}) } });
   }
 
@@ -280,9 +276,6 @@ export class BotLifecycle {
     if (this.interrupt.signal.aborted) throw this.interrupt.signal.reason;
   }
 }
-
-/** Milliseconds since the runner process started: where the time to join goes. */
-const uptimeMs = () => Math.round(process.uptime() * 1000);
 
 /** CALL_ENDED subCodes for which the platform already took the bot out of the call. */
 const END_PHASES_BY_CODE: Partial<Record<SubCode, true>> = { MEETING_ENDED: true, REMOVED: true };

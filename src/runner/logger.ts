@@ -6,7 +6,7 @@ import type { Reporter } from "./reporter.js";
 const PINO_LEVEL_NAMES: Record<number, LogLevel> = { 40: "warn", 50: "error", 60: "error" };
 
 /** The runner's logger before the reporter exists (and the reporter's own, to avoid loops). */
-export function baseLogger(botId: number): Logger {
+export function baseLogger(botId: number | null): Logger {
   return pino({ level: process.env.MEETBOT_LOG_LEVEL ?? "info", base: { botId } });
 }
 

@@ -5,7 +5,9 @@ import { adapterFor } from "../../platforms/index.js";
 import type { BotConfig } from "../core/index.js";
 import { BotLifecycle } from "./lifecycle.js";
 import { baseLogger, botLogger } from "./logger.js";
+import { ConfigError, parseBotConfig } from "./config.js";
 import { Reporter } from "./reporter.js";
+import { prepareStage, type Stage } from "./stage.js";
 
 /**
  * How long a finished runner keeps trying to deliver its last events to an unreachable control
@@ -16,6 +18,8 @@ const FINAL_DELIVERY_TIMEOUT_MS = Number(process.env.MEETBOT_FINAL_DELIVERY_TIME
 export interface RunOptions {
   /** Use this X display (the developer's own) instead of a private Xvfb. */
   headedDisplay?: string;
+  /** A stage a warm runner prepared; the bot makes its own without one. */
+  stage?: Stage;
 }
 
 /**
@@ -57,4 +61,68 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);
   return outcome.status === "DONE" || stopRequested ? 0 : 1;
+}
+
+/**
+ * A warm runner: it prepares a stage (display, sound, a launched browser) before it knows its
+ * bot, then reads the BotConfig as one JSON line on stdin. A launcher that keeps one ready
+ * saves a deploy the process start, the imports and the browser launch: most of the time to
+ * join. A config for another recording size gets a fresh stage; stdin closing first, or SIGTERM,
+ * ends the runner quietly.
+ */
+export async function runWarm(opts: {
+  width: number;
+  height: number;
+  headedDisplay?: string;
+}): Promise<number> {
+  const log = baseLogger(null).child({ warm: true });
+  const stage = await prepareStage(opts, log);
+  log.info("warm: ready, waiting for a bot config on stdin");
+  const line = await Promise.race([readLine(process.stdin), untilSignal()]);
+  if (line === null) {
+    log.info("warm: no bot came (stdin closed or stop requested); exiting");
+    await stage.close();
+    return 0;
+  }
+  let config: BotConfig;
+  try {
+    config = parseBotConfig(line, "stdin");
+  } catch (error) {
+    await stage.close();
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`meetbot run --warm: ${error.message}\n`);
+    return 2;
+  }
+  const fits = config.recording.width === stage.width && config.recording.height === stage.height;
+  if (!fits) await stage.close();
+  return runBot(config, {
+    ...(opts.headedDisplay ? { headedDisplay: opts.headedDisplay } : {}),
+    ...(fits ? { stage } : {}),
+  });
+}
+
+/** The first line of a stream, or null if it ends without one. */
+function readLine(stream: NodeJS.ReadableStream): Promise<string | null> {
+  return new Promise((resolve) => {
+    let text = "";
+    const onData = (chunk: Buffer | string) => {
+      text += chunk.toString();
+      const end = text.indexOf("\n");
+      if (end < 0) return;
+      stream.off("data", onData);
+      stream.off("end", onEnd);
+      stream.pause();
+      resolve(text.slice(0, end));
+    };
+    const onEnd = () => resolve(text.trim() ? text : null);
+    stream.on("data", onData);
+    stream.once("end", onEnd);
+  });
+}
+
+function untilSignal(): Promise<null> {
+  return new Promise((resolve) => {
+    process.once("SIGTERM", () => resolve(null));
+    process.once("SIGINT", () => resolve(null));
+  });
 }

@@ -26,7 +26,9 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   const db = await openDatabase({ kind: "sqlite", file: config.paths.database });
 
   let publicBaseUrl = config.publicBaseUrl;
-  const launcher = opts.launcher ?? new LocalProcessLauncher({ dataDir: config.dataDir });
+  // A launcher handed in belongs to the caller; one made here is closed with the server.
+  const ownLauncher = opts.launcher ? null : new LocalProcessLauncher({ dataDir: config.dataDir });
+  const launcher = opts.launcher ?? (ownLauncher as LocalProcessLauncher);
   const app = await buildApp({
     config,
     db,
@@ -56,6 +58,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     port,
     close: () => {
       closing ??= (async () => {
+        await ownLauncher?.close();
         await app.close();
         await db.close();
       })();

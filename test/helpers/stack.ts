@@ -12,13 +12,13 @@ import { startServer } from "../../src/server/main.js";
  * on a temporary SQLite data dir, and real runner processes (the compiled CLI) launched by the
  * default local launcher. Nothing is faked but the meeting pages.
  */
-export async function startStack() {
+export async function startStack(opts: { warmRunners?: number } = {}) {
   if (!existsSync(join(findRepoRoot(), "dist", "src", "cli.js"))) {
     throw new Error("end-to-end tests run the compiled runner: run `make build` first");
   }
   const mock = await startMockHost({ port: 0 });
   const dataDir = await mkdtemp(join(tmpdir(), "meetbot-e2e-"));
-  const launcher = new LocalProcessLauncher({ dataDir });
+  const launcher = new LocalProcessLauncher({ dataDir, warmRunners: opts.warmRunners ?? 0 });
   const serverOptions = { dataDir, allowedMeetingHosts: ["127.0.0.1"], logLevel: "warn" };
   let server = await startServer({ ...serverOptions, port: 0, launcher });
   const api = new ApiClient(server.url);
@@ -44,6 +44,7 @@ export async function startStack() {
     },
     async close() {
       await server.close();
+      await launcher.close();
       await mock.close();
     },
   };

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -122,12 +122,94 @@ describe("LocalProcessLauncher", () => {
   });
 });
 
+/** A stand-in warm runner: says it is warm, then writes the config line it gets on stdin. */
+const WARM_SCRIPT = `
+const fs = require("node:fs");
+if (!process.argv.includes("--warm")) process.exit(3);
+console.log("warm and waiting, pid " + process.pid);
+let text = "";
+process.stdin.on("data", (c) => { text += c; });
+process.stdin.on("end", () => {
+  fs.writeFileSync(process.env.REPORT_DIR + "/" + process.pid + ".json", text);
+  console.log("got my bot");
+});
+`;
+
+async function until<T>(check: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("LocalProcessLauncher with warm runners", () => {
+  it("hands a deploy to a waiting runner on stdin, moves its log to the bot's, and refills the pool", async () => {
+    const env = { ...process.env, REPORT_DIR: dataDir };
+    const launcher = new LocalProcessLauncher({
+      dataDir,
+      command: [process.execPath, "-e", WARM_SCRIPT, "--"],
+      env,
+      warmRunners: 1,
+    });
+    const warmDir = path.join(dataDir, "warm");
+    const firstLog = await until(
+      async () => (existsSync(warmDir) ? (await readdir(warmDir))[0] : undefined),
+      "a warm runner's log",
+    );
+    await until(
+      async () =>
+        (await readFile(path.join(warmDir, firstLog), "utf8")).includes("waiting") ? true : undefined,
+      "warm",
+    );
+
+    await launcher.launch(config(21));
+    const pid = launcher.pid(21) as number;
+    const received = await until(
+      () =>
+        existsSync(path.join(dataDir, `${pid}.json`))
+          ? readFile(path.join(dataDir, `${pid}.json`), "utf8")
+          : undefined,
+      "the config on stdin",
+    );
+    expect(BotConfig.parse(JSON.parse(received))).toEqual(config(21));
+    await launcher.waitForExit(21);
+    const botLog = await readFile(launcher.logFile(21), "utf8");
+    expect(botLog).toContain(`warm and waiting, pid ${pid}`);
+    expect(botLog).toContain("got my bot");
+
+    // The pool refills with a new runner, which close() stops since no bot claimed it.
+    const refill = await until(async () => {
+      const logs = await readdir(warmDir);
+      return logs.find((name) => name !== firstLog);
+    }, "a new warm runner");
+    const refillPid = await until(async () => {
+      const match = /pid (\d+)/.exec(await readFile(path.join(warmDir, refill), "utf8"));
+      return match ? Number(match[1]) : undefined;
+    }, "the new runner's pid");
+    await launcher.close();
+    await until(() => (isAlive(refillPid) ? undefined : true), "the idle warm runner to exit");
+  });
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe("resolveRunnerCommand", () => {
   it("prefers the option, then MEETBOT_RUNNER_COMMAND, then node bin/meetbot.js run", () => {
     expect(resolveRunnerCommand(["a", "b"], { MEETBOT_RUNNER_COMMAND: '["c"]' })).toEqual(["a", "b"]);
     expect(resolveRunnerCommand(undefined, { MEETBOT_RUNNER_COMMAND: '["c","--x"]' })).toEqual(["c", "--x"]);
     expect(resolveRunnerCommand(undefined, {})).toEqual([
       process.execPath,
+      "--max-semi-space-size=1",
       path.join(findRepoRoot(), "bin", "meetbot.js"),
       "run",
     ]);

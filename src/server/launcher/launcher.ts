@@ -9,4 +9,6 @@ export interface Launcher {
   launch(config: BotConfig): Promise<void>;
   /** SIGTERM to that runner if running (used by /kill later). */
   stop(botId: number): Promise<void>;
+  /** Releases what the launcher holds besides running bots (e.g. warm runners). */
+  close?(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, open } from "node:fs/promises";
+import { mkdir, open, rename } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -14,6 +14,26 @@ export interface LocalProcessLauncherOptions {
   command?: string[];
   /** Environment of the runner besides BOT_CONFIG; default this process's. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * How many warm runners to keep ready (display, sound and browser already up, waiting for a
+   * config): a deploy then skips most of the time to join, at the cost of an idle browser each.
+   * Default env MEETBOT_WARM_RUNNERS, else 0.
+   */
+  warmRunners?: number;
+}
+
+interface Runner {
+  child: ChildProcess;
+  exited: Promise<RunnerExit>;
+}
+
+function warmRunnersFromEnv(env: NodeJS.ProcessEnv): number {
+  const value = env.MEETBOT_WARM_RUNNERS;
+  if (value === undefined || value === "") return 0;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 16)
+    throw new Error("MEETBOT_WARM_RUNNERS must be an integer 0-16");
+  return n;
 }
 
 export interface RunnerExit {
@@ -52,7 +72,9 @@ export function resolveRunnerCommand(
     if (!result.success) throw new Error("MEETBOT_RUNNER_COMMAND must be a JSON array of strings");
     return result.data;
   }
-  return [process.execPath, path.join(findRepoRoot(), "bin", "meetbot.js"), "run"];
+  // A 1 MB young generation: the runner's heap is small and mostly idle, and V8's default
+  // semi-spaces cost ~40 MB of PSS per bot (measured with `make bench`).
+  return [process.execPath, "--max-semi-space-size=1", path.join(findRepoRoot(), "bin", "meetbot.js"), "run"];
 }
 
 /**
@@ -62,11 +84,17 @@ export function resolveRunnerCommand(
 export class LocalProcessLauncher implements Launcher {
   private readonly command: [string, ...string[]];
   private readonly env: NodeJS.ProcessEnv;
-  private readonly children = new Map<number, { child: ChildProcess; exited: Promise<RunnerExit> }>();
+  private readonly children = new Map<number, Runner>();
+  /** Warm runners: started, stage prepared, waiting for a config on stdin. */
+  private readonly warm: Array<Runner & { logFile: string }> = [];
+  private readonly warmTarget: number;
+  private closed = false;
 
   constructor(private readonly options: LocalProcessLauncherOptions) {
     this.env = options.env ?? process.env;
     this.command = resolveRunnerCommand(options.command, this.env);
+    this.warmTarget = options.warmRunners ?? warmRunnersFromEnv(this.env);
+    void this.replenish();
   }
 
   logFile(botId: number): string {
@@ -77,34 +105,85 @@ export class LocalProcessLauncher implements Launcher {
     const logFile = this.logFile(config.botId);
     await mkdir(path.dirname(logFile), { recursive: true });
     if (config.workDir) await mkdir(config.workDir, { recursive: true });
+    const warm = this.takeWarm();
+    if (warm) {
+      // The open log keeps its inode across the rename, so the runner goes on writing into the
+      // bot's own runner.log.
+      await rename(warm.logFile, logFile);
+      warm.child.stdin?.end(`${JSON.stringify(config)}\n`);
+      this.track(config.botId, warm);
+      void this.replenish();
+      return;
+    }
+    const runner = await this.spawnRunner(logFile, { args: [], env: { BOT_CONFIG: JSON.stringify(config) } });
+    this.track(config.botId, runner);
+    void this.replenish();
+  }
+
+  /** Stops the warm runners no bot has claimed; running bots are left alone. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const runner of this.warm.splice(0)) runner.child.kill("SIGTERM");
+  }
+
+  private takeWarm(): (Runner & { logFile: string }) | undefined {
+    while (this.warm.length > 0) {
+      const runner = this.warm.shift() as Runner & { logFile: string };
+      if (runner.child.exitCode === null && runner.child.signalCode === null) return runner;
+    }
+    return undefined;
+  }
+
+  private async replenish(): Promise<void> {
+    while (!this.closed && this.warm.length < this.warmTarget) {
+      const dir = path.join(this.options.dataDir, "warm");
+      await mkdir(dir, { recursive: true });
+      const logFile = path.join(dir, `runner-${Date.now()}-${this.warm.length}.log`);
+      const runner = await this.spawnRunner(logFile, { args: ["--warm"], env: {}, stdin: true }).catch(
+        () => null,
+      );
+      if (!runner) return; // cannot start runners at all; a deploy will say why
+      const entry = { ...runner, logFile };
+      this.warm.push(entry);
+      // A warm runner that dies while waiting is dropped; the next deploy starts one cold.
+      void runner.exited.then(() => {
+        const index = this.warm.indexOf(entry);
+        if (index >= 0) this.warm.splice(index, 1);
+      });
+    }
+  }
+
+  private track(botId: number, runner: Runner): void {
+    this.children.set(botId, runner);
+    void runner.exited.then(() => {
+      if (this.children.get(botId) === runner) this.children.delete(botId);
+    });
+  }
+
+  private async spawnRunner(
+    logFile: string,
+    how: { args: string[]; env: NodeJS.ProcessEnv; stdin?: boolean },
+  ): Promise<Runner> {
     const log = await open(logFile, "a", 0o600);
     try {
       const [file, ...args] = this.command;
-      const child = spawn(file, args, {
+      const child = spawn(file, [...args, ...how.args], {
         detached: true,
-        stdio: ["ignore", log.fd, log.fd],
-        env: { ...this.env, BOT_CONFIG: JSON.stringify(config) },
+        stdio: [how.stdin ? "pipe" : "ignore", log.fd, log.fd],
+        env: { ...this.env, ...how.env },
       });
       const exited = new Promise<RunnerExit>((resolve) =>
         child.once("exit", (code, signal) => resolve({ code, signal })),
       );
-      const entry = { child, exited };
-      this.children.set(config.botId, entry);
-      void exited.then(() => {
-        if (this.children.get(config.botId) === entry) this.children.delete(config.botId);
+      await new Promise<void>((resolve, reject) => {
+        child.once("spawn", resolve);
+        child.once("error", reject);
       });
-      try {
-        await new Promise<void>((resolve, reject) => {
-          child.once("spawn", resolve);
-          child.once("error", reject);
-        });
-      } catch (err) {
-        this.children.delete(config.botId);
-        throw err;
-      }
-      // Later errors (e.g. a failed kill) must not crash the server.
+      // Later errors (e.g. a failed kill, a closed stdin) must not crash the server.
       child.on("error", () => {});
+      child.stdin?.on("error", () => {});
       child.unref();
+      return { child, exited };
     } finally {
       await log.close();
     }

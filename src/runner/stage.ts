@@ -1,0 +1,52 @@
+import type { Logger } from "pino";
+import { type BotBrowser, launchBrowser } from "./browser.js";
+import { type MediaEnvironment, startMediaEnvironment } from "./media-env.js";
+
+/**
+ * Where a bot performs: its private display and sound card, and a browser showing on them.
+ * Everything about it is independent of the meeting, so a warm runner can prepare one before
+ * it knows which bot it will be.
+ */
+export interface Stage {
+  media: MediaEnvironment;
+  browser: BotBrowser;
+  width: number;
+  height: number;
+  close(): Promise<void>;
+}
+
+export async function prepareStage(
+  opts: { width: number; height: number; headedDisplay?: string },
+  log: Logger,
+): Promise<Stage> {
+  const uptimeMs = () => Math.round(process.uptime() * 1000);
+  const media = await startMediaEnvironment({
+    width: opts.width,
+    height: opts.height,
+    ...(opts.headedDisplay ? { existingDisplay: opts.headedDisplay } : {}),
+  });
+  log.info({ display: media.display, uptimeMs: uptimeMs() }, "display and sound ready");
+  let browser: BotBrowser;
+  try {
+    browser = await launchBrowser({
+      display: media.display,
+      width: opts.width,
+      height: opts.height,
+      env: media.pulseEnv,
+    });
+  } catch (error) {
+    await media.close();
+    throw error;
+  }
+  log.info({ uptimeMs: uptimeMs() }, "browser ready");
+  return {
+    media,
+    browser,
+    width: opts.width,
+    height: opts.height,
+    close: async () => {
+      await browser.close();
+      await media.close();
+    },
+  };
+}
