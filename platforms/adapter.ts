@@ -31,6 +31,11 @@ export interface PageSnapshot {
   phase: Phase;
   /** Other people in the call (never the bot itself). Empty unless in the call. */
   participants: Participant[];
+  /**
+   * Ids (as in `participants`) of those the page currently shows as speaking, from the
+   * platform's own speaking indicator. Optional: an adapter that cannot tell leaves it out.
+   */
+  speakers?: string[];
 }
 
 export type SnapshotHooks = Record<string, unknown> & { selfName: string };
@@ -42,6 +47,15 @@ export const FAILURE_PHASES: Partial<Record<Phase, SubCode>> = {
   blocked: "BLOCKED",
   sign_in: "SIGN_IN_REQUIRED",
   bad_passcode: "BAD_PASSCODE",
+};
+
+/**
+ * Phases in which the bot waits to be let in, with the FATAL subCode it gets when it has waited
+ * waitingRoomTimeout: a lobby (someone must admit it) or a meeting whose host has not started it.
+ */
+export const WAITING_PHASES: Partial<Record<Phase, SubCode>> = {
+  lobby: "WAITING_ROOM_TIMEOUT",
+  host_not_started: "HOST_NOT_STARTED",
 };
 
 /** Phases in which the call is over for the bot, with the CALL_ENDED subCode each gives. */

@@ -2,7 +2,13 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { Page } from "playwright";
-import { END_PHASES, FAILURE_PHASES, type Phase, type PlatformAdapter } from "../../platforms/adapter.js";
+import {
+  END_PHASES,
+  FAILURE_PHASES,
+  type Phase,
+  type PlatformAdapter,
+  WAITING_PHASES,
+} from "../../platforms/adapter.js";
 import type { BotConfig, SubCode } from "../core/index.js";
 import { BotFailure } from "./errors.js";
 import { PageWatcher, PhaseTimeout } from "./page-watcher.js";
@@ -89,7 +95,8 @@ export class BotLifecycle {
 
     this.status("JOINING_CALL");
     await this.open(page);
-    await this.waitFor(watcher, ["prejoin", "lobby", "in_call"], PAGE_LOAD_TIMEOUT_MS, "JOIN_FAILED");
+    const waiting = Object.keys(WAITING_PHASES) as Phase[];
+    await this.waitFor(watcher, ["prejoin", ...waiting, "in_call"], PAGE_LOAD_TIMEOUT_MS, "JOIN_FAILED");
     if (watcher.current.phase === "prejoin") {
       this.throwIfInterrupted();
       await this.adapter
@@ -143,18 +150,19 @@ export class BotLifecycle {
 
   /** From the click on "Ask to join" to being in the call, through the lobby if there is one. */
   private async admission(watcher: PageWatcher): Promise<void> {
-    const settled: Phase[] = ["lobby", "in_call"];
-    await this.waitFor(watcher, settled, JOIN_RESPONSE_TIMEOUT_MS, "JOIN_FAILED");
-    if (watcher.current.phase !== "lobby") return;
+    const waiting = Object.keys(WAITING_PHASES) as Phase[];
+    await this.waitFor(watcher, [...waiting, "in_call"], JOIN_RESPONSE_TIMEOUT_MS, "JOIN_FAILED");
+    if (watcher.current.phase === "in_call") return;
     this.status("IN_WAITING_ROOM");
     const timeout = this.config.automaticLeave.waitingRoomTimeout;
     try {
       await this.waitFor(watcher, ["in_call"], timeout, "WAITING_ROOM_TIMEOUT");
     } catch (error) {
-      if (error instanceof BotFailure && error.subCode === "WAITING_ROOM_TIMEOUT") {
-        await this.adapter.leave(this.page());
-      }
-      throw error;
+      if (!(error instanceof BotFailure && error.subCode === "WAITING_ROOM_TIMEOUT")) throw error;
+      // Waited too long: in a lobby that is WAITING_ROOM_TIMEOUT, for a host HOST_NOT_STARTED.
+      const subCode = WAITING_PHASES[watcher.current.phase] ?? "WAITING_ROOM_TIMEOUT";
+      await this.adapter.leave(this.page());
+      throw new BotFailure(subCode, error.message);
     }
   }
 

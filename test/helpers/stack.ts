@@ -18,7 +18,13 @@ export async function startStack(opts: { warmRunners?: number } = {}) {
   }
   const mock = await startMockHost({ port: 0 });
   const dataDir = await mkdtemp(join(tmpdir(), "meetbot-e2e-"));
-  const launcher = new LocalProcessLauncher({ dataDir, warmRunners: opts.warmRunners ?? 0 });
+  // Runners reach the Zoom and Teams mocks through the adapters' base-URL overrides.
+  const runnerEnv = {
+    ...process.env,
+    MEETBOT_ZOOM_WEB_BASE_URL: mock.url,
+    MEETBOT_TEAMS_WEB_BASE_URL: mock.url,
+  };
+  const launcher = new LocalProcessLauncher({ dataDir, env: runnerEnv, warmRunners: opts.warmRunners ?? 0 });
   const serverOptions = { dataDir, allowedMeetingHosts: ["127.0.0.1"], logLevel: "warn" };
   let server = await startServer({ ...serverOptions, port: 0, launcher });
   const api = new ApiClient(server.url);
