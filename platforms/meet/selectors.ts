@@ -24,6 +24,10 @@ export const MEET_HOOKS = {
   roster: '[aria-label="Participants"]',
   rosterEntry: "[data-participant-id]",
   selfMarker: "[data-self-name]",
+  /** A participant's video tile; the roster entries carry the same attribute, so scope by roster. */
+  tile: "[data-participant-id]",
+  /** Meet marks the tile of whoever is talking: an audio level above 0, or its speaking classes. */
+  speakingTile: '[data-audio-level]:not([data-audio-level="0"]), .Oaajhc, .HX2H7',
   texts: {
     lobby: [
       "Asking to be let in",

@@ -35,7 +35,14 @@ export function meetSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
       seen.add(id);
       participants.push({ id, name });
     }
-    return { phase: "in_call", participants };
+    const speakers = new Set<string>();
+    for (const tile of document.querySelectorAll(hooks.tile)) {
+      if (tile.closest(hooks.roster)) continue;
+      const id = tile.getAttribute("data-participant-id") ?? "";
+      const talking = tile.matches(hooks.speakingTile) || tile.querySelector(hooks.speakingTile) !== null;
+      if (talking && seen.has(id)) speakers.add(id);
+    }
+    return { phase: "in_call", participants, speakers: [...speakers] };
   }
   if (says(hooks.texts.lobby)) return { phase: "lobby", participants: none };
   if (document.querySelector(hooks.nameInput)) return { phase: "prejoin", participants: none };

@@ -76,6 +76,14 @@ export class ApiClient {
     return this.call("GET", `/v1/events?${qs}`);
   }
 
+  recording(botId: number): Promise<{
+    sizeBytes: number;
+    durationSeconds: number;
+    speakerTimeline: Array<{ participantId: string; name: string; startMs: number; endMs: number }>;
+  }> {
+    return this.call("GET", `/v1/recordings/${botId}`);
+  }
+
   recordingDownload(botId: number): Promise<{ url: string; expiresAt: string }> {
     return this.call("GET", `/v1/recordings/${botId}/download`);
   }

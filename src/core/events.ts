@@ -40,6 +40,8 @@ export const RecordingStartedEvent = envelope(
     width: z.number().int(),
     height: z.number().int(),
     frameRate: z.number().int(),
+    /** The wall-clock instant that is 0 s in the recording: speaker times are relative to it. */
+    startedAt: z.iso.datetime({ offset: true }).optional(),
   }),
 );
 export const RecordingStoppedEvent = envelope(
@@ -49,6 +51,9 @@ export const RecordingStoppedEvent = envelope(
     sizeBytes: z.number().int().nonnegative(),
   }),
 );
+/** Someone starts or stops speaking, as the platform's own speaking indicator shows it. */
+export const SpeakerStartedEvent = envelope("speaker.started", Participant);
+export const SpeakerStoppedEvent = envelope("speaker.stopped", Participant);
 export const LogEvent = envelope("log", z.object({ level: LogLevel, message: z.string().max(4000) }));
 export const HeartbeatEvent = envelope("heartbeat", z.object({}));
 
@@ -58,6 +63,8 @@ export const CallbackEvent = z.discriminatedUnion("type", [
   ParticipantLeftEvent,
   RecordingStartedEvent,
   RecordingStoppedEvent,
+  SpeakerStartedEvent,
+  SpeakerStoppedEvent,
   LogEvent,
   HeartbeatEvent,
 ]);
@@ -152,9 +159,72 @@ export function deriveEvents(
     case "recording.stopped":
       botEvents.push({ eventType: "RECORDING_STOPPED", data: { ...event.data } });
       break;
+    // Speaker changes feed the recording's speaker timeline (see speakerTimeline), not the
+    // spec's event lists, which have no type for them.
+    case "speaker.started":
+    case "speaker.stopped":
     case "log":
     case "heartbeat":
       break;
   }
   return { botEvents, aggregatedEvents };
+}
+
+// ---- Who spoke when ------------------------------------------------------------------------------
+
+export interface SpeakerSegment {
+  participantId: string;
+  name: string;
+  /** Milliseconds from the recording's start. */
+  startMs: number;
+  endMs: number;
+}
+
+export interface SpeakerChange {
+  type: "speaker.started" | "speaker.stopped";
+  participantId: string;
+  participantName: string;
+  eventTime: string;
+}
+
+/**
+ * The speaker timeline of a recording from the speaker events, in event order: each start opens
+ * a segment for that participant and the next stop closes it; a segment still open when the
+ * recording ends closes at its end. Times before the recording started are clipped to 0.
+ */
+export function speakerTimeline(
+  changes: readonly SpeakerChange[],
+  recording: { startedAt: string; durationMs: number },
+): SpeakerSegment[] {
+  const origin = Date.parse(recording.startedAt);
+  const at = (time: string) => Math.min(recording.durationMs, Math.max(0, Date.parse(time) - origin));
+  const open = new Map<string, { name: string; startMs: number }>();
+  const segments: SpeakerSegment[] = [];
+  for (const change of changes) {
+    const current = open.get(change.participantId);
+    if (change.type === "speaker.started") {
+      if (!current)
+        open.set(change.participantId, { name: change.participantName, startMs: at(change.eventTime) });
+      continue;
+    }
+    if (!current) continue;
+    open.delete(change.participantId);
+    segments.push({
+      participantId: change.participantId,
+      name: current.name,
+      startMs: current.startMs,
+      endMs: at(change.eventTime),
+    });
+  }
+  for (const [participantId, current] of open) {
+    segments.push({
+      participantId,
+      name: current.name,
+      startMs: current.startMs,
+      endMs: recording.durationMs,
+    });
+  }
+  return segments
+    .filter((s) => s.endMs > s.startMs)
+    .sort((a, b) => a.startMs - b.startMs || a.endMs - b.endMs);
 }

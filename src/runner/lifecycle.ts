@@ -120,7 +120,10 @@ export class BotLifecycle {
       this.log,
     );
     await this.recorder.start();
-    this.reporter.report({ type: "recording.started", data: { ...recording } });
+    this.reporter.report({
+      type: "recording.started",
+      data: { ...recording, startedAt: (this.recorder.startedAt as Date).toISOString() },
+    });
 
     const endedBy = await watchCall({
       watcher,

@@ -30,6 +30,8 @@ export class Recorder {
   private firstFrame: Promise<void> | null = null;
   private stopping = false;
   private output: () => string = () => "";
+  /** The wall-clock instant that is 0 s in the recording (ffmpeg's shared timestamp origin). */
+  startedAt: Date | null = null;
 
   constructor(
     private readonly opts: RecordingOptions & {
@@ -43,7 +45,8 @@ export class Recorder {
 
   /** Starts ffmpeg; resolves once the first video frame is encoded (so the recording truly runs). */
   async start(): Promise<void> {
-    const t0 = (Date.now() / 1000).toFixed(3);
+    this.startedAt = new Date();
+    const t0 = (this.startedAt.getTime() / 1000).toFixed(3);
     const { width, height, frameRate, display, audioSource } = this.opts;
     const args = [
       ...["-hide_banner", "-loglevel", "warning", "-nostats", "-y", "-copyts"],

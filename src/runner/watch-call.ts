@@ -6,7 +6,8 @@ import type { PageWatcher } from "./page-watcher.js";
 import type { Reporter } from "./reporter.js";
 
 /**
- * The bot's time in the call: reports everyone who joins or leaves, and resolves with the
+ * The bot's time in the call: reports everyone who joins or leaves and who speaks when, and
+ * resolves with the
  * CALL_ENDED subCode once the call is over for the bot: the meeting ended, the bot was removed,
  * nobody came (noOneJoinedTimeout), everyone left (everyoneLeftTimeout), or a stop was requested.
  * A browser crash rejects with its BotFailure.
@@ -20,12 +21,14 @@ export function watchCall(opts: {
 }): Promise<SubCode> {
   const { watcher, reporter, automaticLeave, signal, log } = opts;
   const present = new Map<string, Participant>();
+  const speaking = new Map<string, Participant>();
   let anyoneSeen = false;
   let aloneTimer: NodeJS.Timeout | undefined;
 
   return new Promise<SubCode>((resolve, reject) => {
     const finish = (outcome: SubCode | BotFailure) => {
       clearTimeout(aloneTimer);
+      updateSpeakers(new Set());
       watcher.off("change", onChange);
       signal.removeEventListener("abort", onAbort);
       if (outcome instanceof BotFailure) reject(outcome);
@@ -66,7 +69,23 @@ export function watchCall(opts: {
         present.delete(id);
         reporter.report({ type: "participant.left", data: { participantId: id, participantName: p.name } });
       }
+      updateSpeakers(new Set((snap.speakers ?? []).filter((id) => present.has(id))));
       updateAloneTimer();
+    };
+
+    // Speaking starts and stops, from the platform's own indicator; someone who left stops.
+    const updateSpeakers = (now: Set<string>) => {
+      for (const id of now) {
+        if (speaking.has(id)) continue;
+        const p = present.get(id) as Participant;
+        speaking.set(id, p);
+        reporter.report({ type: "speaker.started", data: { participantId: id, participantName: p.name } });
+      }
+      for (const [id, p] of speaking) {
+        if (now.has(id)) continue;
+        speaking.delete(id);
+        reporter.report({ type: "speaker.stopped", data: { participantId: id, participantName: p.name } });
+      }
     };
 
     const onAbort = () => {

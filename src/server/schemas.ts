@@ -65,6 +65,19 @@ export const Recording = z.object({
 });
 export type Recording = z.infer<typeof Recording>;
 
+/** GET /v1/recordings/{bot_id}: the recording, and who spoke when in it. */
+export const RecordingInfo = Recording.extend({
+  speakerTimeline: z.array(
+    z.object({
+      participantId: z.string(),
+      name: z.string(),
+      startMs: z.number().int().nonnegative(),
+      endMs: z.number().int().nonnegative(),
+    }),
+  ),
+});
+export type RecordingInfo = z.infer<typeof RecordingInfo>;
+
 export const DeploymentError = z.object({
   code: SubCode,
   message: z.string(),

@@ -79,6 +79,16 @@ describe("a bot in a mock Google Meet, end to end", () => {
     const at = (type: string) => Date.parse(aggregated.find((e) => e.eventType === type)?.eventTime ?? "");
     const inCallSeconds = (at("CALL_ENDED") - at("IN_CALL")) / 1000;
     expect(Math.abs(media.durationSeconds - inCallSeconds)).toBeLessThan(1);
+
+    // Who spoke when: both participants' tones show on Meet's speaking indicator, in bursts.
+    const { speakerTimeline, durationSeconds } = await api.recording(bot.id);
+    expect(new Set(speakerTimeline.map((s) => s.name))).toEqual(new Set(expectedNames));
+    expect(speakerTimeline.length).toBeGreaterThan(2);
+    for (const segment of speakerTimeline) {
+      expect(segment.startMs).toBeGreaterThanOrEqual(0);
+      expect(segment.endMs).toBeGreaterThan(segment.startMs);
+      expect(segment.endMs).toBeLessThanOrEqual(durationSeconds * 1000);
+    }
   });
 
   it("waits in the lobby until the host admits it, then leaves when the host ends the meeting", async () => {

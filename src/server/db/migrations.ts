@@ -80,6 +80,25 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    "0002_speaker_timeline": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // The instant that is 0 s in the bot's recording, as the runner reported it.
+        await db.schema.alterTable("bots").addColumn("recording_started_at", "varchar(40)").execute();
+        await id(db.schema.createTable("speaker_changes"))
+          .addColumn("bot_id", "integer", (col) => col.notNull().references("bots.id").onDelete("cascade"))
+          .addColumn("change", "varchar(16)", (col) => col.notNull())
+          .addColumn("participant_id", "varchar(200)", (col) => col.notNull())
+          .addColumn("participant_name", "varchar(300)", (col) => col.notNull())
+          .addColumn("event_time", "varchar(40)", (col) => col.notNull())
+          .execute();
+        await db.schema
+          .createIndex("speaker_changes_bot_id_idx")
+          .on("speaker_changes")
+          .columns(["bot_id", "id"])
+          .execute();
+      },
+    },
   };
 }
 

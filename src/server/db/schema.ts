@@ -12,6 +12,18 @@ export interface Database {
   bot_logs: BotLogsTable;
   callback_receipts: CallbackReceiptsTable;
   recordings: RecordingsTable;
+  speaker_changes: SpeakerChangesTable;
+}
+
+/** Speaking starts and stops reported by a runner, in the order it reported them. */
+export interface SpeakerChangesTable {
+  id: Generated<number>;
+  bot_id: number;
+  /** "started" | "stopped" */
+  change: string;
+  participant_id: string;
+  participant_name: string;
+  event_time: string;
 }
 
 export interface UsersTable {
@@ -40,6 +52,8 @@ export interface BotsTable {
   /** JSON of DeploymentError; null unless FATAL. */
   deployment_error: string | null;
   last_heartbeat: string | null;
+  /** When the recording's 0 s was, from the runner's recording.started; null before that. */
+  recording_started_at: string | null;
   created_at: string;
   updated_at: string;
 }

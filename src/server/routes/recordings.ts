@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
-import { DownloadLink, Recording } from "../schemas.js";
+import { DownloadLink, RecordingInfo } from "../schemas.js";
 import type { Services } from "../services/index.js";
 import { IdParam } from "../validation.js";
 
@@ -11,7 +11,7 @@ const RecordingParams = z.object({ bot_id: IdParam });
 export const recordingRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   app.get(
     "/recordings/:bot_id",
-    { schema: { params: RecordingParams, response: { 200: Recording } } },
+    { schema: { params: RecordingParams, response: { 200: RecordingInfo } } },
     async (request) => services.recordings.get(currentUser(request).id, request.params.bot_id),
   );
 

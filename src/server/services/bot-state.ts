@@ -8,7 +8,7 @@ import {
   type LogLevel,
   type StatusChangeEvent,
 } from "../../core/index.js";
-import type { DialectName } from "../db/database.js";
+import { type DialectName, toIso } from "../db/database.js";
 import type { BotRow, Database } from "../db/schema.js";
 import type { DeploymentError } from "../schemas.js";
 
@@ -67,6 +67,34 @@ export async function appendDerivedEvents(
   if (botEvents.length > 0) await db.insertInto("bot_events").values(rows(botEvents)).execute();
   if (aggregatedEvents.length > 0) {
     await db.insertInto("aggregated_events").values(rows(aggregatedEvents)).execute();
+  }
+}
+
+/** Keeps what the recording's speaker timeline is built from: its time zero and who spoke when. */
+export async function appendSpeakerFacts(
+  db: Kysely<Database>,
+  botId: number,
+  event: CallbackEvent,
+  eventTime: string,
+): Promise<void> {
+  if (event.type === "recording.started" && event.data.startedAt) {
+    await db
+      .updateTable("bots")
+      .set({ recording_started_at: toIso(new Date(event.data.startedAt)) })
+      .where("id", "=", botId)
+      .execute();
+  }
+  if (event.type === "speaker.started" || event.type === "speaker.stopped") {
+    await db
+      .insertInto("speaker_changes")
+      .values({
+        bot_id: botId,
+        change: event.type === "speaker.started" ? "started" : "stopped",
+        participant_id: event.data.participantId,
+        participant_name: event.data.participantName,
+        event_time: eventTime,
+      })
+      .execute();
   }
 }
 

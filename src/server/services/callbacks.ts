@@ -3,7 +3,13 @@ import { hexDigestsEqual, sha256Hex } from "../auth/tokens.js";
 import { isUniqueViolation, toIso } from "../db/database.js";
 import { BotNotFoundError, ConflictError, UnauthorizedError } from "../errors.js";
 import type { CallbackResult } from "../schemas.js";
-import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
+import {
+  appendDerivedEvents,
+  appendLog,
+  appendSpeakerFacts,
+  applyStatusChange,
+  lockBot,
+} from "./bot-state.js";
 import type { ServiceContext } from "./context.js";
 
 /** Applies what runners report. Each (botId, seq) is applied at most once. */
@@ -77,6 +83,7 @@ export class CallbackService {
         .execute();
       if (event.type === "log") await appendLog(trx, botId, event.data.level, event.data.message, eventTime);
       await appendDerivedEvents(trx, bot, event, eventTime, now);
+      await appendSpeakerFacts(trx, botId, event, eventTime);
       await trx
         .updateTable("bots")
         .set({ last_heartbeat: now, updated_at: now })

@@ -8,7 +8,8 @@ import {
   PayloadTooLargeError,
   RangeNotSatisfiableError,
 } from "../errors.js";
-import type { DownloadLink, Recording } from "../schemas.js";
+import { type SpeakerSegment, speakerTimeline } from "../../core/index.js";
+import type { DownloadLink, Recording, RecordingInfo } from "../schemas.js";
 import { type ByteRange, parseRange } from "../storage/range.js";
 import { RecordingTooLargeError } from "../storage/recordings.js";
 import { appendLog } from "./bot-state.js";
@@ -92,9 +93,34 @@ export class RecordingService {
     return this.fromRow(row);
   }
 
-  async get(userId: number, botId: number): Promise<Recording> {
+  async get(userId: number, botId: number): Promise<RecordingInfo> {
     await this.bots.requireOwned(userId, botId);
-    return this.require(botId);
+    const recording = await this.require(botId);
+    return { ...recording, speakerTimeline: await this.speakerTimeline(botId, recording) };
+  }
+
+  private async speakerTimeline(botId: number, recording: Recording): Promise<SpeakerSegment[]> {
+    const bot = await this.ctx.db
+      .selectFrom("bots")
+      .select("recording_started_at")
+      .where("id", "=", botId)
+      .executeTakeFirst();
+    if (!bot?.recording_started_at) return [];
+    const changes = await this.ctx.db
+      .selectFrom("speaker_changes")
+      .selectAll()
+      .where("bot_id", "=", botId)
+      .orderBy("id")
+      .execute();
+    return speakerTimeline(
+      changes.map((c) => ({
+        type: c.change === "started" ? "speaker.started" : "speaker.stopped",
+        participantId: c.participant_id,
+        participantName: c.participant_name,
+        eventTime: c.event_time,
+      })),
+      { startedAt: bot.recording_started_at, durationMs: Math.round(recording.durationSeconds * 1000) },
+    );
   }
 
   async downloadLink(userId: number, botId: number): Promise<DownloadLink> {
