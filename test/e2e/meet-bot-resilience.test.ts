@@ -116,6 +116,33 @@ describe("a bot that is stopped or loses its control plane", () => {
       "DONE",
     ]);
   });
+  it("when Chromium dies mid-call: FATAL BROWSER_CRASHED, with the recording finalized and uploaded", async () => {
+    const { api, launcher } = stack;
+    const { botId } = await botRecording("bro-kenb-rwz");
+    await eventually(
+      async () => ((await probeDuration(recordingOnDisk(botId))) >= 3000 ? true : undefined),
+      "3 s",
+    );
+    const runnerPid = launcher.pid(botId) as number;
+    const browserPid = Number(
+      execFileSync("pgrep", ["-P", String(runnerPid), "-f", "chromium"], { encoding: "utf8" })
+        .trim()
+        .split("\n")[0],
+    );
+    expect(browserPid).toBeGreaterThan(0);
+    process.kill(browserPid, "SIGKILL");
+
+    const final = await api.waitForStatus(botId, ["DONE", "FATAL"], { timeoutMs: 30_000 });
+    expect(final.status).toBe("FATAL");
+    expect(final.deploymentError?.code).toBe("BROWSER_CRASHED");
+    expect(final.recording).not.toBeNull();
+    const response = await fetch((await api.recordingDownload(botId)).url);
+    const file = join(stack.dataDir, `crash-${botId}.mp4`);
+    await writeFile(file, Buffer.from(await response.arrayBuffer()));
+    const media = await inspectRecording(file);
+    expect(media.streams.map((s) => s.type).sort()).toEqual(["audio", "video"]);
+    expect(media.durationSeconds).toBeGreaterThanOrEqual(3);
+  });
 });
 
 function ffmpegWritingTo(file: string): boolean {
