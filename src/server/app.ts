@@ -61,6 +61,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(apiRoutes, { prefix: "/v1", services });
+  services.watchdog.start();
+  app.addHook("onClose", async () => services.watchdog.stop());
   return app;
 }
 

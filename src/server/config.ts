@@ -16,6 +16,20 @@ export interface StartServerOptions {
   allowedMeetingHosts?: string[];
   /** pino level; default "info". */
   logLevel?: string;
+  /** When the server gives up on silent bots; defaults from env (see WatchdogConfig). */
+  watchdog?: Partial<WatchdogConfig>;
+}
+
+export interface WatchdogConfig {
+  /** How often running bots are checked. Env MEETBOT_WATCHDOG_INTERVAL_MS, default 5000. */
+  intervalMs: number;
+  /** A bot still DEPLOYING this long is FATAL LAUNCH_TIMEOUT. Env MEETBOT_LAUNCH_TIMEOUT_MS, default 120000. */
+  launchTimeoutMs: number;
+  /**
+   * A running bot silent for this many heartbeat intervals is FATAL HEARTBEAT_TIMEOUT.
+   * Env MEETBOT_HEARTBEAT_TIMEOUT_MULTIPLE, default 6.
+   */
+  heartbeatTimeoutMultiple: number;
 }
 
 export interface ServerConfig {
@@ -26,6 +40,7 @@ export interface ServerConfig {
   publicBaseUrl: string | undefined;
   allowedMeetingHosts: string[];
   logLevel: string;
+  watchdog: WatchdogConfig;
   paths: { database: string; recordings: string; bots: string };
 }
 
@@ -45,6 +60,14 @@ export function resolveConfig(opts: StartServerOptions, env: NodeJS.ProcessEnv =
       opts.allowedMeetingHosts ?? parseHostList(env.MEETBOT_ALLOWED_MEETING_HOSTS ?? "")
     ).map((h) => h.trim().toLowerCase()),
     logLevel: opts.logLevel ?? "info",
+    watchdog: {
+      intervalMs: opts.watchdog?.intervalMs ?? positiveFromEnv(env, "MEETBOT_WATCHDOG_INTERVAL_MS", 5_000),
+      launchTimeoutMs:
+        opts.watchdog?.launchTimeoutMs ?? positiveFromEnv(env, "MEETBOT_LAUNCH_TIMEOUT_MS", 120_000),
+      heartbeatTimeoutMultiple:
+        opts.watchdog?.heartbeatTimeoutMultiple ??
+        positiveFromEnv(env, "MEETBOT_HEARTBEAT_TIMEOUT_MULTIPLE", 6),
+    },
     paths: {
       database: path.join(dataDir, "meetbot.sqlite"),
       recordings: path.join(dataDir, "recordings"),
@@ -72,4 +95,12 @@ export function normalizeBaseUrl(value: string): string {
 export function localUrl(host: string, port: number): string {
   const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
+}
+
+function positiveFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name];
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${value}"`);
+  return n;
 }

@@ -6,6 +6,7 @@ import {
   type CallbackEvent,
   isPlatformHost,
   type MeetingInfo,
+  type SubCode,
 } from "../../core/index.js";
 import { newCallbackToken, sha256Hex } from "../auth/tokens.js";
 import { parseJson, toIso } from "../db/database.js";
@@ -126,7 +127,7 @@ export class BotService {
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.ctx.log.error({ err, botId }, "bot launch failed");
-      await this.failLaunch(botId, message);
+      await this.failFromServer(botId, "LAUNCH_FAILED", message);
       throw new ServiceUnavailableError(`Bot could not be launched: ${message}`);
     }
     return { message: "Deployment started", botId, status: "DEPLOYING" };
@@ -147,19 +148,25 @@ export class BotService {
     };
   }
 
-  private async failLaunch(botId: number, message: string): Promise<void> {
+  /**
+   * A FATAL the server decides (launch failed, launch or heartbeat timed out), applied like a
+   * runner's report: ERROR and FATAL events, deploymentError. False if the bot had already moved
+   * on (e.g. its runner reported in the meantime) or is in a status FATAL cannot follow.
+   */
+  async failFromServer(botId: number, subCode: SubCode, message: string): Promise<boolean> {
     const now = toIso(this.ctx.now());
     const event: CallbackEvent = {
       seq: 0, // server-side transition: not a runner event, never recorded as a receipt
       type: "status",
       eventTime: now,
-      data: { status: "FATAL", subCode: "LAUNCH_FAILED", message },
+      data: { status: "FATAL", subCode, message },
     };
-    await this.ctx.db.transaction().execute(async (trx) => {
+    return this.ctx.db.transaction().execute(async (trx) => {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
-      if (!bot || !(await applyStatusChange(trx, bot, event.data, now))) return;
-      await appendLog(trx, botId, "error", `launch failed: ${message}`, now);
+      if (!bot || !(await applyStatusChange(trx, bot, event.data, now))) return false;
+      await appendLog(trx, botId, "error", `${subCode}: ${message}`, now);
       await appendDerivedEvents(trx, bot, event, now, now);
+      return true;
     });
   }
 

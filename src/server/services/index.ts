@@ -4,6 +4,7 @@ import type { ServiceContext } from "./context.js";
 import { EventService } from "./events.js";
 import { RecordingService } from "./recordings.js";
 import { UserService } from "./users.js";
+import { BotWatchdog } from "./watchdog.js";
 
 export type { ServiceContext } from "./context.js";
 
@@ -13,6 +14,7 @@ export interface Services {
   events: EventService;
   callbacks: CallbackService;
   recordings: RecordingService;
+  watchdog: BotWatchdog;
 }
 
 export function createServices(ctx: ServiceContext): Services {
@@ -23,5 +25,6 @@ export function createServices(ctx: ServiceContext): Services {
     events: new EventService(ctx, bots),
     callbacks: new CallbackService(ctx),
     recordings: new RecordingService(ctx, bots),
+    watchdog: new BotWatchdog(ctx, bots),
   };
 }

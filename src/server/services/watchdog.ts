@@ -1,0 +1,79 @@
+import { RUNNING_STATUSES } from "../../core/index.js";
+import type { BotService } from "./bots.js";
+import type { ServiceContext } from "./context.js";
+
+/**
+ * Ends bots whose runner went silent, so that nothing stays "running" forever: a bot still
+ * DEPLOYING after launchTimeoutMs never started (LAUNCH_TIMEOUT); a bot in the call that has sent
+ * nothing for heartbeatTimeoutMultiple × its heartbeatInterval is presumed dead
+ * (HEARTBEAT_TIMEOUT). Either way its runner, if any, is told to stop.
+ *
+ * Silence is counted from the later of the bot's last event and this server's start: a runner
+ * that kept a bot going while the control plane was down gets the full grace to resend its spool.
+ */
+export class BotWatchdog {
+  private timer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<void> | null = null;
+  private readonly startedAt: number;
+
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly bots: BotService,
+  ) {
+    this.startedAt = ctx.now().getTime();
+  }
+
+  start(): void {
+    this.timer = setInterval(() => {
+      this.sweeping ??= this.sweep()
+        .catch((err: unknown) => this.ctx.log.error({ err }, "watchdog sweep failed"))
+        .finally(() => {
+          this.sweeping = null;
+        });
+    }, this.ctx.config.watchdog.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.sweeping;
+  }
+
+  /** One pass over the running bots. */
+  async sweep(): Promise<void> {
+    const now = this.ctx.now().getTime();
+    const { launchTimeoutMs, heartbeatTimeoutMultiple } = this.ctx.config.watchdog;
+    const running = await this.ctx.db
+      .selectFrom("bots")
+      .select(["id", "status", "heartbeat_interval", "last_heartbeat", "updated_at"])
+      .where("status", "in", [...RUNNING_STATUSES])
+      .execute();
+    for (const bot of running) {
+      const lastSign = Math.max(this.startedAt, Date.parse(bot.last_heartbeat ?? bot.updated_at));
+      const silentMs = now - lastSign;
+      if (bot.status === "DEPLOYING") {
+        if (silentMs > launchTimeoutMs) {
+          await this.fail(bot.id, "LAUNCH_TIMEOUT", `the runner did not report within ${launchTimeoutMs} ms`);
+        }
+        continue;
+      }
+      const limit = bot.heartbeat_interval * heartbeatTimeoutMultiple;
+      if (silentMs > limit) {
+        await this.fail(
+          bot.id,
+          "HEARTBEAT_TIMEOUT",
+          `no heartbeat or event for ${silentMs} ms (limit ${limit} ms)`,
+        );
+      }
+    }
+  }
+
+  private async fail(botId: number, subCode: "LAUNCH_TIMEOUT" | "HEARTBEAT_TIMEOUT", message: string) {
+    if (!(await this.bots.failFromServer(botId, subCode, message))) return;
+    this.ctx.log.warn({ botId, subCode }, message);
+    await this.ctx.launcher
+      .stop(botId)
+      .catch((err: unknown) => this.ctx.log.warn({ err, botId }, "stop failed"));
+  }
+}

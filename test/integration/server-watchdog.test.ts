@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  deployedBot,
+  registerUser,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server-harness.js";
+
+let server: TestServer;
+let user: TestUser;
+beforeAll(async () => {
+  server = await startTestServer({
+    watchdog: { intervalMs: 100, launchTimeoutMs: 1500, heartbeatTimeoutMultiple: 3 },
+  });
+  user = await registerUser(server.api);
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** Polls the bot until its status is one of `wanted`, for at most 15 s. */
+async function statusBecomes(botId: number, wanted: string[]) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
+    if (wanted.includes(bot.body.status)) return bot.body;
+    if (Date.now() > deadline) throw new Error(`bot ${botId} still ${bot.body.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe("the watchdog", () => {
+  it("ends a bot whose runner never reports as FATAL LAUNCH_TIMEOUT and stops the runner", async () => {
+    const { botId } = await deployedBot(server, user);
+    const bot = await statusBecomes(botId, ["FATAL"]);
+    expect(bot.deploymentError).toMatchObject({ code: "LAUNCH_TIMEOUT" });
+    expect(server.launcher.stopped).toContain(botId);
+    const events = await server.api.get(`/v1/bots/${botId}/events`, { token: user.token });
+    expect(events.body.map((e: { eventType: string }) => e.eventType)).toEqual(["ERROR"]);
+  });
+
+  it("ends a bot whose heartbeats stop as FATAL HEARTBEAT_TIMEOUT, and leaves a live one alone", async () => {
+    const silent = await deployedBot(server, user, { heartbeatInterval: 500 });
+    const alive = await deployedBot(server, user, { heartbeatInterval: 500 });
+    await silent.runner.status("JOINING_CALL");
+    await alive.runner.status("JOINING_CALL");
+    let beating = true;
+    const beat = (async () => {
+      while (beating) {
+        await alive.runner.send({ type: "heartbeat", data: {} });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    const dead = await statusBecomes(silent.botId, ["FATAL"]);
+    expect(dead.deploymentError).toMatchObject({ code: "HEARTBEAT_TIMEOUT" });
+    expect(server.launcher.stopped).toContain(silent.botId);
+    // The beating bot outlived the silent one's 1.5 s limit and is still joining.
+    const live = await server.api.get(`/v1/bots/${alive.botId}`, { token: user.token });
+    expect(live.body.status).toBe("JOINING_CALL");
+    expect(server.launcher.stopped).not.toContain(alive.botId);
+    beating = false;
+    await beat;
+  });
+
+  it("leaves bots that are not running alone", async () => {
+    const created = await server.api.post("/v1/bots", {
+      token: user.token,
+      body: { meetingInfo: { platform: "google", meetingUrl: "https://meet.google.com/abc-defg-hij" } },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const bot = await server.api.get(`/v1/bots/${created.body.id}`, { token: user.token });
+    expect(bot.body.status).toBe("READY_TO_DEPLOY");
+  });
+});
