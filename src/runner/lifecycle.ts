@@ -115,6 +115,7 @@ export class BotLifecycle {
         display: stage.media.display,
         audioSource: stage.media.audioSource,
         pulseEnv: stage.media.pulseEnv,
+        onFailure: (failure) => this.interrupt.abort(failure),
       },
       join(this.workDir, "recording.mp4"),
       this.log,

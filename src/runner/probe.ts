@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 
-const run = promisify(execFile);
+export const run = promisify(execFile);
 
 /** Duration of a media file in ms, as ffprobe reads it (0 when unreadable). */
 export async function probeDuration(path: string): Promise<number> {

@@ -1,10 +1,11 @@
 import type { ChildProcess } from "node:child_process";
-import { stat } from "node:fs/promises";
+import { rename, rm, stat, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { Logger } from "pino";
 import type { RecordingOptions } from "../core/index.js";
 import { spawnTied, tailOutput, waitForExit } from "./child-process.js";
 import { BotFailure } from "./errors.js";
-import { probeDuration } from "./probe.js";
+import { probeDuration, run } from "./probe.js";
 
 export interface RecordingResult {
   path: string;
@@ -12,24 +13,34 @@ export interface RecordingResult {
   durationMs: number;
 }
 
+/** How often ffmpeg may die mid-call and be restarted before the recording counts as failed. */
+const MAX_RESTARTS = 3;
+
 /**
  * Records the bot's display (x11grab) and its sound card's monitor (pulse) with ffmpeg, spawned
  * directly: we need stdin for a clean 'q', signals, and the progress stream, which is most of
  * what a wrapper like fluent-ffmpeg would hide (and it is no longer maintained).
  *
  * The choices below answer traps measured on this stack (shared/notes/media-stack-measured.md):
- * - `-copyts` + `setpts=PTS-T0/TB` on both streams, T0 = wall clock at spawn: both devices stamp
- *   packets with the wall clock, so one shared origin keeps audio and video in sync (the default
- *   per-input zeroing left audio ~0.77 s early).
+ * - `-copyts` + `setpts=PTS-T0/TB` on both streams, T0 = wall clock at the start: both devices
+ *   stamp packets with the wall clock, so one shared origin keeps audio and video in sync (the
+ *   default per-input zeroing left audio ~0.77 s early).
  * - fragmented MP4 with `-frag_duration 1000000 -flush_packets 1`: a killed ffmpeg still leaves a
  *   playable file up to the last second; without the flush flags only 28 bytes reach the disk.
  * - no output `-t` (meaningless with -copyts); the caller's watchdog caps the duration instead.
+ *
+ * If ffmpeg dies mid-call it is restarted into a new segment with the same T0, and the segments
+ * are joined at the end with their gaps kept, so times in the recording stay wall-clock times
+ * from its start. After MAX_RESTARTS the recording fails (what was recorded is still kept).
  */
 export class Recorder {
   private child: ChildProcess | null = null;
-  private firstFrame: Promise<void> | null = null;
   private stopping = false;
+  private restarts = 0;
   private output: () => string = () => "";
+  /** The segment files, in order, with when each began (ms after startedAt); the first is `path`. */
+  private readonly segments: string[] = [];
+  private readonly segmentStarts: number[] = [];
   /** The wall-clock instant that is 0 s in the recording (ffmpeg's shared timestamp origin). */
   startedAt: Date | null = null;
 
@@ -38,6 +49,8 @@ export class Recorder {
       display: string;
       audioSource: string;
       pulseEnv: Record<string, string>;
+      /** Called when ffmpeg cannot be kept running; the recording so far is kept. */
+      onFailure: (failure: BotFailure) => void;
     },
     readonly path: string,
     private readonly log: Logger,
@@ -46,49 +59,7 @@ export class Recorder {
   /** Starts ffmpeg; resolves once the first video frame is encoded (so the recording truly runs). */
   async start(): Promise<void> {
     this.startedAt = new Date();
-    const t0 = (this.startedAt.getTime() / 1000).toFixed(3);
-    const { width, height, frameRate, display, audioSource } = this.opts;
-    const args = [
-      ...["-hide_banner", "-loglevel", "warning", "-nostats", "-y", "-copyts"],
-      ...["-progress", "pipe:1", "-stats_period", "0.1"],
-      ...["-thread_queue_size", "1024", "-f", "x11grab", "-draw_mouse", "0"],
-      ...["-video_size", `${width}x${height}`, "-framerate", String(frameRate), "-i", display],
-      ...["-thread_queue_size", "1024", "-f", "pulse", "-i", audioSource],
-      ...["-vf", `setpts=PTS-${t0}/TB`, "-af", `asetpts=PTS-${t0}/TB`],
-      ...["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency"],
-      ...["-pix_fmt", "yuv420p", "-g", String(frameRate * 2)],
-      ...["-c:a", "aac", "-b:a", "128k"],
-      ...["-movflags", "+frag_keyframe+empty_moov+default_base_moof"],
-      ...["-frag_duration", "1000000", "-flush_packets", "1"],
-      this.path,
-    ];
-    const child = spawnTied("ffmpeg", args, {
-      env: { ...process.env, ...this.opts.pulseEnv },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    this.child = child;
-    this.output = tailOutput(child);
-    child.stdin?.on("error", () => {}); // ffmpeg may exit before reading 'q'; that is not our error
-    this.firstFrame = new Promise<void>((resolve, reject) => {
-      const onProgress = (chunk: Buffer) => {
-        const frames = /frame=(\d+)/.exec(chunk.toString());
-        if (frames && Number(frames[1]) > 0) {
-          child.stdout?.off("data", onProgress);
-          resolve();
-        }
-      };
-      child.stdout?.on("data", onProgress);
-      child.once("error", (error) => reject(new BotFailure("RECORDING_FAILED", `ffmpeg: ${error.message}`)));
-      void waitForExit(child).then((code) => {
-        reject(
-          new BotFailure("RECORDING_FAILED", `ffmpeg exited (${code}) before recording:\n${this.output()}`),
-        );
-      });
-    });
-    void waitForExit(child).then((code) => {
-      if (!this.stopping) this.log.error({ code, ffmpeg: this.output() }, "ffmpeg exited unexpectedly");
-    });
-    await this.firstFrame;
+    await this.startSegment(this.path);
     this.log.info({ path: this.path }, "recording");
   }
 
@@ -96,7 +67,7 @@ export class Recorder {
     return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** Stops ffmpeg cleanly ('q', then SIGTERM, which still finalizes) and measures the file. */
+  /** Stops ffmpeg cleanly ('q', then SIGTERM, which still finalizes), joins segments, measures. */
   async stop(): Promise<RecordingResult> {
     const child = this.child;
     if (!child) throw new BotFailure("RECORDING_FAILED", "recording was never started");
@@ -113,8 +84,116 @@ export class Recorder {
       if (code !== 0 && code !== 255)
         this.log.warn({ code, ffmpeg: this.output() }, "ffmpeg stopped uncleanly");
     }
+    if (this.segments.length > 1) await this.joinSegments();
     const { size } = await stat(this.path);
     const durationMs = await probeDuration(this.path);
     return { path: this.path, sizeBytes: size, durationMs };
+  }
+
+  private async startSegment(path: string): Promise<void> {
+    this.segments.push(path);
+    const t0 = ((this.startedAt as Date).getTime() / 1000).toFixed(3);
+    const { width, height, frameRate, display, audioSource } = this.opts;
+    const args = [
+      ...["-hide_banner", "-loglevel", "warning", "-nostats", "-y", "-copyts"],
+      ...["-progress", "pipe:1", "-stats_period", "0.1"],
+      ...["-thread_queue_size", "1024", "-f", "x11grab", "-draw_mouse", "0"],
+      ...["-video_size", `${width}x${height}`, "-framerate", String(frameRate), "-i", display],
+      ...["-thread_queue_size", "1024", "-f", "pulse", "-i", audioSource],
+      ...["-vf", `setpts=PTS-${t0}/TB`, "-af", `asetpts=PTS-${t0}/TB`],
+      ...["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency"],
+      ...["-pix_fmt", "yuv420p", "-g", String(frameRate * 2)],
+      ...["-c:a", "aac", "-b:a", "128k"],
+      ...["-movflags", "+frag_keyframe+empty_moov+default_base_moof"],
+      ...["-frag_duration", "1000000", "-flush_packets", "1"],
+      path,
+    ];
+    const child = spawnTied("ffmpeg", args, {
+      env: { ...process.env, ...this.opts.pulseEnv },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    this.child = child;
+    this.output = tailOutput(child);
+    child.stdin?.on("error", () => {}); // ffmpeg may exit before reading 'q'; that is not our error
+    const firstFrame = new Promise<void>((resolve, reject) => {
+      const onProgress = (chunk: Buffer) => {
+        const frames = /frame=(\d+)/.exec(chunk.toString());
+        if (frames && Number(frames[1]) > 0) {
+          child.stdout?.off("data", onProgress);
+          resolve();
+        }
+      };
+      child.stdout?.on("data", onProgress);
+      child.once("error", (error) => reject(new BotFailure("RECORDING_FAILED", `ffmpeg: ${error.message}`)));
+      void waitForExit(child).then((code) => {
+        reject(
+          new BotFailure("RECORDING_FAILED", `ffmpeg exited (${code}) before recording:\n${this.output()}`),
+        );
+      });
+    });
+    await firstFrame;
+    // The MP4 muxer rebases each file to start at 0, so a segment's place on the call's clock is
+    // kept here: when its first frame was reported (within the 0.1 s progress period).
+    this.segmentStarts.push(Date.now() - (this.startedAt as Date).getTime());
+    void waitForExit(child).then((code) => {
+      if (!this.stopping && this.child === child) void this.restart(code);
+    });
+  }
+
+  private async restart(code: number | string): Promise<void> {
+    const ffmpeg = this.output();
+    if (this.restarts >= MAX_RESTARTS) {
+      this.log.error({ code, ffmpeg }, "ffmpeg keeps dying; giving up on the recording");
+      this.opts.onFailure(
+        new BotFailure("RECORDING_FAILED", `ffmpeg exited ${MAX_RESTARTS + 1} times (last: ${code})`),
+      );
+      return;
+    }
+    this.restarts += 1;
+    const next = join(dirname(this.path), `recording-part${this.segments.length + 1}.mp4`);
+    this.log.warn(
+      { code, ffmpeg, segment: next },
+      "ffmpeg exited unexpectedly; recording into a new segment",
+    );
+    try {
+      await this.startSegment(next);
+    } catch (error) {
+      this.opts.onFailure(
+        error instanceof BotFailure ? error : new BotFailure("RECORDING_FAILED", String(error)),
+      );
+    }
+  }
+
+  /**
+   * Joins the segments into `path` without re-encoding. Each segment's span is set to reach the
+   * next one's start, so a gap while ffmpeg restarted stays a gap rather than shifting what follows.
+   */
+  private async joinSegments(): Promise<void> {
+    // The first segment's own start is 0 s of the recording.
+    const starts = this.segmentStarts.map((ms, i) => (i === 0 ? 0 : ms / 1000));
+    const list = this.segments
+      .map((segment, i) => {
+        const next = starts[i + 1];
+        const span = next === undefined ? "" : `\nduration ${(next - (starts[i] ?? 0)).toFixed(3)}`;
+        return `file '${segment.replace(/'/g, "'\\''")}'${span}`;
+      })
+      .join("\n");
+    const listFile = join(dirname(this.path), "segments.txt");
+    const joined = join(dirname(this.path), "recording-joined.mp4");
+    await writeFile(listFile, `${list}\n`);
+    try {
+      await run("ffmpeg", [
+        ...["-hide_banner", "-loglevel", "error", "-y", "-f", "concat", "-safe", "0", "-i", listFile],
+        ...["-c", "copy", "-movflags", "+faststart", joined],
+      ]);
+    } catch (error) {
+      // The segments stay on disk; deliver the first rather than nothing.
+      this.log.error({ err: (error as Error).message, segments: this.segments }, "could not join segments");
+      return;
+    }
+    await rename(joined, this.path);
+    await Promise.all(this.segments.slice(1).map((segment) => rm(segment, { force: true })));
+    await rm(listFile, { force: true });
+    this.log.info({ segments: this.segments.length, starts }, "joined recording segments");
   }
 }

@@ -143,6 +143,44 @@ describe("a bot that is stopped or loses its control plane", () => {
     expect(media.streams.map((s) => s.type).sort()).toEqual(["audio", "video"]);
     expect(media.durationSeconds).toBeGreaterThanOrEqual(3);
   });
+  it("when ffmpeg dies mid-call: records on into a new segment and delivers one joined recording", async () => {
+    const { api, control, launcher } = stack;
+    const code = "ffm-pegd-ies";
+    const { botId, recordingStartedAt } = await botRecording(code);
+    const exited = launcher.waitForExit(botId);
+    const file = recordingOnDisk(botId);
+    await eventually(async () => ((await probeDuration(file)) >= 3000 ? true : undefined), "3 s");
+    const ffmpegPid = Number(execFileSync("pgrep", ["-f", `ffmpeg.*${file}`], { encoding: "utf8" }).trim());
+    process.kill(ffmpegPid, "SIGKILL");
+    await eventually(
+      async () =>
+        (await api.botLogs(botId)).some((l) => l.message.includes("new segment")) ? true : undefined,
+      "the restart to be reported",
+    );
+    await eventually(
+      async () =>
+        ffmpegWritingTo(join(stack.dataDir, "bots", String(botId), "work", "recording-part2.mp4"))
+          ? true
+          : undefined,
+      "the second segment",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_000)); // let the second segment record a while
+    await control.end("google", code);
+    const final = await api.waitForStatus(botId, ["DONE", "FATAL"], { timeoutMs: 30_000 });
+    expect(final.status).toBe("DONE");
+    expect(await exited).toEqual({ code: 0, signal: null });
+
+    const response = await fetch((await api.recordingDownload(botId)).url);
+    const downloaded = join(stack.dataDir, `segments-${botId}.mp4`);
+    await writeFile(downloaded, Buffer.from(await response.arrayBuffer()));
+    const media = await inspectRecording(downloaded);
+    expect(media.streams.map((s) => s.type).sort()).toEqual(["audio", "video"]);
+    // Both segments are in it, in their place on the call's clock: as long as the call, about.
+    const ended = (await api.events({ bot_id: botId, event_type: "CALL_ENDED" })).events[0];
+    const callSeconds = (Date.parse(ended?.eventTime ?? "") - recordingStartedAt) / 1000;
+    expect(media.durationSeconds).toBeGreaterThan(callSeconds - 1.5);
+    expect(media.durationSeconds).toBeLessThan(callSeconds + 1.5);
+  });
 });
 
 function ffmpegWritingTo(file: string): boolean {
