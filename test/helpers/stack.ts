@@ -41,11 +41,8 @@ export async function startStack(opts: { warmRunners?: number } = {}) {
     async stopServer(): Promise<() => Promise<void>> {
       await server.close();
       return async () => {
-        server = await startServer({
-          ...serverOptions,
-          port,
-          launcher: new LocalProcessLauncher({ dataDir }),
-        });
+        // The same launcher: later tests keep their handle on the runners it starts.
+        server = await startServer({ ...serverOptions, port, launcher });
       };
     },
     async close() {
