@@ -88,6 +88,11 @@ export class ApiClient {
     return this.call("GET", `/v1/recordings/${botId}/download`);
   }
 
+  /** A GET with the caller's credential, answered raw (for files such as failure artifacts). */
+  fetchRaw(path: string): Promise<Response> {
+    return fetch(new URL(path, this.baseUrl), { headers: { authorization: `Bearer ${this.token}` } });
+  }
+
   /** Polls the bot until it reaches one of `statuses`; calls `onChange` with each new status. */
   async waitForStatus(
     botId: number,

@@ -15,7 +15,7 @@ import { PageWatcher, PhaseTimeout } from "./page-watcher.js";
 import { Recorder, type RecordingResult } from "./recorder.js";
 import type { Reporter } from "./reporter.js";
 import { prepareStage, type Stage } from "./stage.js";
-import { uploadRecording } from "./upload.js";
+import { uploadArtifact, uploadRecording } from "./upload.js";
 import { watchCall } from "./watch-call.js";
 
 const PAGE_LOAD_TIMEOUT_MS = 30_000;
@@ -84,6 +84,11 @@ export class BotLifecycle {
       ));
     this.stage = stage;
     const { page, context } = stage.browser;
+    // A Playwright trace of the join (actions, DOM snapshots, console, network) is kept only if
+    // the bot fails; page screenshots are off, so it costs next to nothing during the call.
+    await context.tracing.start({ snapshots: true, screenshots: false }).catch((error: Error) => {
+      this.log.warn({ err: error.message }, "could not start the Playwright trace");
+    });
     page.on("crash", () => this.interrupt.abort(new BotFailure("BROWSER_CRASHED", "the page crashed")));
     context.on("close", () =>
       this.interrupt.abort(new BotFailure("BROWSER_CRASHED", "the browser closed unexpectedly")),
@@ -250,24 +255,44 @@ export class BotLifecycle {
     return { status: "FATAL", subCode: failure.subCode, message: failure.message };
   }
 
-  /** A screenshot and the page's HTML, so a failure can be understood after the fact. */
+  /**
+   * A screenshot, the page's HTML and the Playwright trace, so a failure can be understood after
+   * the fact: kept in the work dir and uploaded; returns the names the control plane has.
+   */
   private async saveArtifacts(): Promise<string[]> {
-    const page = this.stage?.browser.page;
-    if (!page || page.isClosed()) return [];
+    const browser = this.stage?.browser;
+    if (!browser) return [];
     const dir = join(this.workDir, "artifacts");
-    const saved: string[] = [];
-    try {
-      await mkdir(dir, { recursive: true });
-      const screenshot = join(dir, "failure.png");
-      await page.screenshot({ path: screenshot, timeout: 5_000 });
-      saved.push(screenshot);
-      const html = join(dir, "failure.html");
-      await writeFile(html, await page.content());
-      saved.push(html);
-    } catch (error) {
-      this.log.warn({ err: (error as Error).message }, "could not save failure artifacts");
+    await mkdir(dir, { recursive: true });
+    const kept: Array<[string, string]> = [];
+    const keep = async (name: string, write: (path: string) => Promise<unknown>) => {
+      const path = join(dir, name);
+      try {
+        await write(path);
+        kept.push([name, path]);
+      } catch (error) {
+        this.log.warn({ err: (error as Error).message, artifact: name }, "could not save a failure artifact");
+      }
+    };
+    const { page, context } = browser;
+    if (!page.isClosed()) {
+      await keep("failure.png", (path) => page.screenshot({ path, timeout: 5_000 }));
+      await keep("failure.html", async (path) => writeFile(path, await page.content()));
     }
-    return saved;
+    await keep("trace.zip", (path) => context.tracing.stop({ path }));
+    const uploaded: string[] = [];
+    for (const [name, path] of kept) {
+      try {
+        await uploadArtifact(this.config, name, path, this.log);
+        uploaded.push(name);
+      } catch (error) {
+        this.log.warn(
+          { err: (error as Error).message, artifact: path },
+          "failure artifact kept locally only",
+        );
+      }
+    }
+    return uploaded;
   }
 
   private async cleanUp(): Promise<void> {

@@ -5,27 +5,58 @@ import type { Logger } from "pino";
 import { request } from "undici";
 import type { BotConfig } from "../core/index.js";
 
+type UploadConfig = Pick<BotConfig, "botId" | "upload" | "callback">;
+
 /**
  * PUTs the finished recording to the control plane, streamed from disk (a recording can be
  * gigabytes). Retried with backoff for about ten minutes; the file stays on disk either way.
  */
 export async function uploadRecording(
-  config: Pick<BotConfig, "upload" | "callback">,
+  config: UploadConfig,
   recording: { path: string; durationMs: number },
   log: Logger,
 ): Promise<void> {
-  const { size } = await stat(recording.path);
+  const size = await putFile(config, config.upload.url, recording.path, {
+    contentType: "video/mp4",
+    headers: { "x-recording-duration-ms": String(recording.durationMs) },
+    retries: 12,
+    log,
+  });
+  log.info({ sizeBytes: size, durationMs: recording.durationMs }, "recording uploaded");
+}
+
+/** PUTs one failure artifact (screenshot, page HTML, trace); a few quick retries only. */
+export async function uploadArtifact(
+  config: UploadConfig,
+  name: string,
+  path: string,
+  log: Logger,
+): Promise<void> {
+  const url = new URL(
+    `/v1/bot-callbacks/${config.botId}/artifacts/${name}`,
+    config.callback.baseUrl,
+  ).toString();
+  await putFile(config, url, path, { contentType: "application/octet-stream", headers: {}, retries: 3, log });
+}
+
+async function putFile(
+  config: UploadConfig,
+  url: string,
+  path: string,
+  how: { contentType: string; headers: Record<string, string>; retries: number; log: Logger },
+): Promise<number> {
+  const { size } = await stat(path);
   await pRetry(
     async () => {
-      const response = await request(config.upload.url, {
+      const response = await request(url, {
         method: "PUT",
         headers: {
           authorization: `Bearer ${config.callback.token}`,
-          "content-type": "video/mp4",
+          "content-type": how.contentType,
           "content-length": String(size),
-          "x-recording-duration-ms": String(recording.durationMs),
+          ...how.headers,
         },
-        body: createReadStream(recording.path),
+        body: createReadStream(path),
         headersTimeout: 120_000,
         bodyTimeout: 120_000,
       });
@@ -38,12 +69,12 @@ export async function uploadRecording(
       throw failure;
     },
     {
-      retries: 12,
+      retries: how.retries,
       minTimeout: 500,
       maxTimeout: 60_000,
       onFailedAttempt: ({ error, attemptNumber }) =>
-        log.warn({ attempt: attemptNumber, err: error.message }, "recording upload failed, retrying"),
+        how.log.warn({ attempt: attemptNumber, url, err: error.message }, "upload failed, retrying"),
     },
   );
-  log.info({ sizeBytes: size, durationMs: recording.durationMs }, "recording uploaded");
+  return size;
 }

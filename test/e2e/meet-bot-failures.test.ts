@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack } from "../helpers/stack.js";
 
@@ -11,7 +10,7 @@ afterAll(async () => {
 });
 
 describe("a bot that cannot get into the call", () => {
-  it("is denied by the host: FATAL ADMISSION_DENIED, with a screenshot of what it saw", async () => {
+  it("is denied by the host: FATAL ADMISSION_DENIED, with a screenshot, the page and a trace", async () => {
     const { api, mock } = stack;
     const bot = await api.createBot({
       meetingInfo: {
@@ -23,8 +22,23 @@ describe("a bot that cannot get into the call", () => {
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
     expect(final.status).toBe("FATAL");
     expect(final.deploymentError?.code).toBe("ADMISSION_DENIED");
-    const screenshot = final.deploymentError?.artifacts?.find((a) => a.endsWith(".png"));
-    expect(screenshot && existsSync(screenshot)).toBe(true);
+    // What the bot saw, downloadable by its owner: a screenshot, the page, the Playwright trace.
+    const artifacts = final.deploymentError?.artifacts ?? [];
+    expect(artifacts).toEqual([
+      `/v1/bots/${bot.id}/artifacts/failure.png`,
+      `/v1/bots/${bot.id}/artifacts/failure.html`,
+      `/v1/bots/${bot.id}/artifacts/trace.zip`,
+    ]);
+    const bytes = async (path: string) => {
+      const response = await api.fetchRaw(path);
+      expect(response.status).toBe(200);
+      return Buffer.from(await response.arrayBuffer());
+    };
+    expect((await bytes(artifacts[0] as string)).subarray(1, 4).toString()).toBe("PNG");
+    expect((await bytes(artifacts[1] as string)).toString()).toContain(
+      "Someone in the call denied your request to join",
+    );
+    expect((await bytes(artifacts[2] as string)).subarray(0, 2).toString()).toBe("PK");
     const types = (await api.botEvents(bot.id)).map((e) => e.eventType);
     expect(types).toContain("ERROR");
     expect(types).not.toContain("BOT_JOINED");

@@ -272,7 +272,7 @@ describe("POST /v1/bots/:id/deploy", () => {
     expect(agg.body.events.map((e: { eventType: string }) => e.eventType)).toEqual(["FATAL"]);
     const logs = await server.api.get(`/v1/bots/${id}/logs?level=error`, { token: user.token });
     expect(logs.body).toEqual([
-      expect.objectContaining({ level: "error", message: "launch failed: no runner slots" }),
+      expect.objectContaining({ level: "error", message: "LAUNCH_FAILED: no runner slots" }),
     ]);
   });
 });

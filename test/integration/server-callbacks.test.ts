@@ -76,14 +76,15 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     const res = await runner.status("FATAL", {
       subCode: "ADMISSION_DENIED",
       message: "the host denied entry",
-      artifacts: ["bots/1/work/denied.png"],
+      artifacts: ["denied.png", "../../etc/passwd"],
     });
     expect(res.body).toEqual({ applied: true, status: "FATAL" });
     const bot = await get(`/v1/bots/${botId}`);
     expect(bot.body.deploymentError).toEqual({
       code: "ADMISSION_DENIED",
       message: "the host denied entry",
-      artifacts: ["bots/1/work/denied.png"],
+      // Names become the owner's API paths; anything that is not an artifact name is dropped.
+      artifacts: [`/v1/bots/${botId}/artifacts/denied.png`],
     });
     const events = await get(`/v1/bots/${botId}/events`);
     expect(events.body.at(-1)).toMatchObject({

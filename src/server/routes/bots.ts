@@ -3,9 +3,19 @@ import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
 import { Bot, BotDetail, BotList, BotListQuery, CreateBotBody, DeployResult } from "../schemas.js";
 import type { Services } from "../services/index.js";
+import { ARTIFACT_NAME } from "../storage/artifacts.js";
 import { IdParam } from "../validation.js";
 
 const BotParams = z.object({ id: IdParam });
+const ArtifactParams = z.object({
+  id: IdParam,
+  name: z.string().regex(ARTIFACT_NAME, "not an artifact name"),
+});
+const ARTIFACT_TYPES: Record<string, string> = {
+  ".png": "image/png",
+  ".html": "text/plain; charset=utf-8",
+  ".zip": "application/zip",
+};
 
 /** Authenticated (the guard is added by the enclosing plugin). */
 export const botRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
@@ -21,6 +31,20 @@ export const botRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (a
   app.get("/bots/:id", { schema: { params: BotParams, response: { 200: BotDetail } } }, async (request) =>
     services.bots.get(currentUser(request).id, request.params.id),
   );
+
+  // A failed bot's screenshot, page HTML or trace. The HTML was captured from a third-party page:
+  // it is served as a download in a sandbox, never rendered as part of this origin.
+  app.get("/bots/:id/artifacts/:name", { schema: { params: ArtifactParams } }, async (request, reply) => {
+    const { name } = request.params;
+    const file = await services.artifacts.open(currentUser(request).id, request.params.id, name);
+    reply
+      .header("content-type", ARTIFACT_TYPES[name.slice(name.lastIndexOf("."))] ?? "application/octet-stream")
+      .header("content-length", file.size)
+      .header("content-disposition", `attachment; filename="${name}"`)
+      .header("content-security-policy", "sandbox")
+      .header("x-content-type-options", "nosniff");
+    return reply.send(file.stream);
+  });
 
   app.post(
     "/bots/:id/deploy",

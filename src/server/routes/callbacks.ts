@@ -7,9 +7,15 @@ import { BadRequestError, ValidationError } from "../errors.js";
 import { CallbackResult, Recording } from "../schemas.js";
 import type { Services } from "../services/index.js";
 import { MAX_RECORDING_BYTES } from "../services/recordings.js";
+import { ARTIFACT_NAME, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";
 import { IdParam, toValidationIssue } from "../validation.js";
 
 const BotParams = z.object({ id: IdParam });
+const ArtifactParams = z.object({
+  id: IdParam,
+  name: z.string().regex(ARTIFACT_NAME, "must be 1-64 of a-z 0-9 . _ - (starting with a letter or digit)"),
+});
+const ArtifactSaved = z.object({ name: z.string(), sizeBytes: z.number().int() });
 
 const UploadHeaders = z.looseObject({
   "x-recording-duration-ms": z
@@ -36,6 +42,29 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
 
   // The upload body is handed to the route as the raw request stream, never buffered.
   app.addContentTypeParser("video/mp4", (_request, payload, done) => done(null, payload));
+
+  app.addContentTypeParser("application/octet-stream", (_request, payload, done) => done(null, payload));
+
+  app.put(
+    "/bot-callbacks/:id/artifacts/:name",
+    {
+      bodyLimit: MAX_ARTIFACT_BYTES,
+      onRequest: async (request) => {
+        if (!/^application\/octet-stream\s*(;|$)/i.test(request.headers["content-type"] ?? ""))
+          throw new BadRequestError("Content-Type must be application/octet-stream");
+      },
+      schema: { params: ArtifactParams, response: { 201: ArtifactSaved } },
+    },
+    async (request, reply) => {
+      const saved = await services.artifacts.save(
+        request.params.id,
+        request.params.name,
+        request.body as Readable,
+      );
+      reply.code(201);
+      return saved;
+    },
+  );
 
   app.post(
     "/bot-callbacks/:id/event",

@@ -11,6 +11,8 @@ import {
 import { type DialectName, toIso } from "../db/database.js";
 import type { BotRow, Database } from "../db/schema.js";
 import type { DeploymentError } from "../schemas.js";
+import { ARTIFACT_NAME } from "../storage/artifacts.js";
+import { artifactPath } from "./artifacts.js";
 
 /**
  * The writes that make up a bot's state, shared by the runner callbacks and by the server's own
@@ -98,12 +100,14 @@ export async function appendSpeakerFacts(
   }
 }
 
-export function deploymentErrorOf(data: StatusData): DeploymentError {
+/** The runner names the artifacts it uploaded; the owner reads them at their API paths. */
+export function deploymentErrorOf(data: StatusData, botId: number): DeploymentError {
   const code = data.subCode ?? "INTERNAL_ERROR";
+  const artifacts = (data.artifacts ?? []).filter((name) => ARTIFACT_NAME.test(name));
   return {
     code,
     message: data.message ?? code,
-    ...(data.artifacts && data.artifacts.length > 0 ? { artifacts: data.artifacts } : {}),
+    ...(artifacts.length > 0 ? { artifacts: artifacts.map((name) => artifactPath(botId, name)) } : {}),
   };
 }
 
@@ -123,7 +127,9 @@ export async function applyStatusChange(
     .set({
       status: data.status,
       updated_at: now,
-      ...(data.status === "FATAL" ? { deployment_error: JSON.stringify(deploymentErrorOf(data)) } : {}),
+      ...(data.status === "FATAL"
+        ? { deployment_error: JSON.stringify(deploymentErrorOf(data, bot.id)) }
+        : {}),
     })
     .where("id", "=", bot.id)
     .where("status", "=", bot.status)

@@ -1,3 +1,5 @@
+import { LocalArtifactStore } from "../storage/artifacts.js";
+import { ArtifactService } from "./artifacts.js";
 import { BotService } from "./bots.js";
 import { CallbackService } from "./callbacks.js";
 import type { ServiceContext } from "./context.js";
@@ -15,6 +17,7 @@ export interface Services {
   callbacks: CallbackService;
   recordings: RecordingService;
   watchdog: BotWatchdog;
+  artifacts: ArtifactService;
 }
 
 export function createServices(ctx: ServiceContext): Services {
@@ -26,5 +29,6 @@ export function createServices(ctx: ServiceContext): Services {
     callbacks: new CallbackService(ctx),
     recordings: new RecordingService(ctx, bots),
     watchdog: new BotWatchdog(ctx, bots),
+    artifacts: new ArtifactService(ctx, bots, new LocalArtifactStore(ctx.config.paths.bots)),
   };
 }

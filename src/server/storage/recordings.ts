@@ -1,8 +1,8 @@
-import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
 import path from "node:path";
-import { type Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import type { Readable } from "node:stream";
+import { writeStreamAtomically } from "./files.js";
 
 /** Where recording files live. Local directory now; S3-compatible storage implements the same port. */
 export interface RecordingStore {
@@ -27,26 +27,13 @@ export class LocalRecordingStore implements RecordingStore {
     return path.join(this.dir, `${botId}.mp4`);
   }
 
-  async save(botId: number, source: Readable, maxBytes: number): Promise<{ sizeBytes: number }> {
-    await mkdir(this.dir, { recursive: true });
-    const final = this.file(botId);
-    const part = `${final}.part`;
-    let sizeBytes = 0;
-    const counter = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        sizeBytes += chunk.length;
-        if (sizeBytes > maxBytes) callback(new RecordingTooLargeError(maxBytes));
-        else callback(null, chunk);
-      },
-    });
-    try {
-      await pipeline(source, counter, createWriteStream(part, { mode: 0o600 }));
-      await rename(part, final);
-    } catch (err) {
-      await rm(part, { force: true });
-      throw err;
-    }
-    return { sizeBytes };
+  save(botId: number, source: Readable, maxBytes: number): Promise<{ sizeBytes: number }> {
+    return writeStreamAtomically(
+      source,
+      this.file(botId),
+      maxBytes,
+      () => new RecordingTooLargeError(maxBytes),
+    );
   }
 
   async size(botId: number): Promise<number | null> {
