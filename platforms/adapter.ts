@@ -83,6 +83,11 @@ export interface PlatformAdapter {
   hooks: Record<string, unknown>;
   /** Pre-join: type the name, turn microphone and camera off, ask to join. */
   join(page: Page, opts: { displayName: string; info: MeetingInfo }): Promise<void>;
+  /**
+   * Once admitted, before the call is watched: e.g. open the participants panel, which some
+   * platforms render only while it is open. Optional; failures are logged, not fatal.
+   */
+  afterAdmission?(page: Page): Promise<void>;
   /** Leaves the call politely (best effort; the runner closes the browser afterwards anyway). */
   leave(page: Page): Promise<void>;
 }

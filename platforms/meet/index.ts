@@ -28,6 +28,12 @@ export const meetAdapter: PlatformAdapter = {
     await cta.click({ timeout: 15_000 });
   },
 
+  /** Meet renders the participant list only while the People panel is open. */
+  async afterAdmission(page: Page): Promise<void> {
+    if (await page.locator(MEET_HOOKS.roster).first().isVisible()) return;
+    await page.locator(MEET_HOOKS.peopleButton).first().click({ timeout: 5_000 });
+  },
+
   async leave(page: Page): Promise<void> {
     const leave = page.locator(MEET_HOOKS.leaveCall).first();
     if (await leave.isVisible().catch(() => false)) await leave.click({ timeout: 3_000 }).catch(() => {});

@@ -114,6 +114,9 @@ export class BotLifecycle {
     await this.admission(watcher);
 
     this.status("IN_CALL");
+    await this.adapter.afterAdmission?.(page).catch((error: Error) => {
+      this.log.warn({ err: error.message }, "after-admission step failed; the roster may be incomplete");
+    });
     this.recorder = new Recorder(
       {
         ...recording,
@@ -144,7 +147,15 @@ export class BotLifecycle {
   }
 
   private async open(page: Page): Promise<void> {
-    const url = this.adapter.meetingUrl(this.config.meetingInfo);
+    let url: string;
+    try {
+      url = this.adapter.meetingUrl(this.config.meetingInfo);
+    } catch (error) {
+      throw new BotFailure(
+        "MEETING_NOT_FOUND",
+        `not a meeting this bot can open: ${(error as Error).message}`,
+      );
+    }
     try {
       const response = await page.goto(url, { waitUntil: "domcontentloaded", timeout: PAGE_LOAD_TIMEOUT_MS });
       if (response && response.status() === 404) {
