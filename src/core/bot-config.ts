@@ -3,12 +3,15 @@ import { MeetingInfo } from "./platform.js";
 
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 5_000;
 export const DEFAULT_AUTOMATIC_LEAVE_MS = 300_000;
+export const DEFAULT_MAX_DURATION_MS = 4 * 3_600_000;
 
 /** All durations are milliseconds (the spec leaves the unit open; we chose ms everywhere). */
 export const AutomaticLeave = z.object({
   waitingRoomTimeout: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_AUTOMATIC_LEAVE_MS),
   noOneJoinedTimeout: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_AUTOMATIC_LEAVE_MS),
   everyoneLeftTimeout: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_AUTOMATIC_LEAVE_MS),
+  /** Ours, beyond the spec's three: the longest a bot stays in a call (CALL_ENDED MAX_DURATION). */
+  maxDuration: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_MAX_DURATION_MS),
 });
 export type AutomaticLeave = z.infer<typeof AutomaticLeave>;
 

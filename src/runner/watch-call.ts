@@ -9,7 +9,8 @@ import type { Reporter } from "./reporter.js";
  * The bot's time in the call: reports everyone who joins or leaves and who speaks when, and
  * resolves with the
  * CALL_ENDED subCode once the call is over for the bot: the meeting ended, the bot was removed,
- * nobody came (noOneJoinedTimeout), everyone left (everyoneLeftTimeout), or a stop was requested.
+ * nobody came (noOneJoinedTimeout), everyone left (everyoneLeftTimeout), it stayed maxDuration,
+ * or a stop was requested.
  * A browser crash rejects with its BotFailure.
  */
 export function watchCall(opts: {
@@ -24,10 +25,12 @@ export function watchCall(opts: {
   const speaking = new Map<string, Participant>();
   let anyoneSeen = false;
   let aloneTimer: NodeJS.Timeout | undefined;
+  let maxDurationTimer: NodeJS.Timeout | undefined;
 
   return new Promise<SubCode>((resolve, reject) => {
     const finish = (outcome: SubCode | BotFailure) => {
       clearTimeout(aloneTimer);
+      clearTimeout(maxDurationTimer);
       updateSpeakers(new Set());
       watcher.off("change", onChange);
       signal.removeEventListener("abort", onAbort);
@@ -94,6 +97,10 @@ export function watchCall(opts: {
     };
 
     if (signal.aborted) return onAbort();
+    maxDurationTimer = setTimeout(() => {
+      log.info({ maxDurationMs: automaticLeave.maxDuration }, "leaving: maximum duration reached");
+      finish("MAX_DURATION");
+    }, automaticLeave.maxDuration);
     watcher.on("change", onChange);
     signal.addEventListener("abort", onAbort, { once: true });
     onChange(watcher.current);

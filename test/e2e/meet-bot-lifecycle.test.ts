@@ -152,4 +152,18 @@ describe("a bot in a mock Google Meet, end to end", () => {
     expect(events.map((e) => e.eventType)).not.toContain("PARTICIPANT_JOINED");
     expect(events.find((e) => e.eventType === "BOT_LEFT")?.data).toMatchObject({ subCode: "NO_ONE_JOINED" });
   });
+
+  it("leaves a call that runs past maxDuration: CALL_ENDED MAX_DURATION, recording delivered", async () => {
+    const { api, mock } = stack;
+    const bot = await api.createBot({
+      meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/lon-gmee-tng?admit=open` },
+      automaticLeave: { maxDuration: 3000 },
+    });
+    await api.deploy(bot.id);
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
+    expect(final.status).toBe("DONE");
+    expect(final.recording).not.toBeNull();
+    const events = await api.botEvents(bot.id);
+    expect(events.find((e) => e.eventType === "BOT_LEFT")?.data).toMatchObject({ subCode: "MAX_DURATION" });
+  });
 });

@@ -16,6 +16,7 @@ describe("BotConfig", () => {
       waitingRoomTimeout: 300000,
       noOneJoinedTimeout: 300000,
       everyoneLeftTimeout: 300000,
+      maxDuration: 14_400_000,
     });
     expect(config.recording).toEqual({ width: 1280, height: 720, frameRate: 25 });
     expect(config.botDisplayName).toBe("Meetbot");
