@@ -74,7 +74,7 @@ export async function launchBrowser(opts: {
     });
   } catch (error) {
     await rm(profileDir, { recursive: true, force: true });
-    throw new BotFailure("BROWSER_CRASHED", `Chromium failed to start: ${(error as Error).message}`, {
+    throw new BotFailure("BROWSER_LAUNCH_FAILED", `Chromium failed to start: ${(error as Error).message}`, {
       cause: error,
     });
   }

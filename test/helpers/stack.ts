@@ -12,7 +12,7 @@ import { startServer } from "../../src/server/main.js";
  * on a temporary SQLite data dir, and real runner processes (the compiled CLI) launched by the
  * default local launcher. Nothing is faked but the meeting pages.
  */
-export async function startStack(opts: { warmRunners?: number } = {}) {
+export async function startStack(opts: { warmRunners?: number; runnerEnv?: NodeJS.ProcessEnv } = {}) {
   if (!existsSync(join(findRepoRoot(), "dist", "src", "cli.js"))) {
     throw new Error("end-to-end tests run the compiled runner: run `make build` first");
   }
@@ -23,6 +23,7 @@ export async function startStack(opts: { warmRunners?: number } = {}) {
     ...process.env,
     MEETBOT_ZOOM_WEB_BASE_URL: mock.url,
     MEETBOT_TEAMS_WEB_BASE_URL: mock.url,
+    ...opts.runnerEnv,
   };
   const launcher = new LocalProcessLauncher({ dataDir, env: runnerEnv, warmRunners: opts.warmRunners ?? 0 });
   const serverOptions = { dataDir, allowedMeetingHosts: ["127.0.0.1"], logLevel: "warn" };
@@ -47,6 +48,8 @@ export async function startStack(opts: { warmRunners?: number } = {}) {
     },
     async close() {
       await server.close();
+      // A test that failed half-way leaves its bot in a call: stop every runner this stack started.
+      await launcher.stopAll();
       await launcher.close();
       await mock.close();
     },

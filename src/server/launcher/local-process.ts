@@ -200,6 +200,22 @@ export class LocalProcessLauncher implements Launcher {
     }
   }
 
+  /**
+   * Stops every runner this launcher started and waits for them (SIGKILL after `graceMs`). Not
+   * part of a server's shutdown, which leaves bots running; for tests and tools that own the bots.
+   */
+  async stopAll(graceMs = 15_000): Promise<void> {
+    const running = [...this.children.entries()];
+    await Promise.all(
+      running.map(async ([botId, runner]) => {
+        await this.stop(botId);
+        const timer = setTimeout(() => runner.child.kill("SIGKILL"), graceMs);
+        await runner.exited;
+        clearTimeout(timer);
+      }),
+    );
+  }
+
   /** Whether this launcher started a runner for the bot that has not exited yet. */
   isRunning(botId: number): boolean {
     return this.children.has(botId);
