@@ -217,9 +217,9 @@ describe("control API: configuring meetings", () => {
     expect(badCode.status).toBe(400);
     expect(badCode.json.detail).toBe("'not-a-code' is not a valid google meeting id (like abc-defg-hij)");
 
-    const zoom = await call("PUT", "/control/meetings/zoom/123456789", {});
-    expect(zoom.status).toBe(404);
-    expect(zoom.json.detail).toContain("no 'zoom' platform");
+    const webex = await call("PUT", "/control/meetings/webex/123456789", {});
+    expect(webex.status).toBe(404);
+    expect(webex.json.detail).toContain("no 'webex' platform");
   });
 
   it("answers 404 with a detail for every call on an unknown meeting", async () => {

@@ -1,0 +1,110 @@
+import type { Locator, Page } from "playwright";
+import type { PlatformAdapter } from "../adapter.js";
+import { TEAMS_HOOKS } from "./selectors.js";
+import { teamsSnapshot } from "./snapshot.js";
+import { teamsMeetingUrl } from "./url.js";
+
+const { launcher, prejoin, call } = TEAMS_HOOKS;
+
+/** Teams' web client takes seconds to load after the launcher; a dead end counts as loaded. */
+const CLIENT_LOAD_TIMEOUT_MS = 30_000;
+const STEP_TIMEOUT_MS = 15_000;
+
+export const teamsAdapter: PlatformAdapter = {
+  platform: "teams",
+  hooks: TEAMS_HOOKS,
+  snapshot: teamsSnapshot,
+
+  meetingUrl: (info) => teamsMeetingUrl(info),
+
+  async join(page: Page, { displayName }): Promise<void> {
+    const continueOnWeb = page
+      .locator(launcher.joinOnWeb)
+      .or(page.getByRole("button", { name: exactly(launcher.joinOnWebTexts) }))
+      .first();
+    if (await continueOnWeb.isVisible()) await continueOnWeb.click({ timeout: STEP_TIMEOUT_MS });
+
+    // The web client loads its pre-join form, or says why there is none (meeting not found,
+    // sign-in wall, ...). On a dead end the runner reads the page and reports it; not a join error.
+    if (!(await showsJoinForm(page))) return;
+
+    await page.locator(prejoin.nameInput).fill(displayName, { timeout: STEP_TIMEOUT_MS });
+    await switchOff(page.locator(prejoin.cameraSwitch).first());
+    await switchOff(page.locator(prejoin.microphoneSwitch).first());
+    // Computer audio with a muted microphone: the bot hears (and records) the meeting.
+    const computerAudio = page.getByRole("radio", { name: startsWith(prejoin.computerAudioText) });
+    if ((await computerAudio.count()) > 0) await computerAudio.first().check({ timeout: STEP_TIMEOUT_MS });
+
+    await page.locator(prejoin.joinButton).first().click({ timeout: STEP_TIMEOUT_MS });
+    // With camera and microphone off Teams may ask "Are you sure you don't want audio or video?".
+    if (await asksToConfirmNoAudioVideo(page)) {
+      await page
+        .getByRole("button", { name: prejoin.noAudioVideoContinueText, exact: true })
+        .click({ timeout: STEP_TIMEOUT_MS });
+    }
+  },
+
+  async leave(page: Page): Promise<void> {
+    // In the call and in the lobby the hang-up button leaves; a lobby without one has Cancel.
+    for (const selector of [call.hangup, prejoin.cancelButton]) {
+      const button = page.locator(selector).first();
+      if (await button.isVisible().catch(() => false)) {
+        await button.click({ timeout: 3_000 }).catch(() => {});
+        return;
+      }
+    }
+  },
+};
+
+/** Waits until the pre-join form (true) or a screen that says why there is none (false). */
+async function showsJoinForm(page: Page): Promise<boolean> {
+  const verdict = await page.waitForFunction(
+    ({ nameInput, loginForm, phrases }) => {
+      if (document.querySelector(nameInput)) return "form";
+      if (document.querySelector(loginForm)) return "other";
+      const text = document.body?.innerText ?? "";
+      // Anything else (the launcher, a loading client) means: keep waiting.
+      return phrases.some((phrase) => text.includes(phrase)) ? "other" : false;
+    },
+    {
+      nameInput: prejoin.nameInput,
+      loginForm: TEAMS_HOOKS.loginForm,
+      phrases: Object.values(TEAMS_HOOKS.texts).flat(),
+    },
+    { timeout: CLIENT_LOAD_TIMEOUT_MS },
+  );
+  return (await verdict.jsonValue()) === "form";
+}
+
+/**
+ * After Join now: true when the no-audio/video confirmation shows; false once the request went
+ * out (the join button is gone or disabled, as it stays in the lobby).
+ */
+async function asksToConfirmNoAudioVideo(page: Page): Promise<boolean> {
+  const verdict = await page.waitForFunction(
+    ({ joinButton, continueText }) => {
+      const buttons = [...document.querySelectorAll("button")];
+      if (buttons.some((button) => button.textContent?.trim() === continueText)) return "modal";
+      const join = document.querySelector(joinButton) as HTMLButtonElement | null;
+      return !join || join.disabled ? "sent" : false;
+    },
+    { joinButton: prejoin.joinButton, continueText: prejoin.noAudioVideoContinueText },
+    { timeout: STEP_TIMEOUT_MS },
+  );
+  return (await verdict.jsonValue()) === "modal";
+}
+
+/** Teams' device switches report "on" through aria-checked or the checked property. */
+async function switchOff(toggle: Locator): Promise<void> {
+  if ((await toggle.count()) === 0) return;
+  const on = await toggle.evaluate(
+    (element) =>
+      element.getAttribute("aria-checked") === "true" || (element as HTMLInputElement).checked === true,
+  );
+  if (on) await toggle.click({ timeout: STEP_TIMEOUT_MS });
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const exactly = (texts: readonly string[]) => new RegExp(`^(${texts.map(escapeRegExp).join("|")})$`);
+/** Teams' audio options carry a description after their title. */
+const startsWith = (text: string) => new RegExp(`^${escapeRegExp(text)}`);

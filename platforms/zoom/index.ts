@@ -1,0 +1,112 @@
+import type { Locator, Page } from "playwright";
+import type { MeetingInfo } from "../../src/core/index.js";
+import type { PlatformAdapter } from "../adapter.js";
+import { ZOOM_HOOKS } from "./selectors.js";
+import { zoomSnapshot } from "./snapshot.js";
+import { zoomMeeting, zoomWebClientUrl } from "./url.js";
+
+const FORM_TIMEOUT_MS = 15_000;
+/** How long the bot gives a dialog it may or may not get (the leave confirmation). */
+const MAYBE_DIALOG_MS = 3_000;
+/** How long after admission a "Join Audio by Computer" dialog is still answered. */
+const LATE_AUDIO_DIALOG_MS = 15_000;
+
+export const zoomAdapter: PlatformAdapter = {
+  platform: "zoom",
+  hooks: ZOOM_HOOKS,
+  snapshot: zoomSnapshot,
+
+  meetingUrl(info: MeetingInfo): string {
+    return zoomWebClientUrl(zoomMeeting(info));
+  },
+
+  async join(page: Page, { displayName, info }): Promise<void> {
+    await clearDialogs(page);
+    await page.locator(ZOOM_HOOKS.nameInput).fill(displayName, { timeout: FORM_TIMEOUT_MS });
+    const passcodeInput = page.locator(ZOOM_HOOKS.passcodeInput).first();
+    if (await passcodeInput.isVisible()) {
+      const { passcode } = zoomMeeting(info);
+      if (!passcode) throw new Error("the meeting asks for a passcode and meetingInfo has none");
+      await passcodeInput.fill(passcode);
+    }
+    // Joining muted and camera-off: the bot only listens. The toggles are labelled with their
+    // action, so a toggle that does not offer "Mute" / "Stop Video" is already off.
+    await turnOff(page, ZOOM_HOOKS.previewMicrophone, ZOOM_HOOKS.previewMicrophoneOnLabel);
+    await turnOff(page, ZOOM_HOOKS.previewCamera, ZOOM_HOOKS.previewCameraOnLabel);
+    await clickPastDialogs(page, page.locator(ZOOM_HOOKS.joinButtonReady).first(), FORM_TIMEOUT_MS);
+  },
+
+  /**
+   * Joins computer audio (the meeting is silent until then, and the recording needs its sound)
+   * and opens the participants panel (the roster exists only while it is open).
+   */
+  async afterAdmission(page: Page): Promise<void> {
+    const joinAudio = page
+      .locator(ZOOM_HOOKS.joinAudioButton)
+      .or(page.getByRole("button", { name: ZOOM_HOOKS.joinAudioText, exact: true }))
+      .first();
+    // Usually the dialog is up on admission; it can come a moment later, and some accounts join
+    // computer audio by themselves and never ask. Waiting here would delay the recording, so a
+    // late dialog is answered in the background (the panel click below waits while it covers).
+    if (await joinAudio.isVisible()) await joinAudio.click({ timeout: MAYBE_DIALOG_MS });
+    else void joinAudio.click({ timeout: LATE_AUDIO_DIALOG_MS }).catch(() => {});
+    if ((await page.locator(ZOOM_HOOKS.participantsPanel).count()) > 0) return;
+    await page.locator(ZOOM_HOOKS.participantsButton).first().click({ timeout: FORM_TIMEOUT_MS });
+  },
+
+  async leave(page: Page): Promise<void> {
+    const leave = page.locator(ZOOM_HOOKS.leaveButton).first();
+    if (!(await leave.isVisible().catch(() => false))) return;
+    await leave.click({ timeout: MAYBE_DIALOG_MS }).catch(() => {});
+    // In the call Leave asks for confirmation; on the waiting screens it leaves at once.
+    const confirm = page.locator(ZOOM_HOOKS.leaveConfirm).first();
+    await Promise.race([
+      confirm.waitFor({ state: "visible", timeout: MAYBE_DIALOG_MS }),
+      leave.waitFor({ state: "detached", timeout: MAYBE_DIALOG_MS }),
+    ]).catch(() => {});
+    if (await confirm.isVisible().catch(() => false)) {
+      await confirm.click({ timeout: MAYBE_DIALOG_MS }).catch(() => {});
+    }
+  },
+};
+
+/** Accepts the cookie banner, the terms and the permission dialog, in whatever order they show. */
+async function clearDialogs(page: Page): Promise<void> {
+  const candidates = [
+    page.locator(ZOOM_HOOKS.cookieAccept),
+    page.locator(ZOOM_HOOKS.termsAgree),
+    ...ZOOM_HOOKS.permissionButtonTexts.map((name) => page.getByRole("button", { name, exact: true })),
+  ];
+  // A click may bring the next dialog (terms, then permissions), so each round starts over.
+  for (let round = 0; round < 6; round++) {
+    let clicked = false;
+    for (const candidate of candidates) {
+      const button = candidate.first();
+      if (!(await button.isVisible().catch(() => false))) continue;
+      await button.click({ timeout: MAYBE_DIALOG_MS }).catch(() => {});
+      clicked = true;
+      // Rescan: "Allow" answered the permission dialog, so its other button is gone too.
+      break;
+    }
+    if (!clicked) return;
+  }
+}
+
+/** Clicks `target`, clearing a dialog that shows up late and covers it. */
+async function clickPastDialogs(page: Page, target: Locator, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await clearDialogs(page);
+    try {
+      await target.click({ timeout: Math.min(2_000, Math.max(1, deadline - Date.now())) });
+      return;
+    } catch (error) {
+      if (Date.now() >= deadline) throw error;
+    }
+  }
+}
+
+async function turnOff(page: Page, toggle: string, onLabel: string): Promise<void> {
+  const button = page.locator(`${toggle}[aria-label="${onLabel}"]`).first();
+  if (await button.isVisible()) await button.click({ timeout: FORM_TIMEOUT_MS });
+}

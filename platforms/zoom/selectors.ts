@@ -1,0 +1,115 @@
+/**
+ * Every Zoom web client hook the bot relies on, in one place: when Zoom changes its UI, this is
+ * the file to fix. The React client at https://app.zoom.us/wc/<id>/join. Sources: the hooks
+ * public meeting bots depend on (shared/notes/platform-hooks.md), Zoom's developer forum for
+ * "Passcode wrong", and public bots' Zoom selector files for the labels noted below.
+ *
+ * Texts are matched case-insensitively as substrings of the page's rendered text.
+ */
+export const ZOOM_HOOKS = {
+  // ---- pre-join -------------------------------------------------------------------------------
+  /** OneTrust cookie banner; it can cover the form's lower part. */
+  cookieAccept: "#onetrust-accept-btn-handler",
+  /** Terms of Service dialog ("I Agree"); shown before the form is usable, on a first visit. */
+  termsAgree: "#wc_agree1",
+  /**
+   * The microphone/camera permission dialog, in the order the bot prefers: "Allow" lets the
+   * client offer computer audio (Chromium's fake devices answer; the bot mutes right after).
+   */
+  permissionButtonTexts: ["Allow", "Continue without microphone and camera"],
+  nameInput: "#input-for-name",
+  /**
+   * Shown when the link carries no `pwd`. Trap: a passcode field alone is a normal pre-join form;
+   * only Zoom's "Passcode wrong" says the passcode was refused.
+   */
+  passcodeInput: 'input[placeholder*="passcode" i], #input-for-pwd',
+  /** Preview toggles are labelled with their action: "Mute" while the microphone is on. */
+  previewMicrophone: "#preview-audio-control-button",
+  previewMicrophoneOnLabel: "Mute",
+  previewCamera: "#preview-video-control-button",
+  previewCameraOnLabel: "Stop Video",
+  /** Trap: the button is in the DOM before it works; it has class `disabled` until a name is typed. */
+  joinButton: "button.zm-btn.preview-join-button",
+  joinButtonReady: "button.zm-btn.preview-join-button:not(.disabled):not([disabled])",
+
+  // ---- in the call ----------------------------------------------------------------------------
+  /** The audio dialog after admission; until it is answered the meeting is silent. */
+  joinAudioButton: "button.join-audio-by-voip__join-btn",
+  joinAudioText: "Join Audio by Computer",
+  /**
+   * Admission is judged by the call's footer and its participants button, which the waiting
+   * screens do not have. Trap: `button[aria-label="Leave"]` is not proof: the waiting screens
+   * have a Leave control too. The button's label is "open the participants list pane,[N]
+   * particpants" (Zoom's typo), "…manage participants…" for a host, "close…" while open.
+   */
+  footer: "#wc-footer",
+  participantsButton:
+    '#wc-footer button[aria-label*="participants list"], #wc-footer button[aria-label*="participants pane"]',
+  /**
+   * The participants panel exists only while open (opened from the footer button), so the bot
+   * opens it once in the call and the snapshot falls back to video tiles while it is closed.
+   */
+  participantsPanel: "#participants-ul, .participants-section-container",
+  participantItem: "li.participants-li",
+  participantName: ".participants-item__display-name",
+  /**
+   * "(Me)", "(Host, me)", "(Host)", "(Guest)". Trap: the items have no per-person id (their
+   * `participants-list-N` ids are positions), so ids are derived from names.
+   */
+  participantLabel: ".participants-item__name-label",
+  selfLabelPattern: "\\bme\\b",
+  /** Gallery tiles, the speaker-view filmstrip and the big speaker frame, each with a name tag. */
+  videoTile:
+    ".gallery-video-container__video-frame, .speaker-bar-container__video-frame, .speaker-active-container__video-frame",
+  videoTileName: ".video-avatar__avatar-footer",
+  /**
+   * Zoom's active-speaker mark: the tile's frame gets `--active` (a green inset frame). Trap: in
+   * gallery view it is only shown when more than two are in the call, and the big speaker frame
+   * also shows a pinned or last speaker, so it is not used for speaking.
+   */
+  activeSpeakerTile:
+    ".gallery-video-container__video-frame--active, .speaker-bar-container__video-frame--active",
+  leaveButton: 'button[aria-label="Leave"]',
+  leaveConfirm: "button.leave-meeting-options__btn--danger",
+
+  // ---- how it ends --------------------------------------------------------------------------
+  /**
+   * Trap: the end and removal dialogs are drawn over the call, whose footer stays underneath,
+   * so they are checked before the in-call hooks.
+   */
+  endedDialog: 'div[aria-label="Meeting is end now"]',
+  endedDialogButton: 'div[aria-label="Meeting is end now"] button',
+  /**
+   * The removal dialog. Removing someone from the waiting room is Zoom's way of denying them;
+   * with no call underneath (no footer) the same dialog means "denied".
+   */
+  removedDialog: 'div[aria-label="You have been removed"]',
+  modalTitle: ".zm-modal-body-title",
+  texts: {
+    waitingRoom: [
+      "Please wait, the meeting host will let you in soon",
+      "Host has joined. We've let them know you're here",
+      "Host has joined. We’ve let them know you’re here",
+    ],
+    /** Trap: this screen says "sign in to start this meeting" to the host; it is no sign-in wall. */
+    hostNotStarted: ["Waiting for the host to start this meeting"],
+    /** Zoom's own wording (devforum.zoom.us "Passcode Wrong" error), shown with the passcode box. */
+    badPasscode: ["Passcode wrong"],
+    /**
+     * Error 3001 ("meeting does not exist"), page title "Error - Zoom". One public bot reports
+     * this page for a meeting whose host has not started it; Zoom's code says it does not exist.
+     */
+    notFound: ["This meeting link is invalid (3,001)", "Invalid meeting ID"],
+    /**
+     * The bot wall ("…must use Zoom RTMS"). Trap: a reCAPTCHA frame alone proves nothing, the
+     * normal join page can carry an invisible one.
+     */
+    blocked: ["We detected you may be a bot"],
+    signIn: ["This meeting is for authorized attendees only", "Sign in to join this meeting"],
+    denied: ["removed you from the waiting room"],
+    ended: ["This meeting has been ended by host"],
+    removed: ["You have been removed"],
+    /** Not confirmed from a public source; the mock shows it after "Leave Meeting". */
+    left: ["You have left the meeting"],
+  },
+};

@@ -1,0 +1,81 @@
+import type { PageSnapshot, Participant, SnapshotHooks } from "../adapter.js";
+import type { ZOOM_HOOKS } from "./selectors.js";
+
+type ZoomHooks = typeof ZOOM_HOOKS & SnapshotHooks;
+
+/**
+ * Runs in the page (see PlatformAdapter.snapshot), so everything it uses is defined inside it.
+ * The end and removal dialogs come first because they are drawn over the call; dead ends next;
+ * admission is judged only by the footer's participants button, which the waiting screens lack.
+ *
+ * Participants come from the participants panel, or from the video tiles while it is closed.
+ * Zoom gives them no per-person id, so the id is derived from the name ("name:Alice", and
+ * "name:Alice#2" for a second Alice): stable while the name is, the same from panel and tiles.
+ */
+export function zoomSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
+  const hooks = rawHooks as ZoomHooks;
+  // innerText, not textContent: only rendered text counts.
+  const text = (document.body?.innerText ?? "").toLowerCase();
+  const says = (phrases: readonly string[]) => phrases.some((phrase) => text.includes(phrase.toLowerCase()));
+  const has = (selector: string) => document.querySelector(selector) !== null;
+  const none: Participant[] = [];
+  const inCall = has(hooks.footer) && has(hooks.participantsButton);
+
+  if (has(hooks.removedDialog) || says(hooks.texts.removed)) {
+    // The same dialog over the waiting screen is a denial: Zoom "removes" waiting people.
+    return { phase: inCall ? "removed" : "denied", participants: none };
+  }
+  if (has(hooks.endedDialog) || says(hooks.texts.ended)) return { phase: "ended", participants: none };
+  if (says(hooks.texts.denied)) return { phase: "denied", participants: none };
+  if (says(hooks.texts.left)) return { phase: "left", participants: none };
+  if (says(hooks.texts.notFound)) return { phase: "not_found", participants: none };
+  if (says(hooks.texts.blocked)) return { phase: "blocked", participants: none };
+  if (says(hooks.texts.signIn)) return { phase: "sign_in", participants: none };
+  if (says(hooks.texts.badPasscode)) return { phase: "bad_passcode", participants: none };
+
+  if (inCall) {
+    const self = hooks.selfName.trim();
+    const selfLabel = new RegExp(hooks.selfLabelPattern, "i");
+    const idOf = new Map<string, string>();
+    const participants: Participant[] = [];
+    const add = (name: string) => {
+      const count = participants.filter((p) => p.name === name).length;
+      const id = count === 0 ? `name:${name}` : `name:${name}#${count + 1}`;
+      if (!idOf.has(name)) idOf.set(name, id);
+      participants.push({ id, name });
+    };
+    const panel = document.querySelector(hooks.participantsPanel);
+    if (panel) {
+      const items = [...panel.querySelectorAll(hooks.participantItem)].map((item) => ({
+        name: (item.querySelector(hooks.participantName)?.textContent ?? "").trim(),
+        isSelf: selfLabel.test(item.querySelector(hooks.participantLabel)?.textContent ?? ""),
+      }));
+      // Zoom marks the bot "(Me)"; without that mark, the first entry with its name is the bot.
+      if (!items.some((item) => item.isSelf)) {
+        const bot = items.find((item) => item.name === self);
+        if (bot) bot.isSelf = true;
+      }
+      for (const item of items) if (item.name && !item.isSelf) add(item.name);
+    } else {
+      // Tiles can show one person twice (filmstrip and speaker frame): one entry per name.
+      for (const tile of document.querySelectorAll(hooks.videoTile)) {
+        const name = (tile.querySelector(hooks.videoTileName)?.textContent ?? "").trim();
+        if (name && name !== self && !idOf.has(name)) add(name);
+      }
+    }
+    const speakers = new Set<string>();
+    for (const tile of document.querySelectorAll(hooks.activeSpeakerTile)) {
+      const id = idOf.get((tile.querySelector(hooks.videoTileName)?.textContent ?? "").trim());
+      if (id) speakers.add(id);
+    }
+    return { phase: "in_call", participants, speakers: [...speakers] };
+  }
+
+  // Checked before the waiting room: the host may start the meeting into a waiting room.
+  if (says(hooks.texts.hostNotStarted)) return { phase: "host_not_started", participants: none };
+  if (says(hooks.texts.waitingRoom)) return { phase: "lobby", participants: none };
+  if (has(hooks.nameInput) || has(hooks.joinButton) || has(hooks.termsAgree)) {
+    return { phase: "prejoin", participants: none };
+  }
+  return { phase: "loading", participants: none };
+}

@@ -1,0 +1,215 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inspectRecording } from "../../src/runner/probe.js";
+import { eventually, startStack } from "../helpers/stack.js";
+
+/**
+ * Teams bots end to end: created through the API with meetingId + tenantId + organizerId (or a
+ * pasted join link), run by real runner processes in real Chromium against the mock Teams web
+ * client, which the stack's runners reach through MEETBOT_TEAMS_WEB_BASE_URL.
+ */
+
+let stack: Awaited<ReturnType<typeof startStack>>;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+const TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47";
+const ORGANIZER = "1a2b3c4d-0000-4000-8000-123456789abc";
+/** Generous: the machine has 2 cores and other suites may be running. */
+const FINISHED = { timeoutMs: 90_000 };
+
+const byId = <T extends { id: number }>(list: T[]) => [...list].sort((a, b) => a.id - b.id);
+
+type MeetingView = {
+  participants: Array<{ name: string }>;
+  attendees: Array<{ name: string; state: string }>;
+};
+
+/** A bot for a scheduled meeting, as a client would create it from a calendar event. */
+async function teamsBot(meetingId: string, extra: Record<string, unknown> = {}) {
+  const bot = await stack.api.createBot({
+    meetingInfo: { platform: "teams", meetingId, tenantId: TENANT, organizerId: ORGANIZER },
+    ...extra,
+  });
+  await stack.api.deploy(bot.id);
+  return bot;
+}
+
+/** The aggregated statuses (JOINING_CALL ... DONE) in the order they happened. */
+async function statusSequence(botId: number): Promise<string[]> {
+  const { events } = await stack.api.events({ bot_id: botId, page_size: 100 });
+  return byId(events).map((e) => e.eventType);
+}
+
+/** The host's control calls the stack's helper lacks. */
+async function hostAction(meetingId: string, action: "remove" | "deny") {
+  const response = await fetch(`${stack.mock.url}/control/meetings/teams/${meetingId}/${action}`, {
+    method: "POST",
+  });
+  expect(response.ok, `${action}: ${response.status}`).toBe(true);
+}
+
+const waitForRecording = (botId: number) =>
+  eventually(
+    async () => (await stack.api.botEvents(botId)).find((e) => e.eventType === "RECORDING_STARTED"),
+    "RECORDING_STARTED",
+    60_000,
+  );
+
+describe("a bot in a mock Microsoft Teams meeting, end to end", () => {
+  it("joins from meetingId + tenantId + organizerId, records, reports everyone and leaves when the host ends", async () => {
+    const { api, control } = stack;
+    const meetingId = "TeamsE2eOpenCall01";
+    const meeting = (await control.configure("teams", meetingId, {
+      participants: 2,
+      admit: "open",
+      endAfterMs: 6000,
+    })) as MeetingView;
+    const expectedNames = meeting.participants.map((p) => p.name).sort();
+    expect(expectedNames).toHaveLength(2);
+
+    const bot = await teamsBot(meetingId, { botDisplayName: "Teams E2E Bot" });
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);
+    expect(final.deploymentError ?? null, JSON.stringify(final.deploymentError)).toBeNull();
+    expect(final.status).toBe("DONE");
+
+    // No lobby (admission open), and the recording banner in the call did not end it early:
+    // the call ended because the host ended it.
+    expect(await statusSequence(bot.id)).toEqual([
+      "JOINING_CALL",
+      "IN_CALL",
+      "RECORDING",
+      "CALL_ENDED",
+      "DONE",
+    ]);
+    const events = await api.botEvents(bot.id);
+    expect(events.find((e) => e.eventType === "BOT_LEFT")?.data).toMatchObject({ subCode: "MEETING_ENDED" });
+    const joined = events
+      .filter((e) => e.eventType === "PARTICIPANT_JOINED")
+      .map((e) => e.data?.participantName);
+    expect(joined.sort()).toEqual(expectedNames);
+    // The host saw the bot by its display name, in the call until the end.
+    const after = (await control.state("teams", meetingId)) as MeetingView;
+    expect(after.attendees).toEqual([expect.objectContaining({ name: "Teams E2E Bot", state: "ended" })]);
+
+    // The recording: both streams, the participants' sound (Computer audio, microphone muted),
+    // a moving picture, and who spoke when from Teams' speaking ring.
+    const link = await api.recordingDownload(bot.id);
+    const response = await fetch(link.url);
+    expect(response.status).toBe(200);
+    const file = join(stack.dataDir, `teams-${bot.id}.mp4`);
+    await writeFile(file, Buffer.from(await response.arrayBuffer()));
+    const media = await inspectRecording(file);
+    expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
+    expect(media.meanVolumeDb).not.toBeNull();
+    expect(media.meanVolumeDb as number).toBeGreaterThan(-40);
+    expect(media.changedFrames).toBeGreaterThan(3); // a still picture has 0
+    const { speakerTimeline } = await api.recording(bot.id);
+    expect(new Set(speakerTimeline.map((s) => s.name))).toEqual(new Set(expectedNames));
+  });
+
+  it("waits in the lobby of a pasted meetup-join link until admitted, then leaves when the host ends", async () => {
+    const { api, mock, control } = stack;
+    const meetingId = "TeamsE2eLobbyAdmit01";
+    const context = encodeURIComponent(JSON.stringify({ Tid: TENANT, Oid: ORGANIZER }));
+    const meetingUrl = `${mock.url}/l/meetup-join/19%3ameeting_${meetingId}%40thread.v2/0?context=${context}&admit=manual&participants=1`;
+    const bot = await api.createBot({
+      meetingInfo: { platform: "teams", meetingUrl },
+      botDisplayName: "Lobby Bot",
+    });
+    await api.deploy(bot.id);
+
+    await api.waitForStatus(bot.id, ["IN_WAITING_ROOM", "FATAL"], { timeoutMs: 60_000 });
+    const waiting = (await control.state("teams", meetingId)) as MeetingView;
+    expect(waiting.attendees).toEqual([expect.objectContaining({ name: "Lobby Bot", state: "lobby" })]);
+
+    await control.admit("teams", meetingId);
+    await waitForRecording(bot.id);
+    await control.end("teams", meetingId);
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);
+    expect(final.status).toBe("DONE");
+    expect(await statusSequence(bot.id)).toEqual([
+      "JOINING_CALL",
+      "IN_WAITING_ROOM",
+      "IN_CALL",
+      "RECORDING",
+      "CALL_ENDED",
+      "DONE",
+    ]);
+    const events = await api.botEvents(bot.id);
+    expect(events.find((e) => e.eventType === "BOT_LEFT")?.data).toMatchObject({ subCode: "MEETING_ENDED" });
+    expect(
+      events.filter((e) => e.eventType === "PARTICIPANT_JOINED").map((e) => e.data?.participantName),
+    ).toEqual(["Alice Example"]);
+  });
+
+  it("is removed by the host mid-call: CALL_ENDED REMOVED, then DONE with the recording", async () => {
+    const { api, control } = stack;
+    const meetingId = "TeamsE2eRemoved01";
+    await control.configure("teams", meetingId, { participants: 1, admit: "open" });
+    const bot = await teamsBot(meetingId);
+    await waitForRecording(bot.id);
+    await hostAction(meetingId, "remove");
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);
+    expect(final.status).toBe("DONE");
+    expect(final.recording).not.toBeNull();
+    const sequence = await statusSequence(bot.id);
+    expect(sequence.slice(-2)).toEqual(["CALL_ENDED", "DONE"]);
+    const events = await api.botEvents(bot.id);
+    expect(events.find((e) => e.eventType === "BOT_LEFT")?.data).toMatchObject({ subCode: "REMOVED" });
+  });
+});
+
+describe("a Teams bot that cannot get into the call", () => {
+  it("is denied from the lobby: FATAL ADMISSION_DENIED", async () => {
+    const { api, control } = stack;
+    const meetingId = "TeamsE2eDenied01";
+    await control.configure("teams", meetingId, { admit: "manual" });
+    const bot = await teamsBot(meetingId);
+    await api.waitForStatus(bot.id, ["IN_WAITING_ROOM", "FATAL"], { timeoutMs: 60_000 });
+    await hostAction(meetingId, "deny");
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);
+    expect(final.status).toBe("FATAL");
+    expect(final.deploymentError?.code).toBe("ADMISSION_DENIED");
+    expect(await statusSequence(bot.id)).not.toContain("IN_CALL");
+    expect(final.recording).toBeNull();
+  });
+
+  it("gives up after waitingRoomTimeout: leaves the lobby and ends FATAL WAITING_ROOM_TIMEOUT", async () => {
+    const { api, control } = stack;
+    const meetingId = "TeamsE2eLobbyTimeout01";
+    await control.configure("teams", meetingId, { admit: "manual" });
+    const bot = await teamsBot(meetingId, { automaticLeave: { waitingRoomTimeout: 3000 } });
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);
+    expect(final.status).toBe("FATAL");
+    expect(final.deploymentError?.code).toBe("WAITING_ROOM_TIMEOUT");
+    const sequence = await statusSequence(bot.id);
+    expect(sequence).toContain("IN_WAITING_ROOM");
+    expect(sequence).not.toContain("IN_CALL");
+    // The bot really left: the host no longer sees it waiting.
+    const meeting = (await control.state("teams", meetingId)) as MeetingView;
+    expect(meeting.attendees.map((a) => a.state)).toEqual(["left"]);
+  });
+
+  it("meets a sign-in wall: FATAL SIGN_IN_REQUIRED", async () => {
+    const { api, control } = stack;
+    const meetingId = "TeamsE2eSignIn01";
+    await control.configure("teams", meetingId, { page: "sign_in" });
+    const bot = await teamsBot(meetingId);
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);
+    expect(final.deploymentError?.code).toBe("SIGN_IN_REQUIRED");
+  });
+
+  it("reports a meeting id Teams does not know as FATAL MEETING_NOT_FOUND", async () => {
+    const { api } = stack;
+    // Too short for a Teams meeting id: the web client says the link is incorrect.
+    const bot = await teamsBot("nope");
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);
+    expect(final.deploymentError?.code).toBe("MEETING_NOT_FOUND");
+  });
+});

@@ -1,0 +1,442 @@
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { MeetingState, RemoteParticipant } from "../../fixtures/host/meetings.js";
+import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
+import type { PageSnapshot } from "../../platforms/adapter.js";
+import { teamsAdapter } from "../../platforms/teams/index.js";
+import { TEAMS_HOOKS } from "../../platforms/teams/selectors.js";
+import { teamsSnapshot } from "../../platforms/teams/snapshot.js";
+
+/** Bounded waits: the page reacts to pushed events, so these only matter when something is broken. */
+const WAIT = { timeout: 10_000 };
+
+// The hooks as real-Teams bots use them (see /work/shared/notes/platform-hooks.md).
+const JOIN_ON_WEB = 'button[data-tid="joinOnWeb"]';
+const NAME_INPUT = 'input[data-tid="prejoin-display-name-input"]';
+const MIC_SWITCH = '[data-tid="toggle-mute"]';
+const CAMERA_SWITCH = '[data-tid="toggle-video"]';
+const JOIN_NOW = '[data-tid="prejoin-join-button"]';
+const HANGUP = "#hangup-button";
+const PEOPLE_BUTTON = "#roster-button";
+const ROSTER_ITEMS = '[aria-label="People"] [role="tree"] [data-tid^="participantsInCall-"]';
+const TILES = '[data-cid="calling-participant-stream"]';
+const NO_AV_TITLE = "Are you sure you don't want audio or video?";
+const NO_AV_CONTINUE = "Continue without audio or video";
+
+let host: MockHost;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let idCounter = 0;
+
+beforeAll(async () => {
+  host = await startMockHost();
+  browser = await chromium.launch({
+    executablePath: process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-quic",
+      "--no-first-run",
+      "--autoplay-policy=no-user-gesture-required",
+      "--use-fake-ui-for-media-stream",
+      "--use-fake-device-for-media-stream",
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await host?.close();
+});
+
+beforeEach(async () => {
+  context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+  page = await context.newPage();
+});
+
+afterEach(async () => {
+  await context.close();
+});
+
+/** A fresh meeting id in the mock's format (10-64 letters and digits). */
+function newId(): string {
+  idCounter += 1;
+  return `MockTeams${String(idCounter).padStart(4, "0")}`;
+}
+
+/** A scheduled meeting's join link on the mock host, with scenario parameters after the context. */
+function joinLink(id: string, scenario = ""): string {
+  const context = encodeURIComponent(JSON.stringify({ Tid: "tenant-1", Oid: "organizer-1" }));
+  return `${host.url}/l/meetup-join/19%3ameeting_${id}%40thread.v2/0?context=${context}${scenario ? `&${scenario}` : ""}`;
+}
+
+/** The host's answer, loosely: a meeting's state or a participant. */
+type Answer = MeetingState & RemoteParticipant;
+
+async function control(method: string, id: string, suffix = "", body?: unknown): Promise<Answer> {
+  const response = await fetch(`${host.url}/control/meetings/teams/${id}${suffix}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(response.ok, `${method} ${suffix || "meeting"}: ${response.status}`).toBe(true);
+  return response.status === 204 ? ({} as Answer) : response.json();
+}
+
+const meetingState = (id: string): Promise<MeetingState> => control("GET", id);
+const text = (value: string) => page.getByText(value, { exact: true });
+const count = (selector: string) => page.locator(selector).count();
+
+/** The adapter's reading of the page, exactly as the runner's watcher computes it in the page. */
+function snapshot(selfName = "Meetbot"): Promise<PageSnapshot> {
+  const hooks = JSON.stringify({ ...TEAMS_HOOKS, selfName });
+  // vitest's transform may wrap functions in esbuild's __name helper, as page-watcher.ts notes.
+  return page.evaluate(
+    `(() => { var __name = (f) => f; return (${teamsSnapshot.toString()})(${hooks}); })()`,
+  );
+}
+
+/** From the link to the pre-join form, as a person does it. */
+async function openPrejoin(id: string, scenario = "") {
+  await page.goto(joinLink(id, scenario));
+  await page.locator(JOIN_ON_WEB).click();
+  await page.locator(NAME_INPUT).waitFor(WAIT);
+}
+
+/** Type the name, switch camera and microphone off, Join now, and confirm the modal. */
+async function joinWithoutDevices(name = "Meetbot") {
+  await page.locator(NAME_INPUT).fill(name);
+  await page.locator(CAMERA_SWITCH).click();
+  await page.locator(MIC_SWITCH).click();
+  await page.locator(JOIN_NOW).click();
+  await page.getByRole("button", { name: NO_AV_CONTINUE, exact: true }).click();
+}
+
+async function toLobby(id: string, name = "Meetbot") {
+  await control("PUT", id, "", { admit: "manual" });
+  await openPrejoin(id);
+  await joinWithoutDevices(name);
+  await text("Someone will let you in shortly").waitFor(WAIT);
+}
+
+async function toCall(id: string, name = "Meetbot") {
+  await toLobby(id, name);
+  await control("POST", id, "/admit");
+  await page.locator(PEOPLE_BUTTON).waitFor(WAIT);
+}
+
+/** Roster entries as [id suffix, title name, full text]. */
+async function rosterEntries(): Promise<string[][]> {
+  return page
+    .locator(ROSTER_ITEMS)
+    .evaluateAll((nodes) =>
+      nodes.map((n) => [
+        (n.getAttribute("data-tid") ?? "").replace("participantsInCall-", ""),
+        n.querySelector("span[title]")?.getAttribute("title") ?? "",
+        (n.textContent ?? "").trim(),
+      ]),
+    );
+}
+
+/** <audio> elements playing a participant's stream that a listener would hear. */
+const audibleAudio = () =>
+  page.evaluate(
+    () =>
+      [...document.querySelectorAll("audio")].filter((a) => a.srcObject !== null && !a.muted && !a.paused)
+        .length,
+  );
+
+describe("launcher and pre-join", () => {
+  it("the join link opens the launcher; Continue on this browser opens the web client with the link in its fragment", async () => {
+    const id = newId();
+    await page.goto(joinLink(id, "admit=manual"));
+    const onWeb = page.locator(JOIN_ON_WEB);
+    expect(await onWeb.textContent()).toBe("Continue on this browser");
+    expect(await count(NAME_INPUT)).toBe(0);
+    expect((await snapshot()).phase).toBe("prejoin");
+
+    await onWeb.click();
+    await page.locator(NAME_INPUT).waitFor(WAIT);
+    const url = new URL(page.url());
+    expect(url.pathname).toBe("/v2/");
+    expect(url.searchParams.get("meetingjoin")).toBe("true");
+    expect(url.hash).toMatch(
+      new RegExp(`^#/l/meetup-join/19%3ameeting_${id}%40thread.v2/0\\?context=.*&anon=true$`),
+    );
+    // The web client configured the meeting from the link's query.
+    expect((await meetingState(id)).scenario.admit).toBe("manual");
+  });
+
+  it("has the real pre-join hooks: name input, device switches, audio options, Join now", async () => {
+    await openPrejoin(newId());
+    expect(await page.locator(NAME_INPUT).getAttribute("placeholder")).toBe("Type your name");
+    for (const selector of [MIC_SWITCH, CAMERA_SWITCH]) {
+      const toggle = page.locator(selector);
+      expect(await toggle.getAttribute("role")).toBe("switch");
+      expect(await toggle.getAttribute("aria-checked")).toBe("true");
+      await toggle.click();
+      expect(await toggle.getAttribute("aria-checked")).toBe("false");
+      expect(await toggle.isChecked()).toBe(false);
+    }
+    expect(await page.getByRole("radio", { name: /^Computer audio/ }).isChecked()).toBe(true);
+    expect(await page.getByRole("radio", { name: /^Don't use audio/ }).isChecked()).toBe(false);
+    // As on the real site, there is nothing to join before a name is typed.
+    const join = page.locator(JOIN_NOW);
+    expect(await join.textContent()).toBe("Join now");
+    expect(await join.isDisabled()).toBe(true);
+    await page.locator(NAME_INPUT).fill("Meetbot");
+    expect(await join.isEnabled()).toBe(true);
+    expect(await count(HANGUP)).toBe(0);
+    expect((await snapshot()).phase).toBe("prejoin");
+  });
+
+  it("asks 'Are you sure you don't want audio or video?' only with camera and microphone off", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual" });
+    await openPrejoin(id);
+    await page.locator(NAME_INPUT).fill("Meetbot");
+    await page.locator(CAMERA_SWITCH).click();
+    await page.locator(MIC_SWITCH).click();
+    await page.locator(JOIN_NOW).click();
+    await text(NO_AV_TITLE).waitFor(WAIT);
+    expect((await meetingState(id)).attendees).toEqual([]);
+
+    await page.getByRole("button", { name: "Go back" }).click();
+    expect(await text(NO_AV_TITLE).count()).toBe(0);
+    // Camera back on: no question asked.
+    await page.locator(CAMERA_SWITCH).click();
+    await page.locator(JOIN_NOW).click();
+    await text("Someone will let you in shortly").waitFor(WAIT);
+    expect(await text(NO_AV_TITLE).count()).toBe(0);
+  });
+
+  it("serves /meet/<numeric id>?p= links too, beside the mock Google Meet's /meet/<code>", async () => {
+    await page.goto(`${host.url}/meet/9384756102938?p=Xy7pQ2&admit=open`);
+    await page.locator(JOIN_ON_WEB).click();
+    await page.locator(NAME_INPUT).waitFor(WAIT);
+    expect(new URL(page.url()).hash).toBe("#/meet/9384756102938?p=Xy7pQ2&admit=open&anon=true");
+    expect((await meetingState("9384756102938")).scenario.admit).toBe("open");
+
+    await page.goto(`${host.url}/meet/abc-defg-hij`);
+    await page.locator('input[aria-label="Your name"]').waitFor(WAIT);
+    expect(await count(JOIN_ON_WEB)).toBe(0);
+  });
+});
+
+describe("lobby and call", () => {
+  it("the lobby keeps the frozen form and shows hang-up, but no People, roster or tiles", async () => {
+    const id = newId();
+    await toLobby(id, "Note Taker");
+    expect(await page.locator(JOIN_NOW).isDisabled()).toBe(true);
+    expect(await count(HANGUP)).toBe(1);
+    expect(await page.locator(HANGUP).getAttribute("aria-label")).toBe("Leave (Ctrl+Shift+H)");
+    expect(await count(PEOPLE_BUTTON)).toBe(0);
+    expect(await count('[role="tree"]')).toBe(0);
+    expect(await count(TILES)).toBe(0);
+    expect((await meetingState(id)).attendees).toMatchObject([{ name: "Note Taker", state: "lobby" }]);
+    // Hang-up alone does not make it a call.
+    expect((await snapshot("Note Taker")).phase).toBe("lobby");
+  });
+
+  it("admission brings the toolbar, the roster tree with the user marked (You), tiles and a harmless alert", async () => {
+    const id = newId();
+    await toCall(id, "Note Taker");
+    expect(await page.locator('button[data-tid="hangup-main-btn"]').getAttribute("aria-label")).toBe(
+      "Leave (Ctrl+Shift+H)",
+    );
+    await expect.poll(rosterEntries, WAIT).toEqual([
+      ["a-1", "Note Taker", "Note Taker (Unverified) (You)"],
+      ["p-1", "Alice Example", "Alice Example"],
+      ["p-2", "Bob Example", "Bob Example"],
+    ]);
+    await expect
+      .poll(() => page.locator(`${TILES} [data-tid="participant-info-nametag"]`).allTextContents(), WAIT)
+      .toEqual(["Alice Example", "Bob Example"]);
+    expect(
+      await page.locator(TILES).evaluateAll((tiles) => tiles.map((t) => t.getAttribute("data-tid"))),
+    ).toEqual(["p-1", "p-2"]);
+    expect(await page.locator('[role="alert"]').textContent()).toContain("Recording has started");
+    expect(await text("Someone will let you in shortly").count()).toBe(0);
+
+    // The adapter reads the call, without the bot itself, and is not fooled by the alert.
+    const snap = await snapshot("Note Taker");
+    expect(snap.phase).toBe("in_call");
+    expect(snap.participants).toEqual([
+      { id: "p-1", name: "Alice Example" },
+      { id: "p-2", name: "Bob Example" },
+    ]);
+
+    // The roster is always in the DOM; the People button shows and hides its panel.
+    const panel = page.locator('[aria-label="People"][role="complementary"]');
+    expect(await panel.isVisible()).toBe(false);
+    await page.locator(PEOPLE_BUTTON).click();
+    expect(await panel.isVisible()).toBe(true);
+    await page.locator(PEOPLE_BUTTON).click();
+    expect(await panel.isVisible()).toBe(false);
+    expect((await snapshot("Note Taker")).participants).toHaveLength(2);
+
+    // The real client may not render the roster while its panel is closed: the adapter then
+    // names the others from the stage, with the same ids.
+    await page.evaluate(() => document.querySelector('[aria-label="People"] [role="tree"]')?.remove());
+    const fromStage = await snapshot("Note Taker");
+    expect(fromStage.phase).toBe("in_call");
+    expect(fromStage.participants).toEqual(snap.participants);
+  });
+
+  it("participants added and removed through the control API come and go", async () => {
+    const id = newId();
+    await toCall(id);
+    const zed = await control("POST", id, "/participants", { name: "Zed Newcomer" });
+    await expect
+      .poll(async () => (await snapshot()).participants.map((p) => p.name), WAIT)
+      .toEqual(["Alice Example", "Bob Example", "Zed Newcomer"]);
+    await control("DELETE", id, `/participants/${zed.id}`);
+    await control("DELETE", id, "/participants/p-1");
+    await expect
+      .poll(async () => (await snapshot()).participants, WAIT)
+      .toEqual([{ id: "p-2", name: "Bob Example" }]);
+    expect(await count(TILES)).toBe(1);
+    await expect.poll(audibleAudio, WAIT).toBe(1);
+  });
+
+  it("remote participants send moving pictures and sound, and Teams lights the ring of whoever is heard", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "open", participants: 2 });
+    await openPrejoin(id);
+    await joinWithoutDevices();
+    await page.locator(PEOPLE_BUTTON).waitFor(WAIT);
+    await expect.poll(audibleAudio, WAIT).toBe(2);
+
+    const canvas = page.locator(`${TILES}[data-tid="p-1"] canvas`);
+    const first = await canvas.evaluate((c) => (c as HTMLCanvasElement).toDataURL());
+    await expect
+      .poll(() => canvas.evaluate((c) => (c as HTMLCanvasElement).toDataURL()), WAIT)
+      .not.toBe(first);
+
+    // Bursts: each participant is shown speaking at some point and silent at another, and the
+    // adapter's speakers follow the ring.
+    for (const pid of ["p-1", "p-2"]) {
+      const outline = page.locator(`${TILES}[data-tid="${pid}"] [data-tid="voice-level-stream-outline"]`);
+      const lit = () => outline.evaluate((o) => o.classList.contains("vdi-frame-occlusion"));
+      await expect.poll(lit, WAIT).toBe(true);
+      await expect.poll(async () => (await snapshot()).speakers?.includes(pid), WAIT).toBe(true);
+      await expect.poll(lit, WAIT).toBe(false);
+      await expect.poll(async () => (await snapshot()).speakers?.includes(pid), WAIT).toBe(false);
+    }
+  });
+
+  it("with Don't use audio the meeting plays no sound (why the bot picks Computer audio)", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "open", participants: 2 });
+    await openPrejoin(id);
+    await page.getByRole("radio", { name: /^Don't use audio/ }).check();
+    await joinWithoutDevices();
+    await expect.poll(() => count(TILES), WAIT).toBe(2);
+    await expect.poll(() => page.locator("audio").count(), WAIT).toBe(2);
+    expect(await audibleAudio()).toBe(0);
+  });
+});
+
+describe("outcomes", () => {
+  it("deny shows Teams' denial text and no toolbar", async () => {
+    const id = newId();
+    await toLobby(id);
+    await control("POST", id, "/deny");
+    await text("Sorry, but you were denied access to the meeting.").waitFor(WAIT);
+    expect(await count(HANGUP)).toBe(0);
+    expect(await count('[data-tid="calling-retry-cancelbutton"]')).toBe(1);
+    expect((await snapshot()).phase).toBe("denied");
+  });
+
+  it("remove shows You've been removed from this meeting and stops all media", async () => {
+    const id = newId();
+    await toCall(id);
+    await control("POST", id, "/remove");
+    await text("You've been removed from this meeting").waitFor(WAIT);
+    expect(await count(HANGUP)).toBe(0);
+    expect(await page.locator("audio").count()).toBe(0);
+    expect((await snapshot()).phase).toBe("removed");
+  });
+
+  it("the host ending the meeting shows The meeting has ended", async () => {
+    const id = newId();
+    await toCall(id);
+    await control("POST", id, "/end");
+    await text("The meeting has ended").waitFor(WAIT);
+    expect(await count(TILES)).toBe(0);
+    expect((await snapshot()).phase).toBe("ended");
+  });
+
+  it("hang-up shows You left the meeting and the host sees the attendee left", async () => {
+    const id = newId();
+    await toCall(id);
+    await page.locator(HANGUP).click();
+    await text("You left the meeting").waitFor(WAIT);
+    expect((await snapshot()).phase).toBe("left");
+    await expect.poll(async () => (await meetingState(id)).attendees[0]?.state, WAIT).toBe("left");
+  });
+});
+
+describe("dead ends (after Continue on this browser, as on the real site)", () => {
+  it("an id that is not a Teams meeting id gets the incorrect-URL page and no form", async () => {
+    await page.goto(`${host.url}/l/meetup-join/19%3ameeting_short%40thread.v2/0`);
+    await page.locator(JOIN_ON_WEB).click();
+    await page.getByText("Looks like the meeting URL is incorrect", { exact: false }).waitFor(WAIT);
+    expect(await count(NAME_INPUT)).toBe(0);
+    expect((await snapshot()).phase).toBe("not_found");
+  });
+
+  it("page=not_found shows the same page for a valid id", async () => {
+    await page.goto(joinLink(newId(), "page=not_found"));
+    await page.locator(JOIN_ON_WEB).click();
+    await page.getByText("Looks like the meeting URL is incorrect", { exact: false }).waitFor(WAIT);
+    expect(await count(NAME_INPUT)).toBe(0);
+  });
+
+  it("page=sign_in shows the verify-your-info wall, then Microsoft's sign-in form", async () => {
+    await page.goto(joinLink(newId(), "page=sign_in"));
+    await page.locator(JOIN_ON_WEB).click();
+    await text("We need to verify your info before you can join").waitFor(WAIT);
+    expect(await count(NAME_INPUT)).toBe(0);
+    expect((await snapshot()).phase).toBe("sign_in");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.locator('input[name="loginfmt"]').waitFor(WAIT);
+    expect((await snapshot()).phase).toBe("sign_in");
+  });
+
+  it("page=blocked shows Teams' captcha", async () => {
+    await page.goto(joinLink(newId(), "page=blocked"));
+    await page.locator(JOIN_ON_WEB).click();
+    await text("Verify you're a real person").waitFor(WAIT);
+    expect((await snapshot()).phase).toBe("blocked");
+  });
+});
+
+describe("the adapter's join and leave on the mock", () => {
+  it("join clicks through the launcher, mutes, keeps computer audio, confirms the modal and lands in the lobby", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual" });
+    await page.goto(joinLink(id));
+    await teamsAdapter.join(page, { displayName: "Adapter Bot", info: { platform: "teams" } });
+    await text("Someone will let you in shortly").waitFor(WAIT);
+    expect(await page.getByRole("radio", { name: /^Computer audio/ }).isChecked()).toBe(true);
+    expect(await page.locator(MIC_SWITCH).getAttribute("aria-checked")).toBe("false");
+    expect(await page.locator(CAMERA_SWITCH).getAttribute("aria-checked")).toBe("false");
+    expect((await meetingState(id)).attendees).toMatchObject([{ name: "Adapter Bot", state: "lobby" }]);
+
+    // Leaving from the lobby (the waiting-room timeout) takes the bot out of it.
+    await teamsAdapter.leave(page);
+    await expect.poll(async () => (await meetingState(id)).attendees[0]?.state, WAIT).toBe("left");
+  });
+
+  it("join returns without error on a dead end, leaving the verdict to the snapshot", async () => {
+    await page.goto(joinLink(newId(), "page=sign_in"));
+    await teamsAdapter.join(page, { displayName: "Adapter Bot", info: { platform: "teams" } });
+    expect((await snapshot()).phase).toBe("sign_in");
+  });
+});

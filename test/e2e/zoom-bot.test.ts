@@ -1,0 +1,229 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inspectRecording } from "../../src/runner/probe.js";
+import { eventually, startStack } from "../helpers/stack.js";
+
+/**
+ * Zoom bots end to end: created through the API with a meeting id and passcode, run by the real
+ * runner against the mock web client (the stack points MEETBOT_ZOOM_WEB_BASE_URL at it).
+ */
+
+let stack: Awaited<ReturnType<typeof startStack>>;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+const FINAL = ["DONE", "FATAL"] as const;
+const BOT_TIMEOUT = { timeoutMs: 90_000 };
+const byId = <T extends { id: number }>(list: T[]) => [...list].sort((a, b) => a.id - b.id);
+
+type MeetingView = {
+  participants: Array<{ name: string }>;
+  attendees: Array<{ name: string; state: string }>;
+};
+
+/** Control calls the shared helper lacks (remove, start). */
+async function hostDoes(id: string, action: "remove" | "start" | "deny") {
+  const response = await fetch(`${stack.mock.url}/control/meetings/zoom/${id}/${action}`, { method: "POST" });
+  expect(response.status, `${action}: ${await response.clone().text()}`).toBe(200);
+}
+
+async function zoomBot(
+  meetingId: string,
+  opts: { passcode?: string; waitingRoomTimeout?: number; name?: string },
+) {
+  const bot = await stack.api.createBot({
+    meetingInfo: {
+      platform: "zoom",
+      meetingId,
+      ...(opts.passcode ? { meetingPassword: opts.passcode } : {}),
+    },
+    botDisplayName: opts.name ?? "Zoom Bot",
+    ...(opts.waitingRoomTimeout ? { automaticLeave: { waitingRoomTimeout: opts.waitingRoomTimeout } } : {}),
+  });
+  await stack.api.deploy(bot.id);
+  return bot.id;
+}
+
+const statuses = async (botId: number) =>
+  byId((await stack.api.events({ bot_id: botId, page_size: 100 })).events).map((e) => e.eventType);
+
+const botEvent = async (botId: number, type: string) =>
+  (await stack.api.botEvents(botId)).find((e) => e.eventType === type);
+
+const recordingStarted = (botId: number) =>
+  eventually(() => botEvent(botId, "RECORDING_STARTED"), `bot ${botId} recording`, 60_000);
+
+/** Per test: a bot's whole life on a busy 2-core machine, with room to spare. */
+const TEST_TIMEOUT = { timeout: 150_000 };
+
+describe("a bot in a mock Zoom meeting", TEST_TIMEOUT, () => {
+  it("joins with the passcode through the waiting room, reports everyone, and records until the host ends", async () => {
+    const { api, control } = stack;
+    const id = "81234567890";
+    const meeting = (await control.configure("zoom", id, {
+      participants: 2,
+      admit: "auto",
+      admitAfterMs: 500,
+      endAfterMs: 4000,
+      passcode: "246810",
+    })) as MeetingView;
+    const botId = await zoomBot(id, { passcode: "246810", name: "Zoom Notes" });
+    const final = await api.waitForStatus(botId, FINAL, BOT_TIMEOUT);
+    expect(final.deploymentError ?? null, JSON.stringify(final.deploymentError)).toBeNull();
+    expect(final.status).toBe("DONE");
+    expect(await statuses(botId)).toEqual([
+      "JOINING_CALL",
+      "IN_WAITING_ROOM",
+      "IN_CALL",
+      "RECORDING",
+      "CALL_ENDED",
+      "DONE",
+    ]);
+
+    const events = await api.botEvents(botId);
+    const joined = events
+      .filter((e) => e.eventType === "PARTICIPANT_JOINED")
+      .map((e) => e.data?.participantName);
+    expect(joined.sort()).toEqual(meeting.participants.map((p) => p.name).sort());
+    expect(events.find((e) => e.eventType === "BOT_LEFT")?.data).toMatchObject({ subCode: "MEETING_ENDED" });
+
+    // Both streams, and sound: the bot joined computer audio (the mock is silent otherwise).
+    const response = await fetch((await api.recordingDownload(botId)).url);
+    expect(response.status).toBe(200);
+    const file = join(stack.dataDir, `zoom-${botId}.mp4`);
+    await writeFile(file, Buffer.from(await response.arrayBuffer()));
+    const media = await inspectRecording(file);
+    expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
+    expect(media.meanVolumeDb as number).toBeGreaterThan(-40);
+    expect(media.changedFrames).toBeGreaterThan(3); // a still picture has 0
+
+    // Who spoke when, from Zoom's active-speaker frame (three in the call, so the gallery shows it).
+    const { speakerTimeline, durationSeconds } = await api.recording(botId);
+    expect(new Set(speakerTimeline.map((s) => s.name))).toEqual(
+      new Set(meeting.participants.map((p) => p.name)),
+    );
+    expect(speakerTimeline.map((s) => s.participantId)).toContain("name:Alice Example");
+    for (const segment of speakerTimeline) {
+      expect(segment.endMs).toBeGreaterThan(segment.startMs);
+      expect(segment.endMs).toBeLessThanOrEqual(durationSeconds * 1000);
+    }
+  });
+
+  it("waits in the waiting room until the host admits it", async () => {
+    const { api, control } = stack;
+    const id = "81234567891";
+    await control.configure("zoom", id, { participants: 1, admit: "manual" });
+    const botId = await zoomBot(id, { name: "Patient Bot" });
+    await api.waitForStatus(botId, ["IN_WAITING_ROOM", ...FINAL], BOT_TIMEOUT);
+    const waiting = (await control.state("zoom", id)) as MeetingView;
+    expect(waiting.attendees).toEqual([expect.objectContaining({ name: "Patient Bot", state: "lobby" })]);
+
+    await control.admit("zoom", id);
+    await recordingStarted(botId);
+    await control.end("zoom", id);
+    const final = await api.waitForStatus(botId, FINAL, BOT_TIMEOUT);
+    expect(final.status).toBe("DONE");
+    expect(await botEvent(botId, "PARTICIPANT_JOINED")).toMatchObject({
+      data: { participantName: "Alice Example" },
+    });
+  });
+
+  it("waits for a host who has not started, and gets in once the host starts the meeting", async () => {
+    const { api, control } = stack;
+    const id = "81234567892";
+    await control.configure("zoom", id, { admit: "open", hostStarted: false, endAfterMs: 2000 });
+    const botId = await zoomBot(id, {});
+    await api.waitForStatus(botId, ["IN_WAITING_ROOM", ...FINAL], BOT_TIMEOUT);
+    await eventually(
+      async () =>
+        ((await control.state("zoom", id)) as MeetingView).attendees[0]?.state === "waiting_for_host"
+          ? true
+          : undefined,
+      "the bot waiting for the host",
+    );
+    await hostDoes(id, "start");
+    const final = await api.waitForStatus(botId, FINAL, BOT_TIMEOUT);
+    expect(final.status).toBe("DONE");
+    expect(await statuses(botId)).toContain("IN_CALL");
+  });
+
+  it("is removed mid-call: CALL_ENDED REMOVED, then DONE with its recording", async () => {
+    const { api, control } = stack;
+    const id = "81234567893";
+    await control.configure("zoom", id, { admit: "open", participants: 1 });
+    const botId = await zoomBot(id, {});
+    await recordingStarted(botId);
+    await hostDoes(id, "remove");
+    const final = await api.waitForStatus(botId, FINAL, BOT_TIMEOUT);
+    expect(final.status).toBe("DONE");
+    expect(await botEvent(botId, "BOT_LEFT")).toMatchObject({ data: { subCode: "REMOVED" } });
+    const aggregated = byId((await api.events({ bot_id: botId, page_size: 100 })).events);
+    expect(aggregated.find((e) => e.eventType === "CALL_ENDED")?.data.subCode).toBe("REMOVED");
+    expect(final.recording).not.toBeNull();
+  });
+});
+
+/** Deploys a bot into a freshly configured meeting and returns its final state. */
+async function finalState(
+  id: string,
+  scenario: Record<string, unknown>,
+  opts: Parameters<typeof zoomBot>[1] = {},
+) {
+  await stack.control.configure("zoom", id, scenario);
+  const botId = await zoomBot(id, opts);
+  return { botId, final: await stack.api.waitForStatus(botId, FINAL, BOT_TIMEOUT) };
+}
+
+const attendeeStates = async (id: string) =>
+  ((await stack.control.state("zoom", id)) as MeetingView).attendees.map((a) => a.state);
+
+// These bots never record, so they run side by side (three at a time) to keep the file short.
+describe.concurrent("a Zoom bot that waits and is not let in", TEST_TIMEOUT, () => {
+  it("is denied from the waiting room: FATAL ADMISSION_DENIED", async ({ expect }) => {
+    const { final, botId } = await finalState("81234567894", { admit: "deny", admitAfterMs: 500 });
+    expect(final.deploymentError?.code).toBe("ADMISSION_DENIED");
+    expect(await statuses(botId)).toContain("IN_WAITING_ROOM");
+    expect(final.recording).toBeNull();
+  });
+
+  it("gives up on the waiting room after waitingRoomTimeout: FATAL WAITING_ROOM_TIMEOUT, and leaves", async ({
+    expect,
+  }) => {
+    const id = "81234567895";
+    const { final } = await finalState(id, { admit: "manual" }, { waitingRoomTimeout: 3000 });
+    expect(final.deploymentError?.code).toBe("WAITING_ROOM_TIMEOUT");
+    expect(await attendeeStates(id)).toEqual(["left"]);
+  });
+
+  it("gives up on a host who never starts after waitingRoomTimeout: FATAL HOST_NOT_STARTED", async ({
+    expect,
+  }) => {
+    const id = "81234567896";
+    const { final, botId } = await finalState(id, { hostStarted: false }, { waitingRoomTimeout: 3000 });
+    expect(final.deploymentError?.code).toBe("HOST_NOT_STARTED");
+    expect(await statuses(botId)).toContain("IN_WAITING_ROOM");
+    expect(await attendeeStates(id)).toEqual(["left"]);
+  });
+});
+
+describe.concurrent("a Zoom bot that meets a dead end", TEST_TIMEOUT, () => {
+  it("is refused a wrong passcode: FATAL BAD_PASSCODE", async ({ expect }) => {
+    const { final } = await finalState("81234567897", { passcode: "right-one" }, { passcode: "wrong-one" });
+    expect(final.deploymentError?.code).toBe("BAD_PASSCODE");
+  });
+
+  it("meets an invalid meeting link: FATAL MEETING_NOT_FOUND", async ({ expect }) => {
+    const { final } = await finalState("81234567898", { page: "not_found" });
+    expect(final.deploymentError?.code).toBe("MEETING_NOT_FOUND");
+  });
+
+  it("meets Zoom's bot wall: FATAL BLOCKED", async ({ expect }) => {
+    const { final } = await finalState("81234567899", { page: "blocked" });
+    expect(final.deploymentError?.code).toBe("BLOCKED");
+  });
+});

@@ -1,0 +1,582 @@
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { MeetingState, RemoteParticipant } from "../../fixtures/host/meetings.js";
+import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
+import type { PageSnapshot } from "../../platforms/adapter.js";
+import { zoomAdapter } from "../../platforms/zoom/index.js";
+import { ZOOM_HOOKS as H } from "../../platforms/zoom/selectors.js";
+
+/** Bounded waits: the page reacts to pushed events, so these only matter when something is broken. */
+const WAIT = { timeout: 10_000 };
+
+// The real web client's hooks (see platforms/zoom/selectors.ts and shared/notes/platform-hooks.md).
+const PANEL_NAMES = "#participants-ul .participants-item__display-name";
+const TILE_NAMES = ".gallery-video-container__video-frame .video-avatar__avatar-footer";
+const ACTIVE_TILE = ".gallery-video-container__video-frame--active";
+const PARTICIPANTS_BUTTON = '#wc-footer button[aria-label^="open the participants list pane"]';
+
+let host: MockHost;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let idCounter = 0;
+
+beforeAll(async () => {
+  host = await startMockHost();
+  browser = await chromium.launch({
+    executablePath: process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-quic",
+      "--no-first-run",
+      "--autoplay-policy=no-user-gesture-required",
+      "--use-fake-ui-for-media-stream",
+      "--use-fake-device-for-media-stream",
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await host?.close();
+});
+
+beforeEach(async () => {
+  context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+  page = await context.newPage();
+});
+
+afterEach(async () => {
+  await context.close();
+});
+
+/** A fresh 11-digit meeting id per test, so meetings never carry over. */
+function newId(): string {
+  idCounter += 1;
+  return String(81_000_000_000 + idCounter);
+}
+
+/** The host's answer, loosely: a meeting's state or a participant. */
+type Answer = MeetingState & RemoteParticipant;
+
+async function control(method: string, id: string, suffix = "", body?: unknown): Promise<Answer> {
+  const response = await fetch(`${host.url}/control/meetings/zoom/${id}${suffix}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(response.ok, `${method} ${suffix || "meeting"}: ${response.status}`).toBe(true);
+  return response.status === 204 ? ({} as Answer) : response.json();
+}
+
+const meetingState = (id: string): Promise<MeetingState> => control("GET", id);
+const attendeeStates = async (id: string) => (await meetingState(id)).attendees.map((a) => a.state);
+
+/** The adapter's own reading of the page, run in it exactly as the runner's PageWatcher runs it. */
+async function snapshot(selfName = "Meetbot"): Promise<PageSnapshot> {
+  const hooks = JSON.stringify({ ...zoomAdapter.hooks, selfName });
+  return page.evaluate(
+    `(() => { var __name = (f) => f; return (${zoomAdapter.snapshot.toString()})(${hooks}); })()`,
+  );
+}
+
+const phase = async (selfName?: string) => (await snapshot(selfName)).phase;
+
+const text = (value: string) => page.getByText(value, { exact: true });
+
+/**
+ * Listens to the first participant's own stream (an analyser, independent of the page's
+ * indicator) and tells whether any tile was marked as the active speaker during one whole burst
+ * of its sound: from silence, through the burst, to silence again.
+ */
+function markedDuringBurst(): Promise<boolean> {
+  return page.evaluate(async (activeTile) => {
+    const audio = document.querySelector("#audio-host audio") as HTMLAudioElement;
+    const context = new AudioContext();
+    const analyser = context.createAnalyser();
+    context.createMediaStreamSource(audio.srcObject as MediaStream).connect(analyser);
+    const samples = new Float32Array(analyser.fftSize);
+    const level = () => {
+      analyser.getFloatTimeDomainData(samples);
+      return samples.reduce((max, sample) => Math.max(max, Math.abs(sample)), 0);
+    };
+    const until = (condition: () => boolean) =>
+      new Promise<void>((resolve) => {
+        const timer = setInterval(() => {
+          if (!condition()) return;
+          clearInterval(timer);
+          resolve();
+        }, 10);
+      });
+    await until(() => level() < 0.01);
+    await until(() => level() > 0.05);
+    let marked = document.querySelector(activeTile) !== null;
+    const observer = new MutationObserver(() => {
+      if (document.querySelector(activeTile)) marked = true;
+    });
+    observer.observe(document.body, { subtree: true, attributes: true, attributeFilter: ["class"] });
+    await until(() => level() < 0.01);
+    observer.disconnect();
+    await context.close();
+    return marked;
+  }, ACTIVE_TILE);
+}
+
+/** <audio> elements playing a participant's stream, audibly. */
+const audibleAudio = () =>
+  page.evaluate(
+    () =>
+      [...document.querySelectorAll("#audio-host audio")].filter(
+        (a) => (a as HTMLAudioElement).srcObject !== null && !(a as HTMLAudioElement).muted,
+      ).length,
+  );
+
+/** What a person does on a first visit: cookies, terms, permissions; then the form. */
+async function openForm(id: string, query = "pwd=") {
+  await page.goto(`${host.url}/wc/${id}/join?${query}`);
+  await page.locator(H.cookieAccept).click(WAIT);
+  await page.locator(H.termsAgree).click(WAIT);
+  await page.getByRole("button", { name: "Allow", exact: true }).click(WAIT);
+}
+
+async function typeNameAndJoin(name = "Meetbot") {
+  await page.locator(H.nameInput).fill(name);
+  await page.locator(H.joinButtonReady).click(WAIT);
+}
+
+/** Into the call as a person would: join audio and open the participants panel. */
+async function settleIn() {
+  await page.getByRole("button", { name: "Join Audio by Computer" }).click(WAIT);
+  await page.locator(PARTICIPANTS_BUTTON).click(WAIT);
+  await page.locator("#participants-ul").waitFor(WAIT);
+}
+
+async function joinWaitingRoom(id: string, name = "Meetbot") {
+  await control("PUT", id, "", { admit: "manual" });
+  await openForm(id);
+  await typeNameAndJoin(name);
+  await text("Please wait, the meeting host will let you in soon.").waitFor(WAIT);
+}
+
+async function joinOpenCall(id: string, scenario: Record<string, unknown> = {}) {
+  await control("PUT", id, "", { admit: "open", ...scenario });
+  await openForm(id);
+  await typeNameAndJoin();
+  await page.locator(PARTICIPANTS_BUTTON).waitFor(WAIT);
+}
+
+describe("pre-join", () => {
+  it("shows cookie banner, terms and permission dialog, then the form with the real hooks", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual" });
+    await page.goto(`${host.url}/wc/${id}/join?pwd=`);
+    expect(await phase()).toBe("prejoin");
+
+    expect(await page.locator(H.cookieAccept).isVisible()).toBe(true);
+    await page.locator(H.cookieAccept).click();
+    // The terms cover the form: nothing below can be clicked until they are accepted.
+    expect(await page.locator(H.termsAgree).isVisible()).toBe(true);
+    await page.locator(H.termsAgree).click();
+    const allow = page.getByRole("button", { name: "Allow", exact: true });
+    expect(await allow.isVisible()).toBe(true);
+    expect(await page.getByRole("button", { name: "Continue without microphone and camera" }).count()).toBe(
+      1,
+    );
+    await allow.click();
+
+    // Allowed devices start on; the toggles are labelled with their action.
+    const mic = page.locator(H.previewMicrophone);
+    const camera = page.locator(H.previewCamera);
+    expect(await mic.getAttribute("aria-label")).toBe("Mute");
+    expect(await camera.getAttribute("aria-label")).toBe("Stop Video");
+    await mic.click();
+    await camera.click();
+    expect(await mic.getAttribute("aria-label")).toBe("Unmute");
+    expect(await camera.getAttribute("aria-label")).toBe("Start Video");
+
+    // Join is disabled (class and attribute) until a name is typed.
+    const join = page.locator(H.joinButton);
+    expect(await join.count()).toBe(1);
+    expect(await join.isDisabled()).toBe(true);
+    expect(await join.getAttribute("class")).toContain("disabled");
+    expect(await page.locator(H.joinButtonReady).count()).toBe(0);
+    await page.locator(H.nameInput).fill("Meetbot");
+    expect(await join.isEnabled()).toBe(true);
+    expect(await join.getAttribute("class")).not.toContain("disabled");
+    // The link carried a pwd (even empty), and the meeting has no passcode: no passcode field.
+    expect(await page.locator(H.passcodeInput).count()).toBe(0);
+    expect(await page.locator(H.footer).count()).toBe(0);
+    expect(await phase()).toBe("prejoin");
+  });
+
+  it("refusing permissions leaves microphone and camera off", async () => {
+    const id = newId();
+    await page.goto(`${host.url}/wc/${id}/join`);
+    await page.locator(H.termsAgree).click();
+    await page.getByRole("button", { name: "Continue without microphone and camera" }).click();
+    expect(await page.locator(H.previewMicrophone).getAttribute("aria-label")).toBe("Unmute");
+    expect(await page.locator(H.previewCamera).getAttribute("aria-label")).toBe("Start Video");
+  });
+
+  it("asks for the passcode when the link has no pwd, and Join needs it", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "open", passcode: "4711" });
+    await page.goto(`${host.url}/wc/${id}/join`);
+    await page.locator(H.termsAgree).click();
+    await page.getByRole("button", { name: "Allow", exact: true }).click();
+    const passcode = page.locator('input[placeholder*="passcode"]');
+    expect(await passcode.count()).toBe(1);
+    await page.locator(H.nameInput).fill("Meetbot");
+    expect(await page.locator(H.joinButton).isDisabled()).toBe(true);
+    await passcode.fill("4711");
+    await page.locator(H.joinButtonReady).click();
+    await page.locator(PARTICIPANTS_BUTTON).waitFor(WAIT);
+    expect(await phase()).toBe("in_call");
+  });
+
+  it("a wrong passcode gets Zoom's 'Passcode wrong' with the passcode box, and no attendee", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "open", passcode: "right" });
+    await openForm(id, "pwd=wrong");
+    expect(await page.locator(H.passcodeInput).count()).toBe(0);
+    await typeNameAndJoin();
+    await text("Passcode wrong").waitFor(WAIT);
+    expect(await page.locator(H.passcodeInput).count()).toBe(1);
+    expect(await phase()).toBe("bad_passcode");
+    expect((await meetingState(id)).attendees).toEqual([]);
+
+    // The right one typed into the box gets in.
+    await page.locator(H.passcodeInput).fill("right");
+    await page.locator(H.joinButtonReady).click();
+    await page.locator(PARTICIPANTS_BUTTON).waitFor(WAIT);
+    expect(await attendeeStates(id)).toEqual(["in_call"]);
+  });
+});
+
+describe("waiting and the call", () => {
+  it("waiting room (with a Leave that proves nothing) → admit → in the call with the panel's names", async () => {
+    const id = newId();
+    await joinWaitingRoom(id, "Note Taker");
+    expect(await phase()).toBe("lobby");
+    expect(await page.locator(H.leaveButton).count()).toBe(1);
+    expect(await page.locator(H.footer).count()).toBe(0);
+    expect(await attendeeStates(id)).toEqual(["lobby"]);
+
+    await control("POST", id, "/admit");
+    await page.locator(PARTICIPANTS_BUTTON).waitFor(WAIT);
+    expect(await page.locator(`${H.footer} ${H.leaveButton}`).count()).toBe(1);
+    expect(await page.locator(PARTICIPANTS_BUTTON).getAttribute("aria-label")).toBe(
+      "open the participants list pane,[3] particpants",
+    );
+    expect(await page.locator(".footer-button__number-counter span").textContent()).toBe("3");
+    expect(await text("Please wait, the meeting host will let you in soon.").count()).toBe(0);
+
+    // The panel exists only once opened from the footer; the tiles are there from the start.
+    expect(await page.locator("#participants-ul").count()).toBe(0);
+    await expect
+      .poll(() => page.locator(TILE_NAMES).allTextContents(), WAIT)
+      .toEqual(["Note Taker", "Alice Example", "Bob Example"]);
+    await settleIn();
+    await expect
+      .poll(() => page.locator(PANEL_NAMES).allTextContents(), WAIT)
+      .toEqual(["Note Taker", "Alice Example", "Bob Example"]);
+    expect(await page.locator(".participants-item__name-label").allTextContents()).toEqual([
+      "(Me)",
+      "(Host)",
+    ]);
+    expect(await snapshot("Note Taker")).toMatchObject({
+      phase: "in_call",
+      participants: [
+        { id: "name:Alice Example", name: "Alice Example" },
+        { id: "name:Bob Example", name: "Bob Example" },
+      ],
+    });
+
+    // Participants come and go through the control API.
+    const zed = await control("POST", id, "/participants", { name: "Zed Newcomer" });
+    await expect.poll(() => page.locator(PANEL_NAMES).allTextContents(), WAIT).toContain("Zed Newcomer");
+    await control("DELETE", id, `/participants/${zed.id}`);
+    await control("DELETE", id, "/participants/p-1");
+    await expect
+      .poll(() => page.locator(PANEL_NAMES).allTextContents(), WAIT)
+      .toEqual(["Note Taker", "Bob Example"]);
+    expect((await snapshot("Note Taker")).participants).toEqual([
+      { id: "name:Bob Example", name: "Bob Example" },
+    ]);
+  });
+
+  it("the snapshot reads names from the tiles while the panel is closed, without the bot", async () => {
+    const id = newId();
+    await joinOpenCall(id, { participants: 1 });
+    expect(await page.locator("#participants-ul").count()).toBe(0);
+    await expect
+      .poll(async () => (await snapshot()).participants, WAIT)
+      .toEqual([{ id: "name:Alice Example", name: "Alice Example" }]);
+  });
+
+  it("is silent until Join Audio by Computer; then each participant sounds through its <audio>, tiles move", async () => {
+    const id = newId();
+    await joinOpenCall(id, { participants: 2 });
+    await expect.poll(() => page.locator("#audio-host audio").count(), WAIT).toBe(2);
+    expect(await audibleAudio()).toBe(0);
+
+    await page.locator(H.joinAudioButton).click();
+    await expect.poll(audibleAudio, WAIT).toBe(2);
+    const running = await page.evaluate(() =>
+      [...document.querySelectorAll("#audio-host audio")].every((a) => {
+        const audio = a as HTMLAudioElement;
+        return !audio.paused && (audio.srcObject as MediaStream).getAudioTracks()[0]?.readyState === "live";
+      }),
+    );
+    expect(running).toBe(true);
+
+    const canvas = page.locator(".gallery-video-container__video-frame canvas").nth(1);
+    const first = await canvas.evaluate((c) => (c as HTMLCanvasElement).toDataURL());
+    await expect
+      .poll(() => canvas.evaluate((c) => (c as HTMLCanvasElement).toDataURL()), WAIT)
+      .not.toBe(first);
+  });
+
+  it("marks one active speaker at a time, as Zoom's gallery does, and the snapshot reports it", async () => {
+    const id = newId();
+    await joinOpenCall(id, { participants: 2 });
+    await settleIn();
+    const activeName = () =>
+      page.evaluate(
+        (selector) => [...document.querySelectorAll(selector)].map((t) => t.textContent?.trim()),
+        ACTIVE_TILE,
+      );
+    // Each of the two is the active speaker at some point; never both at once.
+    for (const name of ["Alice Example", "Bob Example"]) {
+      await expect.poll(activeName, WAIT).toEqual([name]);
+    }
+    await expect.poll(async () => (await snapshot()).speakers, WAIT).toEqual(["name:Alice Example"]);
+    await expect.poll(async () => (await snapshot()).speakers, WAIT).toEqual(["name:Bob Example"]);
+  });
+
+  it("shows no active speaker with only two in the call, as Zoom's gallery does", async () => {
+    const id = newId();
+    await joinOpenCall(id, { participants: 2 });
+    await expect.poll(() => page.locator("#audio-host audio").count(), WAIT).toBe(2);
+    // With three in the call a burst of Alice's is marked (this also shows the probe works)...
+    expect(await markedDuringBurst()).toBe(true);
+    await control("DELETE", id, "/participants/p-2");
+    await expect.poll(() => page.locator("#audio-host audio").count(), WAIT).toBe(1);
+    // ...with two it is not, and neither is anyone in the snapshot.
+    expect(await markedDuringBurst()).toBe(false);
+    expect((await snapshot()).speakers).toEqual([]);
+  });
+
+  it("host not started: waits on Zoom's screen until the control API starts the meeting", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "auto", admitAfterMs: 200, hostStarted: false });
+    await openForm(id);
+    await typeNameAndJoin();
+    await text("Waiting for the host to start this meeting").waitFor(WAIT);
+    expect(await phase()).toBe("host_not_started");
+    expect(await attendeeStates(id)).toEqual(["waiting_for_host"]);
+    expect((await meetingState(id)).hostStarted).toBe(false);
+
+    await control("POST", id, "/start");
+    await page.locator(PARTICIPANTS_BUTTON).waitFor(WAIT);
+    expect(await phase()).toBe("in_call");
+    expect(await attendeeStates(id)).toEqual(["in_call"]);
+  });
+
+  it("host not started: hostStartsAfterMs starts it, into the waiting room", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual", hostStartsAfterMs: 300 });
+    await openForm(id);
+    await typeNameAndJoin();
+    await text("Please wait, the meeting host will let you in soon.").waitFor(WAIT);
+    expect(await phase()).toBe("lobby");
+    await control("POST", id, "/admit");
+    await page.locator(PARTICIPANTS_BUTTON).waitFor(WAIT);
+  });
+});
+
+describe("how it ends", () => {
+  it("end: the dialog over the call, its OK button, and all media stopped", async () => {
+    const id = newId();
+    await joinOpenCall(id);
+    await page.locator(H.joinAudioButton).click();
+    await expect.poll(audibleAudio, WAIT).toBe(2);
+
+    await control("POST", id, "/end");
+    const dialog = page.locator(H.endedDialog);
+    await dialog.waitFor(WAIT);
+    expect(await page.locator(`${H.endedDialog} ${H.modalTitle}`).textContent()).toBe(
+      "This meeting has been ended by host",
+    );
+    expect(await page.locator(H.endedDialogButton).textContent()).toBe("OK");
+    // The footer stays underneath, as on the real client: the dialog must win.
+    expect(await page.locator(H.footer).count()).toBe(1);
+    expect(await phase()).toBe("ended");
+    expect(await page.locator("#audio-host audio").count()).toBe(0);
+
+    // OK goes back to the home page, which is no meeting.
+    await page.locator(H.endedDialogButton).click();
+    expect(await page.locator(H.endedDialog).count()).toBe(0);
+    expect(await phase()).toBe("loading");
+  });
+
+  it("removal mid-call: 'You have been removed' over the call", async () => {
+    const id = newId();
+    await joinOpenCall(id);
+    await control("POST", id, "/remove");
+    await page.locator(H.removedDialog).waitFor(WAIT);
+    expect(await page.locator(`${H.removedDialog} ${H.modalTitle}`).textContent()).toBe(
+      "You have been removed",
+    );
+    expect(await page.locator(H.footer).count()).toBe(1);
+    expect(await phase()).toBe("removed");
+    expect(await page.locator("#audio-host audio").count()).toBe(0);
+  });
+
+  it("denial: the host removes the waiting attendee; the dialog over the waiting room reads as denied", async () => {
+    const id = newId();
+    await joinWaitingRoom(id);
+    await control("POST", id, "/deny");
+    await page.locator(H.removedDialog).waitFor(WAIT);
+    expect(await page.locator(H.footer).count()).toBe(0);
+    expect(await phase()).toBe("denied");
+    expect(await attendeeStates(id)).toEqual(["denied"]);
+  });
+
+  it("Leave then Leave Meeting: the host sees the attendee leave", async () => {
+    const id = newId();
+    await joinOpenCall(id);
+    // The audio dialog is modal: the footer cannot be used until it is answered.
+    await page.locator(H.joinAudioButton).click();
+    await page.locator(`${H.footer} ${H.leaveButton}`).click(WAIT);
+    await page.locator(H.leaveConfirm).click(WAIT);
+    await text("You have left the meeting").waitFor(WAIT);
+    expect(await phase()).toBe("left");
+    await expect.poll(() => attendeeStates(id), WAIT).toEqual(["left"]);
+  });
+});
+
+describe("dead ends", () => {
+  it("an id that is no Zoom id gets 'This meeting link is invalid (3,001)', titled Error - Zoom", async () => {
+    await page.goto(`${host.url}/wc/12ab/join?pwd=x`);
+    await text("This meeting link is invalid (3,001)").waitFor(WAIT);
+    expect(await page.title()).toBe("Error - Zoom");
+    expect(await page.locator(H.nameInput).count()).toBe(0);
+    expect(await phase()).toBe("not_found");
+  });
+
+  it("page=not_found shows the same for a valid id", async () => {
+    await page.goto(`${host.url}/wc/${newId()}/join?page=not_found`);
+    await text("This meeting link is invalid (3,001)").waitFor(WAIT);
+    expect(await phase()).toBe("not_found");
+  });
+
+  it("page=blocked shows the bot wall", async () => {
+    await page.goto(`${host.url}/wc/${newId()}/join?page=blocked`);
+    await text("We detected you may be a bot").waitFor(WAIT);
+    expect(await page.locator(H.nameInput).count()).toBe(0);
+    expect(await phase()).toBe("blocked");
+  });
+
+  it("page=sign_in shows the authorized-attendees wall", async () => {
+    await page.goto(`${host.url}/wc/${newId()}/join?page=sign_in`);
+    await text("Sign in to join this meeting").waitFor(WAIT);
+    expect(await phase()).toBe("sign_in");
+  });
+});
+
+describe("the host's passcode and start, through its APIs", () => {
+  async function call(method: string, path: string, body?: unknown) {
+    const response = await fetch(`${host.url}${path}`, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, json: await response.json() };
+  }
+
+  it("refuses a join without the passcode or with another one (403, no attendee), accepts the right one", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual", passcode: "p4ss" });
+    const attendees = `/api/meetings/zoom/${id}/attendees`;
+    expect(await call("POST", attendees, { name: "Bot" })).toEqual({
+      status: 403,
+      json: { detail: "wrong passcode" },
+    });
+    expect((await call("POST", attendees, { name: "Bot", passcode: "nope" })).status).toBe(403);
+    expect((await meetingState(id)).attendees).toEqual([]);
+    expect(await call("POST", attendees, { name: "Bot", passcode: "p4ss" })).toEqual({
+      status: 201,
+      json: { id: "a-1", name: "Bot", state: "lobby" },
+    });
+  });
+
+  it("start is a 409 once started; hostStartsAfterMs cannot go with hostStarted=true", async () => {
+    const id = newId();
+    const created = await control("PUT", id, "", { hostStarted: "false" });
+    expect(created.hostStarted).toBe(false);
+    expect((await control("POST", id, "/start")).hostStarted).toBe(true);
+    expect((await call("POST", `/control/meetings/zoom/${id}/start`)).status).toBe(409);
+
+    const contradiction = await call("PUT", `/control/meetings/zoom/${newId()}`, {
+      hostStarted: true,
+      hostStartsAfterMs: 100,
+    });
+    expect(contradiction.status).toBe(400);
+    expect(contradiction.json.detail).toContain("hostStartsAfterMs");
+    const notBoolean = await call("PUT", `/control/meetings/zoom/${newId()}`, { hostStarted: "no" });
+    expect(notBoolean.json.detail).toContain("hostStarted: must be true or false");
+  });
+
+  it("rejects ids that are not 9 to 11 digits", async () => {
+    const bad = await call("PUT", "/control/meetings/zoom/abc-defg-hij", {});
+    expect(bad).toEqual({
+      status: 400,
+      json: { detail: "'abc-defg-hij' is not a valid zoom meeting id (like 12345678901)" },
+    });
+  });
+});
+
+describe("the adapter on the mock", () => {
+  it("join() clears the dialogs, fills name and passcode, mutes, joins; afterAdmission() joins audio, opens the panel", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "open", passcode: "2024", participants: 2 });
+    // No pwd in the link: the form asks for the passcode, which comes from meetingPassword.
+    await page.goto(`${host.url}/wc/${id}/join`);
+    await zoomAdapter.join(page, {
+      displayName: "Adapter Bot",
+      info: { platform: "zoom", meetingId: id, meetingPassword: "2024" },
+    });
+    // As the runner does: once the snapshot says in_call, the after-admission step.
+    await expect.poll(() => phase("Adapter Bot"), WAIT).toBe("in_call");
+    await zoomAdapter.afterAdmission?.(page);
+    expect(await page.locator("#participants-ul").count()).toBe(1);
+    await expect.poll(audibleAudio, WAIT).toBe(2);
+    // It joined with microphone and camera off (the preview had them on after "Allow").
+    expect(await page.locator('#wc-footer button[aria-label="unmute my microphone"]').count()).toBe(1);
+    expect(await page.locator('#wc-footer button[aria-label="start my video"]').count()).toBe(1);
+    expect(await snapshot("Adapter Bot")).toMatchObject({
+      phase: "in_call",
+      participants: [{ name: "Alice Example" }, { name: "Bob Example" }],
+    });
+    expect((await meetingState(id)).attendees).toMatchObject([{ name: "Adapter Bot", state: "in_call" }]);
+
+    await zoomAdapter.leave(page);
+    await expect.poll(() => attendeeStates(id), WAIT).toEqual(["left"]);
+  });
+
+  it("leave() from the waiting room leaves at once", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual" });
+    await page.goto(`${host.url}/wc/${id}/join?pwd=`);
+    await zoomAdapter.join(page, { displayName: "Waiting Bot", info: { platform: "zoom", meetingId: id } });
+    await expect.poll(() => phase("Waiting Bot"), WAIT).toBe("lobby");
+    await zoomAdapter.leave(page);
+    await expect.poll(() => attendeeStates(id), WAIT).toEqual(["left"]);
+  });
+});
