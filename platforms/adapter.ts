@@ -38,6 +38,17 @@ export interface PageSnapshot {
   speakers?: string[];
 }
 
+/** Thrown by an adapter's join() when the page made clear why the bot cannot get in. */
+export class JoinRefused extends Error {
+  constructor(
+    readonly subCode: SubCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "JoinRefused";
+  }
+}
+
 export type SnapshotHooks = Record<string, unknown> & { selfName: string };
 
 /** What each failure phase means for the bot's final status. */

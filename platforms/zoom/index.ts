@@ -1,6 +1,6 @@
 import type { Locator, Page } from "playwright";
 import type { MeetingInfo } from "../../src/core/index.js";
-import type { PlatformAdapter } from "../adapter.js";
+import { JoinRefused, type PlatformAdapter } from "../adapter.js";
 import { ZOOM_HOOKS } from "./selectors.js";
 import { zoomSnapshot } from "./snapshot.js";
 import { zoomMeeting, zoomWebClientUrl } from "./url.js";
@@ -26,7 +26,8 @@ export const zoomAdapter: PlatformAdapter = {
     const passcodeInput = page.locator(ZOOM_HOOKS.passcodeInput).first();
     if (await passcodeInput.isVisible()) {
       const { passcode } = zoomMeeting(info);
-      if (!passcode) throw new Error("the meeting asks for a passcode and meetingInfo has none");
+      if (!passcode)
+        throw new JoinRefused("BAD_PASSCODE", "the meeting asks for a passcode and meetingInfo has none");
       await passcodeInput.fill(passcode);
     }
     // Joining muted and camera-off: the bot only listens. The toggles are labelled with their

@@ -5,6 +5,7 @@ import type { Page } from "playwright";
 import {
   END_PHASES,
   FAILURE_PHASES,
+  JoinRefused,
   type Phase,
   type PlatformAdapter,
   WAITING_PHASES,
@@ -108,6 +109,7 @@ export class BotLifecycle {
         .join(page, { displayName: this.config.botDisplayName, info: this.config.meetingInfo })
         .catch((error: Error) => {
           this.throwIfInterrupted();
+          if (error instanceof JoinRefused) throw new BotFailure(error.subCode, error.message);
           throw new BotFailure("JOIN_FAILED", `could not complete the join form: ${error.message}`);
         });
     }

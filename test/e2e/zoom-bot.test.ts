@@ -217,6 +217,11 @@ describe.concurrent("a Zoom bot that meets a dead end", TEST_TIMEOUT, () => {
     expect(final.deploymentError?.code).toBe("BAD_PASSCODE");
   });
 
+  it("is asked for a passcode it was not given: FATAL BAD_PASSCODE", async ({ expect }) => {
+    const { final } = await finalState("81234567899", { passcode: "right-one" }, {});
+    expect(final.deploymentError?.code).toBe("BAD_PASSCODE");
+  });
+
   it("meets an invalid meeting link: FATAL MEETING_NOT_FOUND", async ({ expect }) => {
     const { final } = await finalState("81234567898", { page: "not_found" });
     expect(final.deploymentError?.code).toBe("MEETING_NOT_FOUND");
