@@ -1,6 +1,8 @@
-# One image for both halves: `docker run … meetbot run` is a bot (BOT_CONFIG in the environment),
-# `docker run … meetbot serve` the control plane. The setup steps are the Makefile's own, so the
-# image and a developer's machine install exactly the same things.
+# The bot runner's image: `docker run -e BOT_CONFIG='{...}' meetbot` runs one bot (the control
+# plane's Docker launcher starts one container per bot); `docker run meetbot serve` runs the
+# control plane from the same image. The system packages come from the Makefile's own list
+# (`make system-packages`), so the image and a developer's machine install exactly the same.
+# No Docker engine runs where this project is developed: this file is kept right by reading.
 FROM node:20-bookworm
 
 ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
@@ -18,7 +20,13 @@ COPY platforms ./platforms
 COPY fixtures ./fixtures
 RUN make build
 
-# Docker's default /dev/shm is 64 MB; the runner passes --disable-dev-shm-usage to Chromium.
+# Not root: Chromium, Xvfb, PulseAudio and ffmpeg all run as this user (Chromium keeps
+# --no-sandbox, as a container is the sandbox). Its home holds the per-bot work dirs.
+RUN useradd --create-home --uid 10001 meetbot
+USER meetbot
+
+# tini is PID 1 so that `docker stop`'s SIGTERM reaches the runner (which then leaves the call,
+# finalizes and uploads the recording) and zombies are reaped.
 # --max-semi-space-size=1: the runner's heap is small; V8's default young generation costs ~40 MB.
-ENTRYPOINT ["node", "--max-semi-space-size=1", "bin/meetbot.js"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=1", "/app/bin/meetbot.js"]
 CMD ["run"]

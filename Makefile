@@ -3,8 +3,8 @@ SHELL := /bin/bash
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 # Debian packages the runner needs: a browser, ffmpeg, a virtual display, a sound server, fonts,
-# and setpriv (util-linux) which ties helper processes to the runner's life.
-APT_PACKAGES := chromium ffmpeg xvfb xauth pulseaudio pulseaudio-utils fonts-liberation fonts-dejavu-core util-linux
+# setpriv (util-linux) which ties helper processes to the runner's life, and tini (the image's PID 1).
+APT_PACKAGES := chromium ffmpeg xvfb xauth pulseaudio pulseaudio-utils fonts-liberation fonts-dejavu-core util-linux tini
 STAMP := node_modules/.package-lock-stamp
 
 .PHONY: setup build demo test test-unit test-e2e lint typecheck bench clean
