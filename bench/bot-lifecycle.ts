@@ -126,11 +126,68 @@ async function measureFloor(mockUrl: string): Promise<number[]> {
   return floor;
 }
 
+/**
+ * N bots recording at once, each in its own meeting, through one server: ffmpeg's dropped-frame
+ * counter and the frames actually written against the time recorded, per bot.
+ */
+async function measureConcurrent(mockUrl: string, bots: number): Promise<string> {
+  const dataDir = await mkdtemp(join(tmpdir(), "meetbot-bench-"));
+  const launcher = new LocalProcessLauncher({ dataDir });
+  const server = await startServer({
+    port: 0,
+    dataDir,
+    launcher,
+    allowedMeetingHosts: ["127.0.0.1"],
+    logLevel: "warn",
+  });
+  const api = new ApiClient(server.url);
+  await api.register(`bench-${Date.now()}@example.com`, "bench-password-1", "Bench");
+  const ids = await Promise.all(
+    Array.from({ length: bots }, async (_, i) => {
+      const bot = await api.createBot({
+        meetingInfo: {
+          platform: "google",
+          // One meeting per bot: prefix by the round (cca, ccb, ...), last letter by the bot.
+          meetingUrl: `${meetingUrl(mockUrl, `cc${String.fromCharCode(97 + bots)}`, i)}?admit=open&participants=2&endAfterMs=15000`,
+        },
+        botDisplayName: `Bench Bot ${i + 1}`,
+      });
+      await api.deploy(bot.id);
+      return bot.id;
+    }),
+  );
+  const rows: string[] = [];
+  let worstDrop = 0;
+  let worstFps = Number.POSITIVE_INFINITY;
+  for (const id of ids) {
+    const final = await api.waitForStatus(id, ["DONE", "FATAL"], { timeoutMs: 120_000 });
+    const stopped = (await api.botEvents(id)).find((e) => e.eventType === "RECORDING_STOPPED")?.data ?? {};
+    const frames = Number(stopped.frames ?? 0);
+    const dropped = Number(stopped.droppedFrames ?? 0);
+    const seconds = Number(stopped.durationMs ?? 0) / 1000;
+    const dropPct = (100 * dropped) / Math.max(1, frames + dropped);
+    const fps = frames / Math.max(0.001, seconds);
+    worstDrop = Math.max(worstDrop, dropPct);
+    worstFps = Math.min(worstFps, fps);
+    rows.push(
+      `${final.status} ${frames} frames in ${seconds.toFixed(1)} s (${fps.toFixed(1)} fps), ${dropped} dropped`,
+    );
+  }
+  await server.close();
+  await launcher.close();
+  return `  ${bots} bot${bots > 1 ? "s" : " "} at once: worst dropped ${worstDrop.toFixed(2)} % (goal < 1 %), worst ${worstFps.toFixed(1)} fps of 25   [${rows.join("; ")}]`;
+}
+
 async function main() {
   const mock = await startMockHost({ port: 0 });
   const floor = await measureFloor(mock.url);
   const cold = await measureBots(mock.url, 0, "cld");
   const warm = process.env.BENCH_COLD_ONLY ? cold : await measureBots(mock.url, 1, "wrm");
+  const concurrency: string[] = [];
+  for (let n = 1; n <= Number(process.env.BENCH_MAX_CONCURRENT ?? 4); n++) {
+    concurrency.push(await measureConcurrent(mock.url, n));
+    process.stdout.write(`${concurrency.at(-1)}\n`);
+  }
   await mock.close();
 
   const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
@@ -148,6 +205,7 @@ async function main() {
     // halve their share in the measured tree and flatter the figure.
     `  while recording, whole tree (${cold.processes} processes): CPU ${mean(cold.cores).toFixed(2)} cores (goal ≤ 0.6), PSS ${Math.round(mean(cold.pss) / 2 ** 20)} MB (goal ≤ 500)`,
     `  PSS by process (MB, last cold run): ${cold.breakdown}`,
+    ...concurrency,
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
 }

@@ -49,6 +49,10 @@ export const RecordingStoppedEvent = envelope(
   z.object({
     durationMs: z.number().int().nonnegative(),
     sizeBytes: z.number().int().nonnegative(),
+    /** ffmpeg's own counters, summed over segments: frames written, dropped and duplicated. */
+    frames: z.number().int().nonnegative().optional(),
+    droppedFrames: z.number().int().nonnegative().optional(),
+    duplicatedFrames: z.number().int().nonnegative().optional(),
   }),
 );
 /** Someone starts or stops speaking, as the platform's own speaking indicator shows it. */

@@ -226,7 +226,13 @@ export class BotLifecycle {
     const result = await recorder.stop();
     this.reporter.report({
       type: "recording.stopped",
-      data: { durationMs: result.durationMs, sizeBytes: result.sizeBytes },
+      data: {
+        durationMs: result.durationMs,
+        sizeBytes: result.sizeBytes,
+        frames: result.frames,
+        droppedFrames: result.droppedFrames,
+        duplicatedFrames: result.duplicatedFrames,
+      },
     });
     return result;
   }

@@ -11,6 +11,16 @@ export interface RecordingResult {
   path: string;
   sizeBytes: number;
   durationMs: number;
+  /** From ffmpeg's progress counters, summed over segments. */
+  frames: number;
+  droppedFrames: number;
+  duplicatedFrames: number;
+}
+
+interface FrameCounters {
+  frames: number;
+  droppedFrames: number;
+  duplicatedFrames: number;
 }
 
 /** How often ffmpeg may die mid-call and be restarted before the recording counts as failed. */
@@ -41,6 +51,8 @@ export class Recorder {
   /** The segment files, in order, with when each began (ms after startedAt); the first is `path`. */
   private readonly segments: string[] = [];
   private readonly segmentStarts: number[] = [];
+  /** The latest progress counters of each segment's ffmpeg (they count from 0 per process). */
+  private readonly counters: FrameCounters[] = [];
   /** The wall-clock instant that is 0 s in the recording (ffmpeg's shared timestamp origin). */
   startedAt: Date | null = null;
 
@@ -87,7 +99,15 @@ export class Recorder {
     if (this.segments.length > 1) await this.joinSegments();
     const { size } = await stat(this.path);
     const durationMs = await probeDuration(this.path);
-    return { path: this.path, sizeBytes: size, durationMs };
+    const sum = (key: keyof FrameCounters) => this.counters.reduce((total, c) => total + c[key], 0);
+    return {
+      path: this.path,
+      sizeBytes: size,
+      durationMs,
+      frames: sum("frames"),
+      droppedFrames: sum("droppedFrames"),
+      duplicatedFrames: sum("duplicatedFrames"),
+    };
   }
 
   private async startSegment(path: string): Promise<void> {
@@ -115,6 +135,9 @@ export class Recorder {
     this.child = child;
     this.output = tailOutput(child);
     child.stdin?.on("error", () => {}); // ffmpeg may exit before reading 'q'; that is not our error
+    const counters: FrameCounters = { frames: 0, droppedFrames: 0, duplicatedFrames: 0 };
+    this.counters.push(counters);
+    child.stdout?.on("data", (chunk: Buffer) => readProgress(chunk.toString(), counters));
     const firstFrame = new Promise<void>((resolve, reject) => {
       const onProgress = (chunk: Buffer) => {
         const frames = /frame=(\d+)/.exec(chunk.toString());
@@ -196,4 +219,16 @@ export class Recorder {
     await rm(listFile, { force: true });
     this.log.info({ segments: this.segments.length, starts }, "joined recording segments");
   }
+}
+
+/** Keeps the latest of ffmpeg's `-progress` counters (key=value lines, repeated every period). */
+function readProgress(text: string, counters: FrameCounters): void {
+  const last = (key: string) => {
+    const matches = [...text.matchAll(new RegExp(`^${key}=(\\d+)$`, "gm"))];
+    const value = matches.at(-1)?.[1];
+    return value === undefined ? undefined : Number(value);
+  };
+  counters.frames = last("frame") ?? counters.frames;
+  counters.droppedFrames = last("drop_frames") ?? counters.droppedFrames;
+  counters.duplicatedFrames = last("dup_frames") ?? counters.duplicatedFrames;
 }

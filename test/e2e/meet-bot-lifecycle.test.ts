@@ -60,6 +60,10 @@ describe("a bot in a mock Google Meet, end to end", () => {
       expect(types).toContain(type);
     }
     expect(types.indexOf("BOT_JOINED")).toBeLessThan(types.indexOf("BOT_LEFT"));
+    // ffmpeg's own counters come with RECORDING_STOPPED: ~25 frames a second were written.
+    const stopped = events.find((e) => e.eventType === "RECORDING_STOPPED")?.data ?? {};
+    expect(stopped.frames as number).toBeGreaterThan(100);
+    expect(stopped.droppedFrames).toEqual(expect.any(Number));
 
     // The recording, fetched through the signed download link like a client would.
     expect(final.recording).not.toBeNull();
