@@ -37,9 +37,36 @@ interface Figures {
 }
 
 /** Runs RUNS bots one after another through a fresh server and launcher; returns their figures. */
-async function measureBots(mockUrl: string, warmRunners: number, meetingPrefix: string): Promise<Figures> {
+/** The meetingInfo of run i's bot, in a fresh meeting that admits at once and ends after 9 s. */
+type MeetingFor = (i: number) => Promise<Record<string, unknown>>;
+
+const SCENARIO = { admit: "open", participants: 2, endAfterMs: 9000 };
+
+function meetMeetings(mockUrl: string, prefix: string): MeetingFor {
+  const query = new URLSearchParams(Object.entries(SCENARIO).map(([k, v]) => [k, String(v)]));
+  return async (i) => ({ platform: "google", meetingUrl: `${meetingUrl(mockUrl, prefix, i)}?${query}` });
+}
+
+/** Zoom and Teams meetings are joined by id, so their scenario is set up through the mock's control API. */
+function controlledMeetings(mockUrl: string, platform: "zoom" | "teams"): MeetingFor {
+  return async (i) => {
+    const meetingId = platform === "zoom" ? `8100000000${i}` : `benchteamsmeeting${i}`;
+    const response = await fetch(`${mockUrl}/control/meetings/${platform}/${meetingId}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(SCENARIO),
+    });
+    if (!response.ok) throw new Error(`mock setup for ${platform} ${meetingId}: ${await response.text()}`);
+    return platform === "zoom"
+      ? { platform, meetingId }
+      : { platform, meetingId, tenantId: "bench-tenant", organizerId: "bench-organizer" };
+  };
+}
+
+async function measureBots(mockUrl: string, warmRunners: number, meetingFor: MeetingFor): Promise<Figures> {
   const dataDir = await mkdtemp(join(tmpdir(), "meetbot-bench-"));
-  const launcher = new LocalProcessLauncher({ dataDir, warmRunners });
+  const env = { ...process.env, MEETBOT_ZOOM_WEB_BASE_URL: mockUrl, MEETBOT_TEAMS_WEB_BASE_URL: mockUrl };
+  const launcher = new LocalProcessLauncher({ dataDir, env, warmRunners });
   const server = await startServer({
     port: 0,
     dataDir,
@@ -60,13 +87,7 @@ async function measureBots(mockUrl: string, warmRunners: number, meetingPrefix: 
   for (let i = 0; i < RUNS; i++) {
     // With a pool, give it time to refill as it would between real deploys.
     if (warmRunners > 0) await new Promise((resolve) => setTimeout(resolve, 3_000));
-    const bot = await api.createBot({
-      meetingInfo: {
-        platform: "google",
-        meetingUrl: `${meetingUrl(mockUrl, meetingPrefix, i)}?admit=open&participants=2&endAfterMs=9000`,
-      },
-      botDisplayName: "Bench Bot",
-    });
+    const bot = await api.createBot({ meetingInfo: await meetingFor(i), botDisplayName: "Bench Bot" });
     const deployedAt = Date.now();
     await api.deploy(bot.id);
     await api.waitForStatus(bot.id, ["IN_CALL", "FATAL", "DONE"], { timeoutMs: 60_000, intervalMs: 50 });
@@ -82,7 +103,9 @@ async function measureBots(mockUrl: string, warmRunners: number, meetingPrefix: 
         .join(", ");
     }
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
-    if (final.status !== "DONE") throw new Error(`bench bot ${bot.id} ended ${final.status}`);
+    if (final.status !== "DONE") {
+      throw new Error(`bench bot ${bot.id} ended ${final.status}: ${JSON.stringify(final.deploymentError)}`);
+    }
     const events = await api.events({ bot_id: bot.id, page_size: 100 });
     const at = (type: string) => {
       const event = events.events.find((e) => e.eventType === type);
@@ -181,8 +204,12 @@ async function measureConcurrent(mockUrl: string, bots: number): Promise<string>
 async function main() {
   const mock = await startMockHost({ port: 0 });
   const floor = await measureFloor(mock.url);
-  const cold = await measureBots(mock.url, 0, "cld");
-  const warm = process.env.BENCH_COLD_ONLY ? cold : await measureBots(mock.url, 1, "wrm");
+  const cold = await measureBots(mock.url, 0, meetMeetings(mock.url, "cld"));
+  const warm = process.env.BENCH_COLD_ONLY
+    ? cold
+    : await measureBots(mock.url, 1, meetMeetings(mock.url, "wrm"));
+  const zoom = await measureBots(mock.url, 0, controlledMeetings(mock.url, "zoom"));
+  const teams = await measureBots(mock.url, 0, controlledMeetings(mock.url, "teams"));
   const concurrency: string[] = [];
   for (let n = 1; n <= Number(process.env.BENCH_MAX_CONCURRENT ?? 4); n++) {
     concurrency.push(await measureConcurrent(mock.url, n));
@@ -197,10 +224,12 @@ async function main() {
     "",
     `meetbot bench (${RUNS} runs each, 1280x720@25, ${new Date().toISOString()})`,
     `  floor: bare Chromium launch → mock page loaded        ${p(floor)}`,
-    `  cold runner: deploy → IN_CALL                         ${p(cold.toInCall)}   ratio to floor ${ratio(cold.toInCall)}`,
+    `  Meet, cold runner: deploy → IN_CALL                         ${p(cold.toInCall)}   ratio to floor ${ratio(cold.toInCall)}`,
     `  cold runner: deploy → first recorded frame            ${p(cold.toFirstFrame)}`,
     `  warm runner (MEETBOT_WARM_RUNNERS=1): deploy → IN_CALL ${p(warm.toInCall)}   ratio to floor ${ratio(warm.toInCall)}   (goal ≤ 2x)`,
     `  warm runner: deploy → first recorded frame            ${p(warm.toFirstFrame)}`,
+    `  Zoom, cold runner: deploy → IN_CALL                   ${p(zoom.toInCall)}   ratio to floor ${ratio(zoom.toInCall)}`,
+    `  Teams, cold runner: deploy → IN_CALL                  ${p(teams.toInCall)}   ratio to floor ${ratio(teams.toInCall)}`,
     // PSS from cold runs only: a warm pool's idle runner shares the binaries' pages, which would
     // halve their share in the measured tree and flatter the figure.
     `  while recording, whole tree (${cold.processes} processes): CPU ${mean(cold.cores).toFixed(2)} cores (goal ≤ 0.6), PSS ${Math.round(mean(cold.pss) / 2 ** 20)} MB (goal ≤ 500)`,
