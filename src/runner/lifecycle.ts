@@ -1,4 +1,3 @@
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { Page } from "playwright";
@@ -16,7 +15,8 @@ import { PageWatcher, PhaseTimeout } from "./page-watcher.js";
 import { Recorder, type RecordingResult } from "./recorder.js";
 import type { Reporter } from "./reporter.js";
 import { prepareStage, type Stage } from "./stage.js";
-import { uploadArtifact, uploadRecording } from "./upload.js";
+import { keepFailureArtifacts } from "./artifacts.js";
+import { uploadRecording } from "./upload.js";
 import { watchCall } from "./watch-call.js";
 
 const PAGE_LOAD_TIMEOUT_MS = 30_000;
@@ -274,44 +274,11 @@ export class BotLifecycle {
     return { status: "FATAL", subCode: failure.subCode, message: failure.message };
   }
 
-  /**
-   * A screenshot, the page's HTML and the Playwright trace, so a failure can be understood after
-   * the fact: kept in the work dir and uploaded; returns the names the control plane has.
-   */
   private async saveArtifacts(): Promise<string[]> {
     const browser = this.stage?.browser;
-    if (!browser) return [];
-    const dir = join(this.workDir, "artifacts");
-    await mkdir(dir, { recursive: true });
-    const kept: Array<[string, string]> = [];
-    const keep = async (name: string, write: (path: string) => Promise<unknown>) => {
-      const path = join(dir, name);
-      try {
-        await write(path);
-        kept.push([name, path]);
-      } catch (error) {
-        this.log.warn({ err: (error as Error).message, artifact: name }, "could not save a failure artifact");
-      }
-    };
-    const { page, context } = browser;
-    if (!page.isClosed()) {
-      await keep("failure.png", (path) => page.screenshot({ path, timeout: 5_000 }));
-      await keep("failure.html", async (path) => writeFile(path, await page.content()));
-    }
-    await keep("trace.zip", (path) => context.tracing.stop({ path }));
-    const uploaded: string[] = [];
-    for (const [name, path] of kept) {
-      try {
-        await uploadArtifact(this.config, name, path, this.log);
-        uploaded.push(name);
-      } catch (error) {
-        this.log.warn(
-          { err: (error as Error).message, artifact: path },
-          "failure artifact kept locally only",
-        );
-      }
-    }
-    return uploaded;
+    return browser
+      ? keepFailureArtifacts(browser, join(this.workDir, "artifacts"), this.config, this.log)
+      : [];
   }
 
   private async cleanUp(): Promise<void> {
