@@ -36,6 +36,26 @@ export interface PageSnapshot {
    * platform's own speaking indicator. Optional: an adapter that cannot tell leaves it out.
    */
   speakers?: string[];
+  /**
+   * What decided the phase: the hook that matched, with the variant where the hook has several,
+   * e.g. `texts.lobby "Asking to be let in"`, `peopleButton`. The runner logs it on every phase
+   * change, so a real platform's UI change shows in the logs. Optional; absent while loading.
+   */
+  evidence?: string;
+}
+
+/**
+ * Called by an adapter for each step of the join where it had alternatives, with the one that
+ * matched: which call-to-action text, which form a toggle was in, which pop-ups it dismissed, and
+ * so on (`hook` names the step, `variant` what was found). The runner logs every note, so a UI
+ * change on a real platform shows in the logs before joins fail.
+ */
+export type JoinNote = (hook: string, variant: string) => void;
+
+export interface JoinOptions {
+  displayName: string;
+  info: MeetingInfo;
+  note?: JoinNote;
 }
 
 /** Thrown by an adapter's join() when the page made clear why the bot cannot get in. */
@@ -93,12 +113,12 @@ export interface PlatformAdapter {
   /** The data `snapshot` reads its selectors and texts from (JSON-serializable). */
   hooks: Record<string, unknown>;
   /** Pre-join: type the name, turn microphone and camera off, ask to join. */
-  join(page: Page, opts: { displayName: string; info: MeetingInfo }): Promise<void>;
+  join(page: Page, opts: JoinOptions): Promise<void>;
   /**
    * Once admitted, before the call is watched: e.g. open the participants panel, which some
    * platforms render only while it is open. Optional; failures are logged, not fatal.
    */
-  afterAdmission?(page: Page): Promise<void>;
+  afterAdmission?(page: Page, opts?: { note?: JoinNote }): Promise<void>;
   /** Leaves the call politely (best effort; the runner closes the browser afterwards anyway). */
   leave(page: Page): Promise<void>;
 }

@@ -1,8 +1,11 @@
-import type { Page } from "playwright";
+import type { Locator, Page } from "playwright";
 import type { MeetingInfo } from "../../src/core/index.js";
-import type { PlatformAdapter } from "../adapter.js";
+import type { JoinNote, PlatformAdapter } from "../adapter.js";
+import { exactly, ignoreNote } from "../variants.js";
 import { MEET_HOOKS } from "./selectors.js";
 import { meetSnapshot } from "./snapshot.js";
+
+const FORM_TIMEOUT_MS = 15_000;
 
 export const meetAdapter: PlatformAdapter = {
   platform: "google",
@@ -14,18 +17,29 @@ export const meetAdapter: PlatformAdapter = {
     return info.meetingUrl;
   },
 
-  async join(page: Page, { displayName }): Promise<void> {
-    await dismissPopups(page);
+  async join(page: Page, { displayName, note = ignoreNote }): Promise<void> {
+    await dismissPopups(page, note);
     const name = page.locator(MEET_HOOKS.nameInput);
-    await name.fill(displayName, { timeout: 15_000 });
+    await name.fill(displayName, { timeout: FORM_TIMEOUT_MS });
     // Joining muted and camera-off: the bot only listens. The buttons flip their label once
     // clicked, so a missing "Turn off" button means it is already off.
-    for (const selector of [MEET_HOOKS.microphoneOff, MEET_HOOKS.cameraOff]) {
+    const toggles = [
+      ["microphone", MEET_HOOKS.microphoneOff],
+      ["camera", MEET_HOOKS.cameraOff],
+    ] as const;
+    for (const [hook, selector] of toggles) {
       const toggle = page.locator(selector).first();
-      if (await toggle.isVisible()) await toggle.click();
+      if (await toggle.isVisible()) {
+        await toggle.click();
+        note(hook, `clicked ${selector}`);
+      } else {
+        note(hook, `no ${selector}: already off`);
+      }
     }
     const cta = page.getByRole("button", { name: exactly(MEET_HOOKS.joinButtonTexts) }).first();
-    await cta.click({ timeout: 15_000 });
+    await cta.waitFor({ timeout: FORM_TIMEOUT_MS });
+    note("joinButton", await accessibleText(cta).catch(() => "?"));
+    await cta.click({ timeout: FORM_TIMEOUT_MS });
   },
 
   /** Meet renders the participant list only while the People panel is open. */
@@ -40,13 +54,20 @@ export const meetAdapter: PlatformAdapter = {
   },
 };
 
-async function dismissPopups(page: Page): Promise<void> {
+async function dismissPopups(page: Page, note: JoinNote): Promise<void> {
   const popup = page.getByRole("button", { name: exactly(MEET_HOOKS.dismissButtonTexts) });
   for (const button of await popup.all()) {
-    if (await button.isVisible()) await button.click().catch(() => {});
+    if (!(await button.isVisible())) continue;
+    const text = await accessibleText(button).catch(() => "?");
+    await button.click().catch(() => {});
+    note("popup", text);
   }
 }
 
-function exactly(texts: readonly string[]): RegExp {
-  return new RegExp(`^(${texts.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})$`);
+/** A button's name as its role locator matched it: its aria-label, else its text. */
+async function accessibleText(button: Locator): Promise<string> {
+  const timeout = 2_000;
+  return (
+    (await button.getAttribute("aria-label", { timeout })) ?? (await button.innerText({ timeout })).trim()
+  );
 }

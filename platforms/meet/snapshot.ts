@@ -1,4 +1,4 @@
-import type { PageSnapshot, Participant, SnapshotHooks } from "../adapter.js";
+import type { PageSnapshot, Participant, Phase, SnapshotHooks } from "../adapter.js";
 import type { MEET_HOOKS } from "./selectors.js";
 
 type MeetHooks = typeof MEET_HOOKS & SnapshotHooks;
@@ -12,16 +12,32 @@ export function meetSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
   const hooks = rawHooks as MeetHooks;
   // innerText, not textContent: only rendered text counts; a hidden lobby message must not.
   const text = document.body?.innerText ?? "";
-  const says = (phrases: readonly string[]) => phrases.some((phrase) => text.includes(phrase));
+  /** `texts.<key> "<the phrase found>"`, or undefined when the page says none of them. */
+  const said = (key: keyof MeetHooks["texts"]) => {
+    const phrase = hooks.texts[key].find((candidate) => text.includes(candidate));
+    return phrase === undefined ? undefined : `texts.${key} "${phrase}"`;
+  };
   const none: Participant[] = [];
-  if (says(hooks.texts.removed)) return { phase: "removed", participants: none };
-  if (says(hooks.texts.ended)) return { phase: "ended", participants: none };
-  if (says(hooks.texts.left)) return { phase: "left", participants: none };
-  if (says(hooks.texts.denied)) return { phase: "denied", participants: none };
-  if (says(hooks.texts.notFound)) return { phase: "not_found", participants: none };
-  if (says(hooks.texts.blocked)) return { phase: "blocked", participants: none };
-  if (says(hooks.texts.signIn)) return { phase: "sign_in", participants: none };
-  if (document.querySelector(hooks.peopleButton) || document.querySelector(hooks.roster)) {
+  // In this order: the first screen that matches wins.
+  const screens: ReadonlyArray<readonly [Phase, keyof MeetHooks["texts"]]> = [
+    ["removed", "removed"],
+    ["ended", "ended"],
+    ["left", "left"],
+    ["denied", "denied"],
+    ["not_found", "notFound"],
+    ["blocked", "blocked"],
+    ["sign_in", "signIn"],
+  ];
+  for (const [phase, key] of screens) {
+    const evidence = said(key);
+    if (evidence) return { phase, participants: none, evidence };
+  }
+  const admitted = document.querySelector(hooks.peopleButton)
+    ? "peopleButton"
+    : document.querySelector(hooks.roster)
+      ? "roster"
+      : undefined;
+  if (admitted) {
     const participants: Participant[] = [];
     const seen = new Set<string>();
     for (const entry of document.querySelectorAll(`${hooks.roster} ${hooks.rosterEntry}`)) {
@@ -42,9 +58,11 @@ export function meetSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
       const talking = tile.matches(hooks.speakingTile) || tile.querySelector(hooks.speakingTile) !== null;
       if (talking && seen.has(id)) speakers.add(id);
     }
-    return { phase: "in_call", participants, speakers: [...speakers] };
+    return { phase: "in_call", participants, speakers: [...speakers], evidence: admitted };
   }
-  if (says(hooks.texts.lobby)) return { phase: "lobby", participants: none };
-  if (document.querySelector(hooks.nameInput)) return { phase: "prejoin", participants: none };
+  const lobby = said("lobby");
+  if (lobby) return { phase: "lobby", participants: none, evidence: lobby };
+  if (document.querySelector(hooks.nameInput))
+    return { phase: "prejoin", participants: none, evidence: "nameInput" };
   return { phase: "loading", participants: none };
 }

@@ -1,5 +1,6 @@
 import type { Locator, Page } from "playwright";
-import type { PlatformAdapter } from "../adapter.js";
+import type { JoinNote, PlatformAdapter } from "../adapter.js";
+import { exactly, firstVisible, ignoreNote, startsWith } from "../variants.js";
 import { TEAMS_HOOKS } from "./selectors.js";
 import { teamsSnapshot } from "./snapshot.js";
 import { teamsMeetingUrl } from "./url.js";
@@ -17,27 +18,34 @@ export const teamsAdapter: PlatformAdapter = {
 
   meetingUrl: (info) => teamsMeetingUrl(info),
 
-  async join(page: Page, { displayName }): Promise<void> {
-    const continueOnWeb = page
-      .locator(launcher.joinOnWeb)
-      .or(page.getByRole("button", { name: exactly(launcher.joinOnWebTexts) }))
-      .first();
-    if (await continueOnWeb.isVisible()) await continueOnWeb.click({ timeout: STEP_TIMEOUT_MS });
+  async join(page: Page, { displayName, note = ignoreNote }): Promise<void> {
+    const continueOnWeb = await firstVisible([
+      [launcher.joinOnWeb, page.locator(launcher.joinOnWeb)],
+      ...launcher.joinOnWebTexts.map(
+        (text) => [`"${text}"`, page.getByRole("button", { name: exactly([text]) })] as const,
+      ),
+    ]);
+    note("launcher", continueOnWeb?.variant ?? "none shown");
+    if (continueOnWeb) await continueOnWeb.locator.click({ timeout: STEP_TIMEOUT_MS });
 
     // The web client loads its pre-join form, or says why there is none (meeting not found,
     // sign-in wall, ...). On a dead end the runner reads the page and reports it; not a join error.
     if (!(await showsJoinForm(page))) return;
 
     await page.locator(prejoin.nameInput).fill(displayName, { timeout: STEP_TIMEOUT_MS });
-    await switchOff(page.locator(prejoin.cameraSwitch).first());
-    await switchOff(page.locator(prejoin.microphoneSwitch).first());
+    await switchOff(page, note, "camera", prejoin.cameraSwitch);
+    await switchOff(page, note, "microphone", prejoin.microphoneSwitch);
     // Computer audio with a muted microphone: the bot hears (and records) the meeting.
     const computerAudio = page.getByRole("radio", { name: startsWith(prejoin.computerAudioText) });
-    if ((await computerAudio.count()) > 0) await computerAudio.first().check({ timeout: STEP_TIMEOUT_MS });
+    const offered = (await computerAudio.count()) > 0;
+    if (offered) await computerAudio.first().check({ timeout: STEP_TIMEOUT_MS });
+    note("audioOption", offered ? `checked "${prejoin.computerAudioText}"` : "none offered");
 
     await page.locator(prejoin.joinButton).first().click({ timeout: STEP_TIMEOUT_MS });
     // With camera and microphone off Teams may ask "Are you sure you don't want audio or video?".
-    if (await asksToConfirmNoAudioVideo(page)) {
+    const asked = await asksToConfirmNoAudioVideo(page);
+    note("noAudioVideoConfirm", asked ? `clicked "${prejoin.noAudioVideoContinueText}"` : "not asked");
+    if (asked) {
       await page
         .getByRole("button", { name: prejoin.noAudioVideoContinueText, exact: true })
         .click({ timeout: STEP_TIMEOUT_MS });
@@ -94,17 +102,24 @@ async function asksToConfirmNoAudioVideo(page: Page): Promise<boolean> {
   return (await verdict.jsonValue()) === "modal";
 }
 
-/** Teams' device switches report "on" through aria-checked or the checked property. */
-async function switchOff(toggle: Locator): Promise<void> {
-  if ((await toggle.count()) === 0) return;
-  const on = await toggle.evaluate(
-    (element) =>
-      element.getAttribute("aria-checked") === "true" || (element as HTMLInputElement).checked === true,
-  );
-  if (on) await toggle.click({ timeout: STEP_TIMEOUT_MS });
+/**
+ * Teams' device switches report "on" through aria-checked or the checked property; notes which
+ * of the two said so (or that the switch was off, or missing).
+ */
+async function switchOff(page: Page, note: JoinNote, hook: string, selector: string): Promise<void> {
+  const toggle: Locator = page.locator(selector).first();
+  if ((await toggle.count()) === 0) {
+    note(hook, `no ${selector}`);
+    return;
+  }
+  const state = await toggle.evaluate((element) => ({
+    ariaChecked: element.getAttribute("aria-checked") === "true",
+    checked: (element as HTMLInputElement).checked === true,
+  }));
+  if (!state.ariaChecked && !state.checked) {
+    note(hook, `already off: ${selector}`);
+    return;
+  }
+  await toggle.click({ timeout: STEP_TIMEOUT_MS });
+  note(hook, `switched off: ${selector} (on by ${state.ariaChecked ? "aria-checked" : "checked"})`);
 }
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-const exactly = (texts: readonly string[]) => new RegExp(`^(${texts.map(escapeRegExp).join("|")})$`);
-/** Teams' audio options carry a description after their title. */
-const startsWith = (text: string) => new RegExp(`^${escapeRegExp(text)}`);

@@ -1,4 +1,4 @@
-import type { PageSnapshot, Participant, SnapshotHooks } from "../adapter.js";
+import type { PageSnapshot, Participant, Phase, SnapshotHooks } from "../adapter.js";
 import type { TeamsHooks } from "./selectors.js";
 
 /**
@@ -13,19 +13,32 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
   const { call, texts } = hooks;
   // innerText, not textContent: only rendered text counts (a hidden panel's text must not).
   const text = document.body?.innerText ?? "";
-  const says = (phrases: readonly string[]) => phrases.some((phrase) => text.includes(phrase));
+  /** `texts.<key> "<the phrase found>"`, or undefined when the page says none of them. */
+  const said = (key: keyof TeamsHooks["texts"]) => {
+    const phrase = texts[key].find((candidate) => text.includes(candidate));
+    return phrase === undefined ? undefined : `texts.${key} "${phrase}"`;
+  };
   const has = (selector: string) => document.querySelector(selector) !== null;
   const none: Participant[] = [];
 
-  if (says(texts.removed)) return { phase: "removed", participants: none };
-  if (says(texts.ended)) return { phase: "ended", participants: none };
-  if (says(texts.left)) return { phase: "left", participants: none };
-  if (says(texts.denied)) return { phase: "denied", participants: none };
-  if (says(texts.notFound)) return { phase: "not_found", participants: none };
-  if (says(texts.blocked)) return { phase: "blocked", participants: none };
-  if (says(texts.signIn) || has(hooks.loginForm)) return { phase: "sign_in", participants: none };
+  // In this order: the first screen that matches wins.
+  const screens: ReadonlyArray<readonly [Phase, keyof TeamsHooks["texts"]]> = [
+    ["removed", "removed"],
+    ["ended", "ended"],
+    ["left", "left"],
+    ["denied", "denied"],
+    ["not_found", "notFound"],
+    ["blocked", "blocked"],
+    ["sign_in", "signIn"],
+  ];
+  for (const [phase, key] of screens) {
+    const evidence = said(key);
+    if (evidence) return { phase, participants: none, evidence };
+  }
+  if (has(hooks.loginForm)) return { phase: "sign_in", participants: none, evidence: "loginForm" };
 
-  if (has(call.hangup) && call.callOnly.some(has)) {
+  const callOnly = has(call.hangup) ? call.callOnly.find(has) : undefined;
+  if (callOnly) {
     const participants = readParticipants();
     const present = new Set(participants.map((p) => p.id));
     const speakers: string[] = [];
@@ -35,14 +48,21 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
       const speaking = outline?.classList.contains(call.speakingClass) ?? false;
       if (speaking && present.has(id) && !speakers.includes(id)) speakers.push(id);
     }
-    return { phase: "in_call", participants, speakers };
+    return { phase: "in_call", participants, speakers, evidence: `call.hangup + callOnly "${callOnly}"` };
   }
 
-  if (says(texts.hostNotStarted)) return { phase: "host_not_started", participants: none };
-  if (says(texts.lobby)) return { phase: "lobby", participants: none };
-  if (has(hooks.prejoin.nameInput) || has(hooks.prejoin.joinButton) || has(hooks.launcher.joinOnWeb)) {
-    return { phase: "prejoin", participants: none };
-  }
+  const hostNotStarted = said("hostNotStarted");
+  if (hostNotStarted) return { phase: "host_not_started", participants: none, evidence: hostNotStarted };
+  const lobby = said("lobby");
+  if (lobby) return { phase: "lobby", participants: none, evidence: lobby };
+  const form = (
+    [
+      ["prejoin.nameInput", hooks.prejoin.nameInput],
+      ["prejoin.joinButton", hooks.prejoin.joinButton],
+      ["launcher.joinOnWeb", hooks.launcher.joinOnWeb],
+    ] as const
+  ).find(([, selector]) => has(selector));
+  if (form) return { phase: "prejoin", participants: none, evidence: form[0] };
   return { phase: "loading", participants: none };
 
   /** Everyone but the bot, from the roster, or from the stage when the roster is not rendered. */

@@ -1,6 +1,7 @@
 import type { Locator, Page } from "playwright";
 import type { MeetingInfo } from "../../src/core/index.js";
-import { JoinRefused, type PlatformAdapter } from "../adapter.js";
+import { type JoinNote, JoinRefused, type PlatformAdapter } from "../adapter.js";
+import { alternatives, firstVisible, ignoreNote, type Variants } from "../variants.js";
 import { ZOOM_HOOKS } from "./selectors.js";
 import { zoomSnapshot } from "./snapshot.js";
 import { zoomMeeting, zoomWebClientUrl } from "./url.js";
@@ -20,37 +21,58 @@ export const zoomAdapter: PlatformAdapter = {
     return zoomWebClientUrl(zoomMeeting(info));
   },
 
-  async join(page: Page, { displayName, info }): Promise<void> {
-    await clearDialogs(page);
+  async join(page: Page, { displayName, info, note = ignoreNote }): Promise<void> {
+    await clearDialogs(page, note);
     await page.locator(ZOOM_HOOKS.nameInput).fill(displayName, { timeout: FORM_TIMEOUT_MS });
-    const passcodeInput = page.locator(ZOOM_HOOKS.passcodeInput).first();
-    if (await passcodeInput.isVisible()) {
+    const passcodeInput = await firstVisible(
+      alternatives(ZOOM_HOOKS.passcodeInput).map((selector) => [selector, page.locator(selector)] as const),
+    );
+    note("passcodeInput", passcodeInput?.variant ?? "none shown");
+    if (passcodeInput) {
       const { passcode } = zoomMeeting(info);
       if (!passcode)
         throw new JoinRefused("BAD_PASSCODE", "the meeting asks for a passcode and meetingInfo has none");
-      await passcodeInput.fill(passcode);
+      await passcodeInput.locator.fill(passcode);
     }
     // Joining muted and camera-off: the bot only listens. The toggles are labelled with their
     // action, so a toggle that does not offer "Mute" / "Stop Video" is already off.
-    await turnOff(page, ZOOM_HOOKS.previewMicrophone, ZOOM_HOOKS.previewMicrophoneOnLabel);
-    await turnOff(page, ZOOM_HOOKS.previewCamera, ZOOM_HOOKS.previewCameraOnLabel);
-    await clickPastDialogs(page, page.locator(ZOOM_HOOKS.joinButtonReady).first(), FORM_TIMEOUT_MS);
+    await turnOff(
+      page,
+      note,
+      "microphone",
+      ZOOM_HOOKS.previewMicrophone,
+      ZOOM_HOOKS.previewMicrophoneOnLabel,
+    );
+    await turnOff(page, note, "camera", ZOOM_HOOKS.previewCamera, ZOOM_HOOKS.previewCameraOnLabel);
+    await clickPastDialogs(page, page.locator(ZOOM_HOOKS.joinButtonReady).first(), FORM_TIMEOUT_MS, note);
   },
 
   /**
    * Joins computer audio (the meeting is silent until then, and the recording needs its sound)
    * and opens the participants panel (the roster exists only while it is open).
    */
-  async afterAdmission(page: Page): Promise<void> {
-    const joinAudio = page
-      .locator(ZOOM_HOOKS.joinAudioButton)
-      .or(page.getByRole("button", { name: ZOOM_HOOKS.joinAudioText, exact: true }))
-      .first();
+  async afterAdmission(page: Page, { note = ignoreNote } = {}): Promise<void> {
+    const byClass = page.locator(ZOOM_HOOKS.joinAudioButton);
+    const byText = page.getByRole("button", { name: ZOOM_HOOKS.joinAudioText, exact: true });
     // Usually the dialog is up on admission; it can come a moment later, and some accounts join
     // computer audio by themselves and never ask. Waiting here would delay the recording, so a
     // late dialog is answered in the background (the panel click below waits while it covers).
-    if (await joinAudio.isVisible()) await joinAudio.click({ timeout: MAYBE_DIALOG_MS });
-    else void joinAudio.click({ timeout: LATE_AUDIO_DIALOG_MS }).catch(() => {});
+    const joinAudio = await firstVisible([
+      [ZOOM_HOOKS.joinAudioButton, byClass],
+      [`"${ZOOM_HOOKS.joinAudioText}"`, byText],
+    ]);
+    if (joinAudio) {
+      await joinAudio.locator.click({ timeout: MAYBE_DIALOG_MS });
+      note("joinAudio", joinAudio.variant);
+    } else {
+      note("joinAudio", "no dialog yet: answering it in the background if it comes");
+      void byClass
+        .or(byText)
+        .first()
+        .click({ timeout: LATE_AUDIO_DIALOG_MS })
+        .then(() => note("joinAudio", "answered late"))
+        .catch(() => {});
+    }
     if ((await page.locator(ZOOM_HOOKS.participantsPanel).count()) > 0) return;
     await page.locator(ZOOM_HOOKS.participantsButton).first().click({ timeout: FORM_TIMEOUT_MS });
   },
@@ -71,33 +93,38 @@ export const zoomAdapter: PlatformAdapter = {
   },
 };
 
-/** Accepts the cookie banner, the terms and the permission dialog, in whatever order they show. */
-async function clearDialogs(page: Page): Promise<void> {
-  const candidates = [
-    page.locator(ZOOM_HOOKS.cookieAccept),
-    page.locator(ZOOM_HOOKS.termsAgree),
-    ...ZOOM_HOOKS.permissionButtonTexts.map((name) => page.getByRole("button", { name, exact: true })),
+/**
+ * Accepts the cookie banner, the terms and the permission dialog, in whatever order they show;
+ * notes each as a "popup".
+ */
+async function clearDialogs(page: Page, note: JoinNote): Promise<void> {
+  const candidates: Variants = [
+    [`cookies ${ZOOM_HOOKS.cookieAccept}`, page.locator(ZOOM_HOOKS.cookieAccept)],
+    [`terms ${ZOOM_HOOKS.termsAgree}`, page.locator(ZOOM_HOOKS.termsAgree)],
+    ...ZOOM_HOOKS.permissionButtonTexts.map(
+      (name) => [`permissions "${name}"`, page.getByRole("button", { name, exact: true })] as const,
+    ),
   ];
-  // A click may bring the next dialog (terms, then permissions), so each round starts over.
+  // A click may bring the next dialog (terms, then permissions), so each round starts over:
+  // "Allow" answered the permission dialog, so its other button is gone too.
   for (let round = 0; round < 6; round++) {
-    let clicked = false;
-    for (const candidate of candidates) {
-      const button = candidate.first();
-      if (!(await button.isVisible().catch(() => false))) continue;
-      await button.click({ timeout: MAYBE_DIALOG_MS }).catch(() => {});
-      clicked = true;
-      // Rescan: "Allow" answered the permission dialog, so its other button is gone too.
-      break;
-    }
-    if (!clicked) return;
+    const dialog = await firstVisible(candidates);
+    if (!dialog) return;
+    await dialog.locator.click({ timeout: MAYBE_DIALOG_MS }).catch(() => {});
+    note("popup", dialog.variant);
   }
 }
 
 /** Clicks `target`, clearing a dialog that shows up late and covers it. */
-async function clickPastDialogs(page: Page, target: Locator, timeoutMs: number): Promise<void> {
+async function clickPastDialogs(
+  page: Page,
+  target: Locator,
+  timeoutMs: number,
+  note: JoinNote,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    await clearDialogs(page);
+    await clearDialogs(page, note);
     try {
       await target.click({ timeout: Math.min(2_000, Math.max(1, deadline - Date.now())) });
       return;
@@ -107,7 +134,18 @@ async function clickPastDialogs(page: Page, target: Locator, timeoutMs: number):
   }
 }
 
-async function turnOff(page: Page, toggle: string, onLabel: string): Promise<void> {
+/** Turns a preview toggle off if it offers to; notes the form it was found in. */
+async function turnOff(page: Page, note: JoinNote, hook: string, toggle: string, onLabel: string) {
   const button = page.locator(`${toggle}[aria-label="${onLabel}"]`).first();
-  if (await button.isVisible()) await button.click({ timeout: FORM_TIMEOUT_MS });
+  if (await button.isVisible()) {
+    await button.click({ timeout: FORM_TIMEOUT_MS });
+    note(hook, `clicked ${toggle} "${onLabel}"`);
+    return;
+  }
+  const any = page.locator(toggle).first();
+  const label =
+    (await any.count()) > 0
+      ? await any.getAttribute("aria-label", { timeout: MAYBE_DIALOG_MS }).catch(() => null)
+      : null;
+  note(hook, label === null ? `no ${toggle}` : `already off: ${toggle} "${label}"`);
 }

@@ -1,4 +1,4 @@
-import type { PageSnapshot, Participant, SnapshotHooks } from "../adapter.js";
+import type { PageSnapshot, Participant, Phase, SnapshotHooks } from "../adapter.js";
 import type { ZOOM_HOOKS } from "./selectors.js";
 
 type ZoomHooks = typeof ZOOM_HOOKS & SnapshotHooks;
@@ -16,22 +16,36 @@ export function zoomSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
   const hooks = rawHooks as ZoomHooks;
   // innerText, not textContent: only rendered text counts.
   const text = (document.body?.innerText ?? "").toLowerCase();
-  const says = (phrases: readonly string[]) => phrases.some((phrase) => text.includes(phrase.toLowerCase()));
+  /** `texts.<key> "<the phrase found>"`, or undefined when the page says none of them. */
+  const said = (key: keyof ZoomHooks["texts"]) => {
+    const phrase = hooks.texts[key].find((candidate) => text.includes(candidate.toLowerCase()));
+    return phrase === undefined ? undefined : `texts.${key} "${phrase}"`;
+  };
   const has = (selector: string) => document.querySelector(selector) !== null;
   const none: Participant[] = [];
   const inCall = has(hooks.footer) && has(hooks.participantsButton);
 
-  if (has(hooks.removedDialog) || says(hooks.texts.removed)) {
+  const removed = has(hooks.removedDialog) ? "removedDialog" : said("removed");
+  if (removed) {
     // The same dialog over the waiting screen is a denial: Zoom "removes" waiting people.
-    return { phase: inCall ? "removed" : "denied", participants: none };
+    if (inCall) return { phase: "removed", participants: none, evidence: removed };
+    return { phase: "denied", participants: none, evidence: `${removed}, no call underneath` };
   }
-  if (has(hooks.endedDialog) || says(hooks.texts.ended)) return { phase: "ended", participants: none };
-  if (says(hooks.texts.denied)) return { phase: "denied", participants: none };
-  if (says(hooks.texts.left)) return { phase: "left", participants: none };
-  if (says(hooks.texts.notFound)) return { phase: "not_found", participants: none };
-  if (says(hooks.texts.blocked)) return { phase: "blocked", participants: none };
-  if (says(hooks.texts.signIn)) return { phase: "sign_in", participants: none };
-  if (says(hooks.texts.badPasscode)) return { phase: "bad_passcode", participants: none };
+  const ended = has(hooks.endedDialog) ? "endedDialog" : said("ended");
+  if (ended) return { phase: "ended", participants: none, evidence: ended };
+  // In this order: the first screen that matches wins.
+  const screens: ReadonlyArray<readonly [Phase, keyof ZoomHooks["texts"]]> = [
+    ["denied", "denied"],
+    ["left", "left"],
+    ["not_found", "notFound"],
+    ["blocked", "blocked"],
+    ["sign_in", "signIn"],
+    ["bad_passcode", "badPasscode"],
+  ];
+  for (const [phase, key] of screens) {
+    const evidence = said(key);
+    if (evidence) return { phase, participants: none, evidence };
+  }
 
   if (inCall) {
     const self = hooks.selfName.trim();
@@ -68,14 +82,16 @@ export function zoomSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
       const id = idOf.get((tile.querySelector(hooks.videoTileName)?.textContent ?? "").trim());
       if (id) speakers.add(id);
     }
-    return { phase: "in_call", participants, speakers: [...speakers] };
+    const evidence = "footer + participantsButton";
+    return { phase: "in_call", participants, speakers: [...speakers], evidence };
   }
 
   // Checked before the waiting room: the host may start the meeting into a waiting room.
-  if (says(hooks.texts.hostNotStarted)) return { phase: "host_not_started", participants: none };
-  if (says(hooks.texts.waitingRoom)) return { phase: "lobby", participants: none };
-  if (has(hooks.nameInput) || has(hooks.joinButton) || has(hooks.termsAgree)) {
-    return { phase: "prejoin", participants: none };
-  }
+  const hostNotStarted = said("hostNotStarted");
+  if (hostNotStarted) return { phase: "host_not_started", participants: none, evidence: hostNotStarted };
+  const waitingRoom = said("waitingRoom");
+  if (waitingRoom) return { phase: "lobby", participants: none, evidence: waitingRoom };
+  const form = (["nameInput", "joinButton", "termsAgree"] as const).find((key) => has(hooks[key]));
+  if (form) return { phase: "prejoin", participants: none, evidence: form };
   return { phase: "loading", participants: none };
 }

@@ -98,6 +98,14 @@ export class BotLifecycle {
       ...this.adapter.hooks,
       selfName: this.config.botDisplayName,
     });
+    // Which hook decided each phase, and which variant of each join hook matched: a UI change on
+    // a real platform shows here before joins fail.
+    let lastPhase: Phase | undefined;
+    watcher.on("change", ({ phase, evidence }) => {
+      if (phase !== lastPhase) this.log.info({ phase, evidence }, "page phase");
+      lastPhase = phase;
+    });
+    const note = (hook: string, variant: string) => this.log.info({ hook, variant }, "join hook matched");
 
     this.status("JOINING_CALL");
     await this.open(page);
@@ -106,7 +114,7 @@ export class BotLifecycle {
     if (watcher.current.phase === "prejoin") {
       this.throwIfInterrupted();
       await this.adapter
-        .join(page, { displayName: this.config.botDisplayName, info: this.config.meetingInfo })
+        .join(page, { displayName: this.config.botDisplayName, info: this.config.meetingInfo, note })
         .catch((error: Error) => {
           this.throwIfInterrupted();
           if (error instanceof JoinRefused) throw new BotFailure(error.subCode, error.message);
@@ -116,7 +124,7 @@ export class BotLifecycle {
     await this.admission(watcher);
 
     this.status("IN_CALL");
-    await this.adapter.afterAdmission?.(page).catch((error: Error) => {
+    await this.adapter.afterAdmission?.(page, { note }).catch((error: Error) => {
       this.log.warn({ err: error.message }, "after-admission step failed; the roster may be incomplete");
     });
     this.recorder = new Recorder(

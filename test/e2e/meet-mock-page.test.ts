@@ -1,10 +1,7 @@
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { MeetingState, RemoteParticipant } from "../../fixtures/host/meetings.js";
-import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
-
-/** Bounded waits: the page reacts to pushed events, so these only matter when something is broken. */
-const WAIT = { timeout: 10_000 };
+import { describe, expect, it } from "vitest";
+import type { MeetingState } from "../../fixtures/host/meetings.js";
+import { meetAdapter } from "../../platforms/meet/index.js";
+import { collectNotes, host, page, snapshotOf, text, useMockBrowser, WAIT } from "../helpers/mock-browser.js";
 
 // The hooks as real-Meet adapters use them (see /work/shared/notes/platform-hooks.md).
 const NAME_INPUT = 'div[jscontroller] input[type="text"][aria-label="Your name"]';
@@ -14,45 +11,9 @@ const PEOPLE = 'button[aria-label^="People"]';
 const ROSTER_ENTRIES = '[aria-label="Participants"] [data-participant-id]';
 const TILE_NAMES = "div[data-participant-id]:has(canvas) span.notranslate";
 
-let host: MockHost;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
 let codeCounter = 0;
 
-beforeAll(async () => {
-  host = await startMockHost();
-  browser = await chromium.launch({
-    executablePath: process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-quic",
-      "--no-first-run",
-      "--autoplay-policy=no-user-gesture-required",
-      "--use-fake-ui-for-media-stream",
-      "--use-fake-device-for-media-stream",
-    ],
-  });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await host?.close();
-});
-
-beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
-  page = await context.newPage();
-});
-
-afterEach(async () => {
-  await context.close();
-});
+const { control } = useMockBrowser("google");
 
 function newCode(): string {
   codeCounter += 1;
@@ -65,22 +26,7 @@ function newCode(): string {
   return `eee-abcd-${letters}`;
 }
 
-/** The host's answer, loosely: a meeting's state or a participant. */
-type Answer = MeetingState & RemoteParticipant;
-
-async function control(method: string, code: string, suffix = "", body?: unknown): Promise<Answer> {
-  const response = await fetch(`${host.url}/control/meetings/google/${code}${suffix}`, {
-    method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(response.ok, `${method} ${suffix || "meeting"}: ${response.status}`).toBe(true);
-  return response.status === 204 ? ({} as Answer) : response.json();
-}
-
 const meetingState = (code: string): Promise<MeetingState> => control("GET", code);
-
-const text = (value: string) => page.getByText(value, { exact: true });
 
 /** Type the name and click the call-to-action, as a bot does. */
 async function askToJoin(name = "Meetbot", cta = "Ask to join") {
@@ -315,5 +261,61 @@ describe("dead ends", () => {
     await page.locator('h1:text-is("Sign in")').waitFor(WAIT);
     expect(await page.getByText("to continue to your Google Account").count()).toBe(1);
     expect(await page.locator(NAME_INPUT).count()).toBe(0);
+  });
+});
+
+describe("the adapter on the mock", () => {
+  const snapshot = () => snapshotOf(meetAdapter, "Adapter Bot");
+
+  /**
+   * Opens a fresh meeting with `scenario`, lets `prepare` touch the form first, then has the
+   * adapter join; answers what the join noted.
+   */
+  async function adapterJoins(scenario: Record<string, unknown>, prepare = async () => {}) {
+    const code = newCode();
+    await control("PUT", code, "", scenario);
+    const meetingUrl = `${host.url}/meet/${code}`;
+    await page.goto(meetingUrl);
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "prejoin", evidence: "nameInput" });
+    await prepare();
+    const { notes, note } = collectNotes();
+    await meetAdapter.join(page, {
+      displayName: "Adapter Bot",
+      info: { platform: "google", meetingUrl },
+      note,
+    });
+    return { code, notes };
+  }
+
+  it("join() notes which variant of each join hook matched; the snapshot names what decided each phase", async () => {
+    const { code, notes } = await adapterJoins({ admit: "manual" });
+    expect(notes).toEqual([
+      ["microphone", 'clicked [aria-label="Turn off microphone"]'],
+      ["camera", 'clicked [aria-label="Turn off camera"]'],
+      ["joinButton", "Ask to join"],
+    ]);
+    await expect
+      .poll(snapshot, WAIT)
+      .toMatchObject({ phase: "lobby", evidence: 'texts.lobby "Asking to be let in"' });
+
+    await control("POST", code, "/admit");
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "in_call", evidence: "peopleButton" });
+    await control("POST", code, "/end");
+    await expect
+      .poll(snapshot, WAIT)
+      .toMatchObject({ phase: "ended", evidence: 'texts.ended "The call ended"' });
+  });
+
+  it("join() notes the other call-to-action, and toggles already off", async () => {
+    const { notes } = await adapterJoins({ admit: "open" }, async () => {
+      await page.locator('button[aria-label="Turn off microphone"]').click();
+      await page.locator('button[aria-label="Turn off camera"]').click();
+    });
+    expect(notes).toEqual([
+      ["microphone", 'no [aria-label="Turn off microphone"]: already off'],
+      ["camera", 'no [aria-label="Turn off camera"]: already off'],
+      ["joinButton", "Join now"],
+    ]);
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "in_call", evidence: "peopleButton" });
   });
 });

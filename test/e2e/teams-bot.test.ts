@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inspectRecording } from "../../src/runner/probe.js";
@@ -54,6 +54,16 @@ async function hostAction(meetingId: string, action: "remove" | "deny") {
   expect(response.ok, `${action}: ${response.status}`).toBe(true);
 }
 
+/**
+ * The runner's log lines (pino JSON) with message `msg`, each reduced to the named fields: e.g.
+ * the join's notes as [hook, variant], the phases as [phase, evidence].
+ */
+async function runnerLog(botId: number, msg: string, ...fields: string[]) {
+  const lines = (await readFile(stack.launcher.logFile(botId), "utf8")).split("\n").filter(Boolean);
+  const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  return entries.filter((entry) => entry.msg === msg).map((entry) => fields.map((field) => entry[field]));
+}
+
 const waitForRecording = (botId: number) =>
   eventually(
     async () => (await stack.api.botEvents(botId)).find((e) => e.eventType === "RECORDING_STARTED"),
@@ -96,6 +106,23 @@ describe("a bot in a mock Microsoft Teams meeting, end to end", () => {
     // The host saw the bot by its display name, in the call until the end.
     const after = (await control.state("teams", meetingId)) as MeetingView;
     expect(after.attendees).toEqual([expect.objectContaining({ name: "Teams E2E Bot", state: "ended" })]);
+
+    // The runner's log names the variant of each join hook that matched, and what decided each phase.
+    expect(await runnerLog(bot.id, "join hook matched", "hook", "variant")).toEqual([
+      ["launcher", 'button[data-tid="joinOnWeb"]'],
+      ["camera", 'switched off: [data-tid="toggle-video"] (on by aria-checked)'],
+      ["microphone", 'switched off: [data-tid="toggle-mute"] (on by aria-checked)'],
+      ["audioOption", 'checked "Computer audio"'],
+      ["noAudioVideoConfirm", 'clicked "Continue without audio or video"'],
+    ]);
+    expect(await runnerLog(bot.id, "page phase", "phase", "evidence")).toEqual(
+      expect.arrayContaining([
+        ["prejoin", "launcher.joinOnWeb"],
+        ["prejoin", "prejoin.nameInput"],
+        ["in_call", 'call.hangup + callOnly "#roster-button"'],
+        ["ended", 'texts.ended "The meeting has ended"'],
+      ]),
+    );
 
     // The recording: both streams, the participants' sound (Computer audio, microphone muted),
     // a moving picture, and who spoke when from Teams' speaking ring.
@@ -203,6 +230,10 @@ describe("a Teams bot that cannot get into the call", () => {
     const bot = await teamsBot(meetingId);
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);
     expect(final.deploymentError?.code).toBe("SIGN_IN_REQUIRED");
+    expect(await runnerLog(bot.id, "page phase", "phase", "evidence")).toContainEqual([
+      "sign_in",
+      'texts.signIn "We need to verify your info before you can join"',
+    ]);
   });
 
   it("reports a meeting id Teams does not know as FATAL MEETING_NOT_FOUND", async () => {

@@ -1,14 +1,7 @@
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { MeetingState, RemoteParticipant } from "../../fixtures/host/meetings.js";
-import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
-import type { PageSnapshot } from "../../platforms/adapter.js";
+import { describe, expect, it } from "vitest";
+import type { MeetingState } from "../../fixtures/host/meetings.js";
 import { teamsAdapter } from "../../platforms/teams/index.js";
-import { TEAMS_HOOKS } from "../../platforms/teams/selectors.js";
-import { teamsSnapshot } from "../../platforms/teams/snapshot.js";
-
-/** Bounded waits: the page reacts to pushed events, so these only matter when something is broken. */
-const WAIT = { timeout: 10_000 };
+import { collectNotes, host, page, snapshotOf, text, useMockBrowser, WAIT } from "../helpers/mock-browser.js";
 
 // The hooks as real-Teams bots use them (see /work/shared/notes/platform-hooks.md).
 const JOIN_ON_WEB = 'button[data-tid="joinOnWeb"]';
@@ -23,45 +16,9 @@ const TILES = '[data-cid="calling-participant-stream"]';
 const NO_AV_TITLE = "Are you sure you don't want audio or video?";
 const NO_AV_CONTINUE = "Continue without audio or video";
 
-let host: MockHost;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
 let idCounter = 0;
 
-beforeAll(async () => {
-  host = await startMockHost();
-  browser = await chromium.launch({
-    executablePath: process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-quic",
-      "--no-first-run",
-      "--autoplay-policy=no-user-gesture-required",
-      "--use-fake-ui-for-media-stream",
-      "--use-fake-device-for-media-stream",
-    ],
-  });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await host?.close();
-});
-
-beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
-  page = await context.newPage();
-});
-
-afterEach(async () => {
-  await context.close();
-});
+const { control } = useMockBrowser("teams");
 
 /** A fresh meeting id in the mock's format (10-64 letters and digits). */
 function newId(): string {
@@ -75,31 +32,11 @@ function joinLink(id: string, scenario = ""): string {
   return `${host.url}/l/meetup-join/19%3ameeting_${id}%40thread.v2/0?context=${context}${scenario ? `&${scenario}` : ""}`;
 }
 
-/** The host's answer, loosely: a meeting's state or a participant. */
-type Answer = MeetingState & RemoteParticipant;
-
-async function control(method: string, id: string, suffix = "", body?: unknown): Promise<Answer> {
-  const response = await fetch(`${host.url}/control/meetings/teams/${id}${suffix}`, {
-    method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(response.ok, `${method} ${suffix || "meeting"}: ${response.status}`).toBe(true);
-  return response.status === 204 ? ({} as Answer) : response.json();
-}
-
 const meetingState = (id: string): Promise<MeetingState> => control("GET", id);
-const text = (value: string) => page.getByText(value, { exact: true });
 const count = (selector: string) => page.locator(selector).count();
 
 /** The adapter's reading of the page, exactly as the runner's watcher computes it in the page. */
-function snapshot(selfName = "Meetbot"): Promise<PageSnapshot> {
-  const hooks = JSON.stringify({ ...TEAMS_HOOKS, selfName });
-  // vitest's transform may wrap functions in esbuild's __name helper, as page-watcher.ts notes.
-  return page.evaluate(
-    `(() => { var __name = (f) => f; return (${teamsSnapshot.toString()})(${hooks}); })()`,
-  );
-}
+const snapshot = (selfName?: string) => snapshotOf(teamsAdapter, selfName);
 
 /** From the link to the pre-join form, as a person does it. */
 async function openPrejoin(id: string, scenario = "") {
@@ -422,8 +359,22 @@ describe("the adapter's join and leave on the mock", () => {
     const id = newId();
     await control("PUT", id, "", { admit: "manual" });
     await page.goto(joinLink(id));
-    await teamsAdapter.join(page, { displayName: "Adapter Bot", info: { platform: "teams" } });
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "prejoin", evidence: "launcher.joinOnWeb" });
+    const { notes, note } = collectNotes();
+    await teamsAdapter.join(page, { displayName: "Adapter Bot", info: { platform: "teams" }, note });
     await text("Someone will let you in shortly").waitFor(WAIT);
+    // Which variant of each hook it met, in order.
+    expect(notes).toEqual([
+      ["launcher", 'button[data-tid="joinOnWeb"]'],
+      ["camera", 'switched off: [data-tid="toggle-video"] (on by aria-checked)'],
+      ["microphone", 'switched off: [data-tid="toggle-mute"] (on by aria-checked)'],
+      ["audioOption", 'checked "Computer audio"'],
+      ["noAudioVideoConfirm", 'clicked "Continue without audio or video"'],
+    ]);
+    expect(await snapshot("Adapter Bot")).toMatchObject({
+      phase: "lobby",
+      evidence: 'texts.lobby "Someone will let you in shortly"',
+    });
     expect(await page.getByRole("radio", { name: /^Computer audio/ }).isChecked()).toBe(true);
     expect(await page.locator(MIC_SWITCH).getAttribute("aria-checked")).toBe("false");
     expect(await page.locator(CAMERA_SWITCH).getAttribute("aria-checked")).toBe("false");
@@ -436,7 +387,12 @@ describe("the adapter's join and leave on the mock", () => {
 
   it("join returns without error on a dead end, leaving the verdict to the snapshot", async () => {
     await page.goto(joinLink(newId(), "page=sign_in"));
-    await teamsAdapter.join(page, { displayName: "Adapter Bot", info: { platform: "teams" } });
-    expect((await snapshot()).phase).toBe("sign_in");
+    const { notes, note } = collectNotes();
+    await teamsAdapter.join(page, { displayName: "Adapter Bot", info: { platform: "teams" }, note });
+    expect(notes).toEqual([["launcher", 'button[data-tid="joinOnWeb"]']]);
+    expect(await snapshot()).toMatchObject({
+      phase: "sign_in",
+      evidence: 'texts.signIn "We need to verify your info before you can join"',
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inspectRecording } from "../../src/runner/probe.js";
@@ -58,6 +58,16 @@ const botEvent = async (botId: number, type: string) =>
 const recordingStarted = (botId: number) =>
   eventually(() => botEvent(botId, "RECORDING_STARTED"), `bot ${botId} recording`, 60_000);
 
+/**
+ * The runner's log lines (pino JSON) with message `msg`, each reduced to the named fields: e.g.
+ * the join's notes as [hook, variant], the phases as [phase, evidence].
+ */
+async function runnerLog(botId: number, msg: string, ...fields: string[]) {
+  const lines = (await readFile(stack.launcher.logFile(botId), "utf8")).split("\n").filter(Boolean);
+  const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  return entries.filter((entry) => entry.msg === msg).map((entry) => fields.map((field) => entry[field]));
+}
+
 /** Per test: a bot's whole life on a busy 2-core machine, with room to spare. */
 const TEST_TIMEOUT = { timeout: 150_000 };
 
@@ -91,6 +101,25 @@ describe("a bot in a mock Zoom meeting", TEST_TIMEOUT, () => {
       .map((e) => e.data?.participantName);
     expect(joined.sort()).toEqual(meeting.participants.map((p) => p.name).sort());
     expect(events.find((e) => e.eventType === "BOT_LEFT")?.data).toMatchObject({ subCode: "MEETING_ENDED" });
+
+    // The runner's log names the variant of each join hook that matched (the link carried the
+    // passcode, so no field), and what decided each phase.
+    expect(await runnerLog(botId, "join hook matched", "hook", "variant")).toEqual(
+      expect.arrayContaining([
+        ["popup", 'permissions "Allow"'],
+        ["passcodeInput", "none shown"],
+        ["microphone", 'clicked #preview-audio-control-button "Mute"'],
+        ["joinAudio", "button.join-audio-by-voip__join-btn"],
+      ]),
+    );
+    expect(await runnerLog(botId, "page phase", "phase", "evidence")).toEqual(
+      expect.arrayContaining([
+        ["prejoin", "nameInput"],
+        ["lobby", 'texts.waitingRoom "Please wait, the meeting host will let you in soon"'],
+        ["in_call", "footer + participantsButton"],
+        ["ended", "endedDialog"],
+      ]),
+    );
 
     // Both streams, and sound: the bot joined computer audio (the mock is silent otherwise).
     const response = await fetch((await api.recordingDownload(botId)).url);
@@ -213,13 +242,26 @@ describe.concurrent("a Zoom bot that waits and is not let in", TEST_TIMEOUT, () 
 
 describe.concurrent("a Zoom bot that meets a dead end", TEST_TIMEOUT, () => {
   it("is refused a wrong passcode: FATAL BAD_PASSCODE", async ({ expect }) => {
-    const { final } = await finalState("81234567897", { passcode: "right-one" }, { passcode: "wrong-one" });
+    const { final, botId } = await finalState(
+      "81234567897",
+      { passcode: "right-one" },
+      { passcode: "wrong-one" },
+    );
     expect(final.deploymentError?.code).toBe("BAD_PASSCODE");
+    expect(await runnerLog(botId, "page phase", "phase", "evidence")).toContainEqual([
+      "bad_passcode",
+      'texts.badPasscode "Passcode wrong"',
+    ]);
   });
 
   it("is asked for a passcode it was not given: FATAL BAD_PASSCODE", async ({ expect }) => {
-    const { final } = await finalState("81234567899", { passcode: "right-one" }, {});
+    // Its own meeting: the bot-wall test below runs at the same time.
+    const { final, botId } = await finalState("81234567900", { passcode: "right-one" }, {});
     expect(final.deploymentError?.code).toBe("BAD_PASSCODE");
+    expect(await runnerLog(botId, "join hook matched", "hook", "variant")).toContainEqual([
+      "passcodeInput",
+      'input[placeholder*="passcode" i]',
+    ]);
   });
 
   it("meets an invalid meeting link: FATAL MEETING_NOT_FOUND", async ({ expect }) => {

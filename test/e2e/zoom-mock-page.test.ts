@@ -1,13 +1,8 @@
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { MeetingState, RemoteParticipant } from "../../fixtures/host/meetings.js";
-import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
-import type { PageSnapshot } from "../../platforms/adapter.js";
+import { describe, expect, it } from "vitest";
+import type { MeetingState } from "../../fixtures/host/meetings.js";
 import { zoomAdapter } from "../../platforms/zoom/index.js";
 import { ZOOM_HOOKS as H } from "../../platforms/zoom/selectors.js";
-
-/** Bounded waits: the page reacts to pushed events, so these only matter when something is broken. */
-const WAIT = { timeout: 10_000 };
+import { collectNotes, host, page, snapshotOf, text, useMockBrowser, WAIT } from "../helpers/mock-browser.js";
 
 // The real web client's hooks (see platforms/zoom/selectors.ts and shared/notes/platform-hooks.md).
 const PANEL_NAMES = "#participants-ul .participants-item__display-name";
@@ -15,45 +10,9 @@ const TILE_NAMES = ".gallery-video-container__video-frame .video-avatar__avatar-
 const ACTIVE_TILE = ".gallery-video-container__video-frame--active";
 const PARTICIPANTS_BUTTON = '#wc-footer button[aria-label^="open the participants list pane"]';
 
-let host: MockHost;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
 let idCounter = 0;
 
-beforeAll(async () => {
-  host = await startMockHost();
-  browser = await chromium.launch({
-    executablePath: process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-quic",
-      "--no-first-run",
-      "--autoplay-policy=no-user-gesture-required",
-      "--use-fake-ui-for-media-stream",
-      "--use-fake-device-for-media-stream",
-    ],
-  });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await host?.close();
-});
-
-beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
-  page = await context.newPage();
-});
-
-afterEach(async () => {
-  await context.close();
-});
+const { control } = useMockBrowser("zoom");
 
 /** A fresh 11-digit meeting id per test, so meetings never carry over. */
 function newId(): string {
@@ -61,33 +20,13 @@ function newId(): string {
   return String(81_000_000_000 + idCounter);
 }
 
-/** The host's answer, loosely: a meeting's state or a participant. */
-type Answer = MeetingState & RemoteParticipant;
-
-async function control(method: string, id: string, suffix = "", body?: unknown): Promise<Answer> {
-  const response = await fetch(`${host.url}/control/meetings/zoom/${id}${suffix}`, {
-    method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(response.ok, `${method} ${suffix || "meeting"}: ${response.status}`).toBe(true);
-  return response.status === 204 ? ({} as Answer) : response.json();
-}
-
 const meetingState = (id: string): Promise<MeetingState> => control("GET", id);
 const attendeeStates = async (id: string) => (await meetingState(id)).attendees.map((a) => a.state);
 
 /** The adapter's own reading of the page, run in it exactly as the runner's PageWatcher runs it. */
-async function snapshot(selfName = "Meetbot"): Promise<PageSnapshot> {
-  const hooks = JSON.stringify({ ...zoomAdapter.hooks, selfName });
-  return page.evaluate(
-    `(() => { var __name = (f) => f; return (${zoomAdapter.snapshot.toString()})(${hooks}); })()`,
-  );
-}
+const snapshot = (selfName?: string) => snapshotOf(zoomAdapter, selfName);
 
 const phase = async (selfName?: string) => (await snapshot(selfName)).phase;
-
-const text = (value: string) => page.getByText(value, { exact: true });
 
 /**
  * Listens to the first participant's own stream (an analyser, independent of the page's
@@ -548,13 +487,29 @@ describe("the adapter on the mock", () => {
     await control("PUT", id, "", { admit: "open", passcode: "2024", participants: 2 });
     // No pwd in the link: the form asks for the passcode, which comes from meetingPassword.
     await page.goto(`${host.url}/wc/${id}/join`);
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "prejoin", evidence: "nameInput" });
+    const { notes, note } = collectNotes();
     await zoomAdapter.join(page, {
       displayName: "Adapter Bot",
       info: { platform: "zoom", meetingId: id, meetingPassword: "2024" },
+      note,
     });
     // As the runner does: once the snapshot says in_call, the after-admission step.
-    await expect.poll(() => phase("Adapter Bot"), WAIT).toBe("in_call");
-    await zoomAdapter.afterAdmission?.(page);
+    await expect
+      .poll(() => snapshot("Adapter Bot"), WAIT)
+      .toMatchObject({ phase: "in_call", evidence: "footer + participantsButton" });
+    await zoomAdapter.afterAdmission?.(page, { note });
+    // Which variant of each hook it met, in order: the first visit's three dialogs, the passcode
+    // field, the preview toggles as "Allow" left them (on), then the audio dialog in the call.
+    expect(notes).toEqual([
+      ["popup", "cookies #onetrust-accept-btn-handler"],
+      ["popup", "terms #wc_agree1"],
+      ["popup", 'permissions "Allow"'],
+      ["passcodeInput", 'input[placeholder*="passcode" i]'],
+      ["microphone", 'clicked #preview-audio-control-button "Mute"'],
+      ["camera", 'clicked #preview-video-control-button "Stop Video"'],
+      ["joinAudio", "button.join-audio-by-voip__join-btn"],
+    ]);
     expect(await page.locator("#participants-ul").count()).toBe(1);
     await expect.poll(audibleAudio, WAIT).toBe(2);
     // It joined with microphone and camera off (the preview had them on after "Allow").
@@ -574,8 +529,19 @@ describe("the adapter on the mock", () => {
     const id = newId();
     await control("PUT", id, "", { admit: "manual" });
     await page.goto(`${host.url}/wc/${id}/join?pwd=`);
-    await zoomAdapter.join(page, { displayName: "Waiting Bot", info: { platform: "zoom", meetingId: id } });
-    await expect.poll(() => phase("Waiting Bot"), WAIT).toBe("lobby");
+    const { notes, note } = collectNotes();
+    await zoomAdapter.join(page, {
+      displayName: "Waiting Bot",
+      info: { platform: "zoom", meetingId: id },
+      note,
+    });
+    expect(notes).toContainEqual(["passcodeInput", "none shown"]);
+    await expect
+      .poll(() => snapshot("Waiting Bot"), WAIT)
+      .toMatchObject({
+        phase: "lobby",
+        evidence: 'texts.waitingRoom "Please wait, the meeting host will let you in soon"',
+      });
     await zoomAdapter.leave(page);
     await expect.poll(() => attendeeStates(id), WAIT).toEqual(["left"]);
   });

@@ -1,0 +1,105 @@
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright";
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
+import type { MeetingState, RemoteParticipant } from "../../fixtures/host/meetings.js";
+import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
+import type { PageSnapshot, PlatformAdapter } from "../../platforms/adapter.js";
+import type { Platform } from "../../src/core/index.js";
+
+/**
+ * One headless Chromium against one mock host, for the tests that drive a mock page directly
+ * (test/e2e/*-mock-page.test.ts). `useMockBrowser(platform)` registers the hooks: the host and
+ * the browser live for the file, each test gets a fresh context and page. `host` and `page` are
+ * live bindings: read them inside tests, where they are set.
+ */
+
+/** Bounded waits: the page reacts to pushed events, so these only matter when something is broken. */
+export const WAIT = { timeout: 10_000 };
+
+/** Headless and quiet, with fake devices and audio that plays without a user gesture. */
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-quic",
+  "--no-first-run",
+  "--autoplay-policy=no-user-gesture-required",
+  "--use-fake-ui-for-media-stream",
+  "--use-fake-device-for-media-stream",
+];
+
+export let host: MockHost;
+export let page: Page;
+let browser: Browser;
+let context: BrowserContext;
+
+/** Registers the file's hooks; answers the control API of the platform's meetings on the host. */
+export function useMockBrowser(platform: Platform) {
+  beforeAll(async () => {
+    host = await startMockHost();
+    browser = await chromium.launch({
+      executablePath: process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium",
+      headless: true,
+      args: CHROMIUM_ARGS,
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await host?.close();
+  });
+
+  beforeEach(async () => {
+    context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+    page = await context.newPage();
+  });
+
+  afterEach(async () => {
+    await context.close();
+  });
+
+  return { control: controlFor(platform) };
+}
+
+/** The host's answer, loosely: a meeting's state or a participant. */
+export type Answer = MeetingState & RemoteParticipant;
+
+/**
+ * The mock host's control API for one platform's meetings: `control(method, id, suffix, body)`
+ * calls `/control/meetings/<platform>/<id><suffix>` and expects a 2xx.
+ */
+function controlFor(platform: Platform) {
+  return async (method: string, id: string, suffix = "", body?: unknown): Promise<Answer> => {
+    const response = await fetch(`${host.url}/control/meetings/${platform}/${id}${suffix}`, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    expect(response.ok, `${method} ${suffix || "meeting"}: ${response.status}`).toBe(true);
+    return response.status === 204 ? ({} as Answer) : response.json();
+  };
+}
+
+/** Text on the page, matched exactly. */
+export const text = (value: string) => page.getByText(value, { exact: true });
+
+/**
+ * The adapter's own reading of the page, run in it exactly as the runner's PageWatcher runs it
+ * (vitest's transform may wrap functions in esbuild's __name helper, as page-watcher.ts notes).
+ */
+export function snapshotOf(
+  adapter: Pick<PlatformAdapter, "snapshot" | "hooks">,
+  selfName = "Meetbot",
+): Promise<PageSnapshot> {
+  const hooks = JSON.stringify({ ...adapter.hooks, selfName });
+  return page.evaluate(
+    `(() => { var __name = (f) => f; return (${adapter.snapshot.toString()})(${hooks}); })()`,
+  );
+}
+
+/** What an adapter's join noted (`opts.note`), as [hook, variant] pairs in order. */
+export function collectNotes() {
+  const notes: Array<[string, string]> = [];
+  return { notes, note: (hook: string, variant: string) => void notes.push([hook, variant]) };
+}
