@@ -73,7 +73,7 @@ export async function launchBrowser(opts: {
       timeout: 30_000,
     });
   } catch (error) {
-    await rm(profileDir, { recursive: true, force: true });
+    await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     throw new BotFailure("BROWSER_LAUNCH_FAILED", `Chromium failed to start: ${(error as Error).message}`, {
       cause: error,
     });
@@ -84,7 +84,7 @@ export async function launchBrowser(opts: {
     page,
     close: async () => {
       await context.close().catch(() => {});
-      await rm(profileDir, { recursive: true, force: true });
+      await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     },
   };
 }

@@ -289,8 +289,11 @@ export class BotLifecycle {
       : [];
   }
 
+  /** Never throws: the outcome is already decided and reported; cleanup trouble is only logged. */
   private async cleanUp(): Promise<void> {
-    await this.stage?.close();
+    await this.stage?.close().catch((error: Error) => {
+      this.log.warn({ err: error.message }, "cleanup after the bot was incomplete");
+    });
   }
 
   private page(): Page {

@@ -36,7 +36,8 @@ export async function startMediaEnvironment(opts: {
   const runtimeDir = await mkdtemp(join(tmpdir(), "meetbot-pulse-"));
   const close = async () => {
     await Promise.all(started.map((child) => terminate(child)));
-    await rm(runtimeDir, { recursive: true, force: true });
+    // A daemon may still be writing its last files as it exits: retry rather than fail.
+    await rm(runtimeDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   };
   try {
     const [display, pulse] = await Promise.all([
@@ -47,7 +48,8 @@ export async function startMediaEnvironment(opts: {
     ]);
     return { display, pulseEnv: pulse, audioSource: `${SINK}.monitor`, close };
   } catch (error) {
-    await close();
+    // The reason the environment did not start is what matters, not a cleanup hiccup after it.
+    await close().catch(() => {});
     throw error;
   }
 }
