@@ -63,7 +63,8 @@ function controlledMeetings(mockUrl: string, platform: "zoom" | "teams"): Meetin
   };
 }
 
-async function measureBots(mockUrl: string, warmRunners: number, meetingFor: MeetingFor): Promise<Figures> {
+/** A fresh control plane on a temporary data dir, with a signed-up client, for one measurement. */
+async function startBenchServer(mockUrl: string, warmRunners = 0) {
   const dataDir = await mkdtemp(join(tmpdir(), "meetbot-bench-"));
   const env = { ...process.env, MEETBOT_ZOOM_WEB_BASE_URL: mockUrl, MEETBOT_TEAMS_WEB_BASE_URL: mockUrl };
   const launcher = new LocalProcessLauncher({ dataDir, env, warmRunners });
@@ -76,6 +77,18 @@ async function measureBots(mockUrl: string, warmRunners: number, meetingFor: Mee
   });
   const api = new ApiClient(server.url);
   await api.register(`bench-${Date.now()}@example.com`, "bench-password-1", "Bench");
+  return {
+    api,
+    launcher,
+    close: async () => {
+      await server.close();
+      await launcher.close();
+    },
+  };
+}
+
+async function measureBots(mockUrl: string, warmRunners: number, meetingFor: MeetingFor): Promise<Figures> {
+  const { api, launcher, close } = await startBenchServer(mockUrl, warmRunners);
   const figures: Figures = {
     toInCall: [],
     toFirstFrame: [],
@@ -117,8 +130,7 @@ async function measureBots(mockUrl: string, warmRunners: number, meetingFor: Mee
       `${warmRunners > 0 ? "warm" : "cold"} run ${i + 1}/${RUNS}: deploy→IN_CALL ${ms(at("IN_CALL"))}, first frame ${ms(at("RECORDING"))}\n`,
     );
   }
-  await server.close();
-  await launcher.close();
+  await close();
   return figures;
 }
 
@@ -154,17 +166,7 @@ async function measureFloor(mockUrl: string): Promise<number[]> {
  * counter and the frames actually written against the time recorded, per bot.
  */
 async function measureConcurrent(mockUrl: string, bots: number): Promise<string> {
-  const dataDir = await mkdtemp(join(tmpdir(), "meetbot-bench-"));
-  const launcher = new LocalProcessLauncher({ dataDir });
-  const server = await startServer({
-    port: 0,
-    dataDir,
-    launcher,
-    allowedMeetingHosts: ["127.0.0.1"],
-    logLevel: "warn",
-  });
-  const api = new ApiClient(server.url);
-  await api.register(`bench-${Date.now()}@example.com`, "bench-password-1", "Bench");
+  const { api, close } = await startBenchServer(mockUrl);
   const ids = await Promise.all(
     Array.from({ length: bots }, async (_, i) => {
       const bot = await api.createBot({
@@ -196,8 +198,7 @@ async function measureConcurrent(mockUrl: string, bots: number): Promise<string>
       `${final.status} ${frames} frames in ${seconds.toFixed(1)} s (${fps.toFixed(1)} fps), ${dropped} dropped`,
     );
   }
-  await server.close();
-  await launcher.close();
+  await close();
   return `  ${bots} bot${bots > 1 ? "s" : " "} at once: worst dropped ${worstDrop.toFixed(2)} % (goal < 1 %), worst ${worstFps.toFixed(1)} fps of 25   [${rows.join("; ")}]`;
 }
 
@@ -225,9 +226,9 @@ async function main() {
     `meetbot bench (${RUNS} runs each, 1280x720@25, ${new Date().toISOString()})`,
     `  floor: bare Chromium launch → mock page loaded        ${p(floor)}`,
     `  Meet, cold runner: deploy → IN_CALL                         ${p(cold.toInCall)}   ratio to floor ${ratio(cold.toInCall)}`,
-    `  cold runner: deploy → first recorded frame            ${p(cold.toFirstFrame)}`,
-    `  warm runner (MEETBOT_WARM_RUNNERS=1): deploy → IN_CALL ${p(warm.toInCall)}   ratio to floor ${ratio(warm.toInCall)}   (goal ≤ 2x)`,
-    `  warm runner: deploy → first recorded frame            ${p(warm.toFirstFrame)}`,
+    `  Meet, cold runner: deploy → first recorded frame            ${p(cold.toFirstFrame)}`,
+    `  Meet, warm runner (MEETBOT_WARM_RUNNERS=1): deploy → IN_CALL ${p(warm.toInCall)}   ratio to floor ${ratio(warm.toInCall)}   (goal ≤ 2x)`,
+    `  Meet, warm runner: deploy → first recorded frame            ${p(warm.toFirstFrame)}`,
     `  Zoom, cold runner: deploy → IN_CALL                   ${p(zoom.toInCall)}   ratio to floor ${ratio(zoom.toInCall)}`,
     `  Teams, cold runner: deploy → IN_CALL                  ${p(teams.toInCall)}   ratio to floor ${ratio(teams.toInCall)}`,
     // PSS from cold runs only: a warm pool's idle runner shares the binaries' pages, which would

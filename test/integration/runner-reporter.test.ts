@@ -35,6 +35,13 @@ afterEach(async () => {
   for (const fn of cleanup.splice(0)) await fn();
 });
 
+/** A reporter for bot 3 of `baseUrl`, stopped after the test. */
+function reporterFor(baseUrl: string, workDir: string, botId = 3): Reporter {
+  const reporter = new Reporter({ botId, callback: { baseUrl, token } }, workDir, silent);
+  cleanup.push(() => reporter.stop());
+  return reporter;
+}
+
 describe("Reporter", () => {
   it("delivers events in order with seq from 1 and the bot's token", async () => {
     const auth: string[] = [];
@@ -43,13 +50,7 @@ describe("Reporter", () => {
       return 200;
     });
     cleanup.push(receiver.close);
-    const workDir = mkdtempSync(join(tmpdir(), "reporter-"));
-    const reporter = new Reporter(
-      { botId: 3, callback: { baseUrl: receiver.baseUrl, token } },
-      workDir,
-      silent,
-    );
-    cleanup.push(() => reporter.stop());
+    const reporter = reporterFor(receiver.baseUrl, mkdtempSync(join(tmpdir(), "reporter-")));
     reporter.report({ type: "status", data: { status: "JOINING_CALL" } });
     reporter.report({ type: "participant.joined", data: { participantId: "a", participantName: "Alice" } });
     reporter.report({ type: "heartbeat", data: {} });
@@ -66,13 +67,7 @@ describe("Reporter", () => {
     let failuresLeft = 4;
     const receiver = await startReceiver(() => (failuresLeft-- > 0 ? 503 : 200));
     cleanup.push(receiver.close);
-    const workDir = mkdtempSync(join(tmpdir(), "reporter-"));
-    const reporter = new Reporter(
-      { botId: 3, callback: { baseUrl: receiver.baseUrl, token } },
-      workDir,
-      silent,
-    );
-    cleanup.push(() => reporter.stop());
+    const reporter = reporterFor(receiver.baseUrl, mkdtempSync(join(tmpdir(), "reporter-")));
     for (let i = 0; i < 5; i++) reporter.report({ type: "log", data: { level: "info", message: `m${i}` } });
     expect(await reporter.flush(20_000)).toBe(true);
     expect(receiver.received.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
@@ -113,13 +108,7 @@ describe("Reporter", () => {
   it("does not block the queue on an event the server refuses for good", async () => {
     const receiver = await startReceiver((event) => (event.seq === 1 ? 409 : 200));
     cleanup.push(receiver.close);
-    const workDir = mkdtempSync(join(tmpdir(), "reporter-"));
-    const reporter = new Reporter(
-      { botId: 3, callback: { baseUrl: receiver.baseUrl, token } },
-      workDir,
-      silent,
-    );
-    cleanup.push(() => reporter.stop());
+    const reporter = reporterFor(receiver.baseUrl, mkdtempSync(join(tmpdir(), "reporter-")));
     reporter.report({ type: "status", data: { status: "IN_CALL" } });
     reporter.report({ type: "heartbeat", data: {} });
     expect(await reporter.flush(10_000)).toBe(true);
