@@ -104,6 +104,20 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 90_000 }
     expect(meeting.attendees.map((a) => a.state)).toEqual(["left"]);
   });
 
+  it("is removed by the host mid-call: CALL_ENDED REMOVED, then DONE with the recording", async () => {
+    const { botId, meetingId } = await botIn(platform, { admit: "open", participants: 2 });
+    await eventually(
+      async () => (await stack.api.botEvents(botId)).find((e) => e.eventType === "RECORDING_STARTED"),
+      "recording",
+      60_000,
+    );
+    await stack.control.remove(platform, meetingId);
+    const final = await finalOf(botId);
+    expect(final.status).toBe("DONE");
+    expect(final.recording).not.toBeNull();
+    expect(await leftWith(botId)).toBe("REMOVED");
+  });
+
   it("meets the platform's bot wall: FATAL BLOCKED", async () => {
     const { botId } = await botIn(platform, { page: "blocked" });
     const final = await finalOf(botId);

@@ -70,6 +70,9 @@ export class MockControl {
   admit(platform: string, id: string) {
     return this.call("POST", platform, id, "/admit");
   }
+  remove(platform: string, id: string) {
+    return this.call("POST", platform, id, "/remove");
+  }
   end(platform: string, id: string) {
     return this.call("POST", platform, id, "/end");
   }
