@@ -1,7 +1,4 @@
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inspectRecording } from "../../src/runner/probe.js";
 import { eventually, startStack } from "../helpers/stack.js";
 
 let stack: Awaited<ReturnType<typeof startStack>>;
@@ -67,12 +64,7 @@ describe("a bot in a mock Google Meet, end to end", () => {
 
     // The recording, fetched through the signed download link like a client would.
     expect(final.recording).not.toBeNull();
-    const link = await api.recordingDownload(bot.id);
-    const response = await fetch(link.url);
-    expect(response.status).toBe(200);
-    const file = join(stack.dataDir, `downloaded-${bot.id}.mp4`);
-    await writeFile(file, Buffer.from(await response.arrayBuffer()));
-    const media = await inspectRecording(file);
+    const media = await stack.downloadRecording(bot.id);
     expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
     expect(media.streams.find((s) => s.type === "video")).toMatchObject({ width: 1280, height: 720 });
     // The participants' tones are clearly above silence (-91 dB) and the picture moves.

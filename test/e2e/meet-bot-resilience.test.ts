@@ -1,5 +1,4 @@
 import { execFileSync } from "node:child_process";
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inspectRecording, probeDuration } from "../../src/runner/probe.js";
@@ -48,10 +47,7 @@ describe("a bot that is stopped or loses its control plane", () => {
     expect(final.status).toBe("DONE");
     const left = (await api.botEvents(botId)).find((e) => e.eventType === "BOT_LEFT");
     expect(left?.data).toMatchObject({ subCode: "LEFT_ON_REQUEST" });
-    const response = await fetch((await api.recordingDownload(botId)).url);
-    const file = join(stack.dataDir, `sigterm-${botId}.mp4`);
-    await writeFile(file, Buffer.from(await response.arrayBuffer()));
-    const media = await inspectRecording(file);
+    const media = await stack.downloadRecording(botId);
     expect(media.streams.map((s) => s.type).sort()).toEqual(["audio", "video"]);
     expect(media.durationSeconds).toBeGreaterThanOrEqual(3);
   });
@@ -136,10 +132,7 @@ describe("a bot that is stopped or loses its control plane", () => {
     expect(final.status).toBe("FATAL");
     expect(final.deploymentError?.code).toBe("BROWSER_CRASHED");
     expect(final.recording).not.toBeNull();
-    const response = await fetch((await api.recordingDownload(botId)).url);
-    const file = join(stack.dataDir, `crash-${botId}.mp4`);
-    await writeFile(file, Buffer.from(await response.arrayBuffer()));
-    const media = await inspectRecording(file);
+    const media = await stack.downloadRecording(botId);
     expect(media.streams.map((s) => s.type).sort()).toEqual(["audio", "video"]);
     expect(media.durationSeconds).toBeGreaterThanOrEqual(3);
   });
@@ -170,10 +163,7 @@ describe("a bot that is stopped or loses its control plane", () => {
     expect(final.status).toBe("DONE");
     expect(await exited).toEqual({ code: 0, signal: null });
 
-    const response = await fetch((await api.recordingDownload(botId)).url);
-    const downloaded = join(stack.dataDir, `segments-${botId}.mp4`);
-    await writeFile(downloaded, Buffer.from(await response.arrayBuffer()));
-    const media = await inspectRecording(downloaded);
+    const media = await stack.downloadRecording(botId);
     expect(media.streams.map((s) => s.type).sort()).toEqual(["audio", "video"]);
     // Both segments are in it, in their place on the call's clock: as long as the call, about.
     const ended = (await api.events({ bot_id: botId, event_type: "CALL_ENDED" })).events[0];

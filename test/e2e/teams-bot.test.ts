@@ -1,7 +1,5 @@
-import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inspectRecording } from "../../src/runner/probe.js";
 import { eventually, startStack } from "../helpers/stack.js";
 
 /**
@@ -126,12 +124,7 @@ describe("a bot in a mock Microsoft Teams meeting, end to end", () => {
 
     // The recording: both streams, the participants' sound (Computer audio, microphone muted),
     // a moving picture, and who spoke when from Teams' speaking ring.
-    const link = await api.recordingDownload(bot.id);
-    const response = await fetch(link.url);
-    expect(response.status).toBe(200);
-    const file = join(stack.dataDir, `teams-${bot.id}.mp4`);
-    await writeFile(file, Buffer.from(await response.arrayBuffer()));
-    const media = await inspectRecording(file);
+    const media = await stack.downloadRecording(bot.id);
     expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
     expect(media.meanVolumeDb).not.toBeNull();
     expect(media.meanVolumeDb as number).toBeGreaterThan(-40);

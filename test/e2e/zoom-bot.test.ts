@@ -1,7 +1,5 @@
-import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inspectRecording } from "../../src/runner/probe.js";
 import { eventually, startStack } from "../helpers/stack.js";
 
 /**
@@ -122,11 +120,7 @@ describe("a bot in a mock Zoom meeting", TEST_TIMEOUT, () => {
     );
 
     // Both streams, and sound: the bot joined computer audio (the mock is silent otherwise).
-    const response = await fetch((await api.recordingDownload(botId)).url);
-    expect(response.status).toBe(200);
-    const file = join(stack.dataDir, `zoom-${botId}.mp4`);
-    await writeFile(file, Buffer.from(await response.arrayBuffer()));
-    const media = await inspectRecording(file);
+    const media = await stack.downloadRecording(botId);
     expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
     expect(media.meanVolumeDb as number).toBeGreaterThan(-40);
     expect(media.changedFrames).toBeGreaterThan(3); // a still picture has 0

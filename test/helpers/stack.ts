@@ -1,9 +1,10 @@
 import { existsSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockHost } from "../../fixtures/host/server.js";
 import { ApiClient } from "../../src/client/api-client.js";
+import { inspectRecording, type RecordingInspection } from "../../src/runner/probe.js";
 import { findRepoRoot, LocalProcessLauncher } from "../../src/server/launcher/local-process.js";
 import { startServer } from "../../src/server/main.js";
 
@@ -38,6 +39,18 @@ export async function startStack(opts: { warmRunners?: number; runnerEnv?: NodeJ
     launcher,
     api,
     control: new MockControl(mock.url),
+    /**
+     * Fetches a bot's recording through its signed download link, as a client would, and says
+     * what is in it (streams, duration, sound level, motion).
+     */
+    async downloadRecording(botId: number): Promise<RecordingInspection> {
+      const response = await fetch((await api.recordingDownload(botId)).url);
+      if (response.status !== 200)
+        throw new Error(`download of bot ${botId}'s recording: HTTP ${response.status}`);
+      const file = join(dataDir, `downloaded-${botId}.mp4`);
+      await writeFile(file, Buffer.from(await response.arrayBuffer()));
+      return inspectRecording(file);
+    },
     /** Stops the control plane (runners keep going) and returns a function that starts it again. */
     async stopServer(): Promise<() => Promise<void>> {
       await server.close();
