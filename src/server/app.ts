@@ -45,6 +45,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     else json(request, body as string, done);
   });
   app.decorateRequest("user", null);
+  app.decorateRequest("credential", null);
   closeKeepAliveSocketsOnShutdown(app);
 
   const services = createServices({

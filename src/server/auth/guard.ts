@@ -7,16 +7,26 @@ export interface AuthUser {
   name: string;
 }
 
+/** Which credential authenticated a request: rate limits and API request logs are kept per credential. */
+export type Credential = { kind: "access_token" } | { kind: "api_key"; keyId: number };
+
+export interface Principal {
+  user: AuthUser;
+  credential: Credential;
+}
+
 /**
- * Resolves the string after `Bearer ` to a user, or null. The one seam for credential types:
- * today JWT access tokens; API keys add a branch here, not a second guard.
+ * Resolves the string after `Bearer ` to a user and the credential used, or null. The one seam
+ * for credential types: JWT access tokens and API keys are branches here, not second guards.
  */
-export type BearerResolver = (token: string) => Promise<AuthUser | null>;
+export type BearerResolver = (token: string) => Promise<Principal | null>;
 
 declare module "fastify" {
   interface FastifyRequest {
     /** Set by the guard on authenticated routes. */
     user: AuthUser | null;
+    /** Set with `user`. */
+    credential: Credential | null;
   }
 }
 
@@ -30,9 +40,10 @@ export function requireUser(resolve: BearerResolver): onRequestAsyncHookHandler 
   return async (request) => {
     const token = bearerToken(request.headers.authorization);
     if (!token) throw new UnauthorizedError("Not authenticated");
-    const user = await resolve(token);
-    if (!user) throw new UnauthorizedError("Could not validate credentials");
-    request.user = user;
+    const principal = await resolve(token);
+    if (!principal) throw new UnauthorizedError("Could not validate credentials");
+    request.user = principal.user;
+    request.credential = principal.credential;
   };
 }
 

@@ -1,4 +1,4 @@
-import type { AuthUser } from "../auth/guard.js";
+import type { AuthUser, Principal } from "../auth/guard.js";
 import { hashPassword, verifyAgainstDummy, verifyPassword } from "../auth/passwords.js";
 import { isUniqueViolation, toIso } from "../db/database.js";
 import { ConflictError, UnauthorizedError } from "../errors.js";
@@ -53,9 +53,10 @@ export class UserService {
   }
 
   /** The guard's resolver: an access token (API keys later) to its user. */
-  async resolveBearer(token: string): Promise<AuthUser | null> {
+  async resolveBearer(token: string): Promise<Principal | null> {
     const userId = await this.ctx.jwt.verify(token, "access");
-    return userId === null ? null : ((await this.findById(userId)) ?? null);
+    const user = userId === null ? undefined : await this.findById(userId);
+    return user ? { user, credential: { kind: "access_token" } } : null;
   }
 
   private findById(id: number): Promise<AuthUser | undefined> {
