@@ -99,6 +99,59 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    "0003_credentials_and_request_logs": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        await id(db.schema.createTable("api_keys"))
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("name", "varchar(200)", (col) => col.notNull())
+          .addColumn("key_hash", "varchar(64)", (col) => col.notNull().unique())
+          .addColumn("key_preview", "varchar(40)", (col) => col.notNull())
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("expires_at", "varchar(40)")
+          .addColumn("revoked_at", "varchar(40)")
+          .addColumn("last_used_at", "varchar(40)")
+          .execute();
+        await db.schema
+          .createIndex("api_keys_user_id_idx")
+          .on("api_keys")
+          .columns(["user_id", "id"])
+          .execute();
+
+        // One row per authenticated API request: GET /users/me/api-logs, API key usage, analytics.
+        await id(db.schema.createTable("api_request_logs"))
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("api_key_id", "integer", (col) => col.references("api_keys.id").onDelete("set null"))
+          .addColumn("credential_kind", "varchar(16)", (col) => col.notNull())
+          .addColumn("method", "varchar(10)", (col) => col.notNull())
+          .addColumn("path", "text", (col) => col.notNull())
+          .addColumn("route", "varchar(200)", (col) => col.notNull())
+          .addColumn("status_code", "integer", (col) => col.notNull())
+          .addColumn("latency_ms", "real", (col) => col.notNull())
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+        await db.schema
+          .createIndex("api_request_logs_user_idx")
+          .on("api_request_logs")
+          .columns(["user_id", "id"])
+          .execute();
+        await db.schema
+          .createIndex("api_request_logs_key_idx")
+          .on("api_request_logs")
+          .columns(["api_key_id", "created_at"])
+          .execute();
+
+        // A user signed in through an OpenID provider: (provider, subject) is the stable identity.
+        await id(db.schema.createTable("user_identities"))
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("provider", "varchar(32)", (col) => col.notNull())
+          .addColumn("subject", "varchar(255)", (col) => col.notNull())
+          .addColumn("email", "varchar(320)")
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .addUniqueConstraint("user_identities_provider_subject", ["provider", "subject"])
+          .execute();
+      },
+    },
   };
 }
 

@@ -13,6 +13,51 @@ export interface Database {
   callback_receipts: CallbackReceiptsTable;
   recordings: RecordingsTable;
   speaker_changes: SpeakerChangesTable;
+  api_keys: ApiKeysTable;
+  api_request_logs: ApiRequestLogsTable;
+  user_identities: UserIdentitiesTable;
+}
+
+/** Only the sha256 (hex) of a key is kept; the full key is shown once, at creation. */
+export interface ApiKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  key_hash: string;
+  /** Prefix, first characters, an ellipsis, last characters (spec §2). */
+  key_preview: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface ApiRequestLogsTable {
+  id: Generated<number>;
+  user_id: number;
+  /** Set when the credential was an API key. */
+  api_key_id: number | null;
+  /** "access_token" | "api_key" */
+  credential_kind: string;
+  method: string;
+  /** The URL path as requested, without the query string. */
+  path: string;
+  /** The route pattern, e.g. "/v1/bots/:id": what usage is grouped by. */
+  route: string;
+  status_code: number;
+  latency_ms: number;
+  created_at: string;
+}
+
+export interface UserIdentitiesTable {
+  id: Generated<number>;
+  user_id: number;
+  /** "google" | "microsoft" */
+  provider: string;
+  /** The provider's `sub` claim. */
+  subject: string;
+  email: string | null;
+  created_at: string;
 }
 
 /** Speaking starts and stops reported by a runner, in the order it reported them. */

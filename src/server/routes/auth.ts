@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
-import { AuthResult, LoginBody, RefreshBody, RefreshResult, RegisterBody } from "../schemas.js";
+import { AuthResult, LoginBody, RefreshBody, RefreshResult, RegisterBody } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 
 /** Public: register, login, refresh. */

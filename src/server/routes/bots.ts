@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
-import { Bot, BotDetail, BotList, BotListQuery, CreateBotBody, DeployResult } from "../schemas.js";
+import { Bot, BotDetail, BotList, BotListQuery, CreateBotBody, DeployResult } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { ARTIFACT_NAME } from "../storage/artifacts.js";
 import { IdParam } from "../validation.js";

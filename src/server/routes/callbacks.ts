@@ -4,7 +4,7 @@ import { z } from "zod";
 import { CallbackEvent } from "../../core/index.js";
 import { bearerToken } from "../auth/guard.js";
 import { BadRequestError, ValidationError } from "../errors.js";
-import { CallbackResult, Recording } from "../schemas.js";
+import { CallbackResult, Recording } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { MAX_RECORDING_BYTES } from "../services/recordings.js";
 import { ARTIFACT_NAME, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
-import { BotEvent, BotLogEntry, BotLogsQuery, EventList, EventListQuery } from "../schemas.js";
+import { BotEvent, BotLogEntry, BotLogsQuery, EventList, EventListQuery } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { IdParam } from "../validation.js";
 

@@ -10,7 +10,7 @@ import {
 } from "../../core/index.js";
 import { type DialectName, toIso } from "../db/database.js";
 import type { BotRow, Database } from "../db/schema.js";
-import type { DeploymentError } from "../schemas.js";
+import type { DeploymentError } from "../schemas/index.js";
 import { ARTIFACT_NAME } from "../storage/artifacts.js";
 import { artifactPath } from "./artifacts.js";
 

@@ -20,7 +20,7 @@ import type {
   CreateBotBody,
   DeploymentError,
   DeployResult,
-} from "../schemas.js";
+} from "../schemas/index.js";
 import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
 import type { ServiceContext } from "./context.js";
 import { type RecordingColumns, recordingColumns, toRecording } from "./recordings.js";

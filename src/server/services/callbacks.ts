@@ -2,7 +2,7 @@ import type { BotStatus, CallbackEvent } from "../../core/index.js";
 import { hexDigestsEqual, sha256Hex } from "../auth/tokens.js";
 import { isUniqueViolation, toIso } from "../db/database.js";
 import { BotNotFoundError, ConflictError, UnauthorizedError } from "../errors.js";
-import type { CallbackResult } from "../schemas.js";
+import type { CallbackResult } from "../schemas/index.js";
 import {
   appendDerivedEvents,
   appendLog,

@@ -7,7 +7,7 @@ import type {
   BotLogsQuery,
   EventList,
   EventListQuery,
-} from "../schemas.js";
+} from "../schemas/index.js";
 import type { BotService } from "./bots.js";
 import type { ServiceContext } from "./context.js";
 

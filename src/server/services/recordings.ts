@@ -9,7 +9,7 @@ import {
   RangeNotSatisfiableError,
 } from "../errors.js";
 import { type SpeakerSegment, speakerTimeline } from "../../core/index.js";
-import type { DownloadLink, Recording, RecordingInfo } from "../schemas.js";
+import type { DownloadLink, Recording, RecordingInfo } from "../schemas/index.js";
 import { type ByteRange, parseRange } from "../storage/range.js";
 import { RecordingTooLargeError } from "../storage/recordings.js";
 import { appendLog } from "./bot-state.js";

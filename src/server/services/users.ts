@@ -2,7 +2,7 @@ import type { AuthUser, Principal } from "../auth/guard.js";
 import { hashPassword, verifyAgainstDummy, verifyPassword } from "../auth/passwords.js";
 import { isUniqueViolation, toIso } from "../db/database.js";
 import { ConflictError, UnauthorizedError } from "../errors.js";
-import type { AuthResult, LoginBody, RefreshResult, RegisterBody } from "../schemas.js";
+import type { AuthResult, LoginBody, RefreshResult, RegisterBody } from "../schemas/index.js";
 import type { ServiceContext } from "./context.js";
 
 const normalizeEmail = (email: string) => email.trim().toLowerCase();

@@ -1,0 +1,80 @@
+import { z } from "zod";
+import { AutomaticLeave, BotConfig, BotStatus, MeetingInfo, SubCode } from "../../core/index.js";
+import { Pagination } from "../validation.js";
+import { Timestamp, HttpUrl } from "./common.js";
+
+export const Recording = z.object({
+  botId: z.number().int(),
+  format: z.literal("mp4"),
+  mimeType: z.literal("video/mp4"),
+  sizeBytes: z.number().int().nonnegative(),
+  durationSeconds: z.number().nonnegative(),
+  createdAt: Timestamp,
+});
+export type Recording = z.infer<typeof Recording>;
+
+/** GET /v1/recordings/{bot_id}: the recording, and who spoke when in it. */
+export const RecordingInfo = Recording.extend({
+  speakerTimeline: z.array(
+    z.object({
+      participantId: z.string(),
+      name: z.string(),
+      startMs: z.number().int().nonnegative(),
+      endMs: z.number().int().nonnegative(),
+    }),
+  ),
+});
+export type RecordingInfo = z.infer<typeof RecordingInfo>;
+
+export const DeploymentError = z.object({
+  code: SubCode,
+  message: z.string(),
+  artifacts: z.array(z.string()).optional(),
+});
+export type DeploymentError = z.infer<typeof DeploymentError>;
+
+export const Bot = z.object({
+  id: z.number().int(),
+  botDisplayName: z.string(),
+  meetingTitle: z.string(),
+  status: BotStatus,
+  meetingInfo: MeetingInfo,
+  createdAt: Timestamp,
+  recording: Recording.nullable(),
+});
+export type Bot = z.infer<typeof Bot>;
+
+export const BotDetail = Bot.extend({
+  deploymentError: DeploymentError.nullable(),
+  lastHeartbeat: Timestamp.nullable(),
+});
+export type BotDetail = z.infer<typeof BotDetail>;
+
+/** Same rules and defaults as the runner's BotConfig; durations in milliseconds. */
+export const CreateBotBody = z.object({
+  meetingInfo: MeetingInfo,
+  botDisplayName: BotConfig.shape.botDisplayName,
+  meetingTitle: BotConfig.shape.meetingTitle,
+  callbackUrl: HttpUrl.optional(),
+  heartbeatInterval: BotConfig.shape.heartbeatInterval,
+  automaticLeave: AutomaticLeave.prefault({}),
+});
+export type CreateBotBody = z.infer<typeof CreateBotBody>;
+
+export const BotListQuery = z.object({ ...Pagination, status: BotStatus.optional() });
+export type BotListQuery = z.infer<typeof BotListQuery>;
+
+export const BotList = z.object({
+  bots: z.array(Bot),
+  total: z.number().int(),
+  page: z.number().int(),
+  page_size: z.number().int(),
+});
+export type BotList = z.infer<typeof BotList>;
+
+export const DeployResult = z.object({
+  message: z.string(),
+  botId: z.number().int(),
+  status: z.literal("DEPLOYING"),
+});
+export type DeployResult = z.infer<typeof DeployResult>;

@@ -1,0 +1,11 @@
+/**
+ * The HTTP shapes of /v1, as zod, one file per route group: route files validate and serialize with
+ * them, services take and return their inferred types, and @fastify/swagger turns them into OpenAPI.
+ * Everything a bot runner also needs (MeetingInfo, durations, statuses) comes from src/core.
+ */
+export * from "./common.js";
+export * from "./auth.js";
+export * from "./bots.js";
+export * from "./events.js";
+export * from "./callbacks.js";
+export * from "./recordings.js";
