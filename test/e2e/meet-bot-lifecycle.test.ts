@@ -115,40 +115,6 @@ describe("a bot in a mock Google Meet, end to end", () => {
     expect(left?.data).toMatchObject({ subCode: "MEETING_ENDED" });
   });
 
-  it("leaves on its own once everyone else has left for everyoneLeftTimeout: CALL_ENDED EVERYONE_LEFT", async () => {
-    const { api, mock } = stack;
-    const bot = await api.createBot({
-      meetingInfo: {
-        platform: "google",
-        meetingUrl: `${mock.url}/meet/all-left-now?admit=open&leaveAfterMs=2000`,
-      },
-      automaticLeave: { everyoneLeftTimeout: 2000 },
-    });
-    await api.deploy(bot.id);
-    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
-    expect(final.status).toBe("DONE");
-    const events = await api.botEvents(bot.id);
-    expect(events.filter((e) => e.eventType === "PARTICIPANT_LEFT")).toHaveLength(2);
-    expect(events.find((e) => e.eventType === "BOT_LEFT")?.data).toMatchObject({ subCode: "EVERYONE_LEFT" });
-  });
-
-  it("leaves an empty meeting after noOneJoinedTimeout: CALL_ENDED NO_ONE_JOINED", async () => {
-    const { api, mock } = stack;
-    const bot = await api.createBot({
-      meetingInfo: {
-        platform: "google",
-        meetingUrl: `${mock.url}/meet/emp-tyro-oms?admit=open&participants=0`,
-      },
-      automaticLeave: { noOneJoinedTimeout: 2000 },
-    });
-    await api.deploy(bot.id);
-    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
-    expect(final.status).toBe("DONE");
-    const events = await api.botEvents(bot.id);
-    expect(events.map((e) => e.eventType)).not.toContain("PARTICIPANT_JOINED");
-    expect(events.find((e) => e.eventType === "BOT_LEFT")?.data).toMatchObject({ subCode: "NO_ONE_JOINED" });
-  });
-
   it("leaves a call that runs past maxDuration: CALL_ENDED MAX_DURATION, recording delivered", async () => {
     const { api, mock } = stack;
     const bot = await api.createBot({

@@ -1,20 +1,191 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, it } from "vitest";
+import { inspectRecording, probeDuration } from "../../src/runner/probe.js";
 import { eventually, startStack } from "../helpers/stack.js";
 
 /**
- * The outcomes every platform shares, on all three: the same scenario set up through the mock's
- * control API, the same expectations. Platform-specific outcomes (passcodes, launchers, lobbies)
- * are in meet-bot-*, zoom-bot and teams-bot.
+ * Every way a meeting goes, on all three platforms (issue 3 §7): each cell sets the meeting up
+ * through the mock's control API, runs a real runner against it and asserts the exact status
+ * sequence, the subCode, the events and the recording. Platform-specific outcomes (passcodes,
+ * launchers, a host who has not started) are in meet-bot-*, zoom-bot and teams-bot; the control
+ * plane going away is in platform-outage.
+ *
+ * Cells run side by side (vitest's maxConcurrency, 3 in `make test`): a bot spends most of its life
+ * waiting on timeouts, not on the CPU.
  */
 let stack: Awaited<ReturnType<typeof startStack>>;
 beforeAll(async () => {
-  stack = await startStack();
+  // A fast watchdog: the SIGKILL cell ends when the server notices the silence.
+  stack = await startStack({ watchdog: { intervalMs: 500 } });
 });
 afterAll(async () => {
   await stack?.close();
 });
 
 type PlatformName = "google" | "zoom" | "teams";
+type Stack = typeof stack;
+
+interface Cell {
+  name: string;
+  scenario: Record<string, unknown>;
+  /** Extra fields of the create-bot body. */
+  body?: Record<string, unknown>;
+  /** Done to the running bot once it records; for a cell that ends the call from outside. */
+  whileRecording?: (ctx: {
+    stack: Stack;
+    platform: PlatformName;
+    meetingId: string;
+    botId: number;
+  }) => Promise<void>;
+  /** The aggregated status events, in order. */
+  statuses: string[];
+  /** CALL_ENDED's subCode for DONE cells, deploymentError.code for FATAL ones. */
+  subCode: string;
+  /** Whether a playable recording is due. */
+  recording: boolean;
+  /** How the host sees the bot at the end, when it matters. */
+  attendeesAtEnd?: string[];
+}
+
+const RECORDED = ["JOINING_CALL", "IN_CALL", "RECORDING", "CALL_ENDED", "DONE"];
+const RECORDED_AFTER_LOBBY = [
+  "JOINING_CALL",
+  "IN_WAITING_ROOM",
+  "IN_CALL",
+  "RECORDING",
+  "CALL_ENDED",
+  "DONE",
+];
+const REFUSED_IN_LOBBY = ["JOINING_CALL", "IN_WAITING_ROOM", "FATAL"];
+const DEAD_END = ["JOINING_CALL", "FATAL"];
+
+const CELLS: Cell[] = [
+  {
+    name: "open meeting, host ends it",
+    scenario: { admit: "open", participants: 2, endAfterMs: 4000 },
+    statuses: RECORDED,
+    subCode: "MEETING_ENDED",
+    recording: true,
+    attendeesAtEnd: ["ended"],
+  },
+  {
+    name: "lobby, then admitted",
+    scenario: { admit: "auto", admitAfterMs: 1500, participants: 1, endAfterMs: 3000 },
+    statuses: RECORDED_AFTER_LOBBY,
+    subCode: "MEETING_ENDED",
+    recording: true,
+  },
+  {
+    name: "denied from the lobby",
+    scenario: { admit: "deny", admitAfterMs: 1000 },
+    statuses: REFUSED_IN_LOBBY,
+    subCode: "ADMISSION_DENIED",
+    recording: false,
+  },
+  {
+    name: "lobby timeout",
+    scenario: { admit: "manual" },
+    body: { automaticLeave: { waitingRoomTimeout: 3000 } },
+    statuses: REFUSED_IN_LOBBY,
+    subCode: "WAITING_ROOM_TIMEOUT",
+    recording: false,
+    attendeesAtEnd: ["left"],
+  },
+  {
+    name: "no one joined",
+    scenario: { admit: "open", participants: 0 },
+    body: { automaticLeave: { noOneJoinedTimeout: 2000 } },
+    statuses: RECORDED,
+    subCode: "NO_ONE_JOINED",
+    recording: true,
+    attendeesAtEnd: ["left"],
+  },
+  {
+    name: "everyone left",
+    scenario: { admit: "open", participants: 2, leaveAfterMs: 2500 },
+    body: { automaticLeave: { everyoneLeftTimeout: 2000 } },
+    statuses: RECORDED,
+    subCode: "EVERYONE_LEFT",
+    recording: true,
+    attendeesAtEnd: ["left"],
+  },
+  {
+    name: "removed by the host",
+    scenario: { admit: "open", participants: 2 },
+    whileRecording: async ({ stack, platform, meetingId, botId }) => {
+      await recordedOnDisk(stack, botId, 2000);
+      await stack.control.remove(platform, meetingId);
+    },
+    statuses: RECORDED,
+    subCode: "REMOVED",
+    recording: true,
+  },
+  {
+    name: "meeting not found",
+    scenario: { page: "not_found" },
+    statuses: DEAD_END,
+    subCode: "MEETING_NOT_FOUND",
+    recording: false,
+  },
+  {
+    name: "blocked by the platform",
+    scenario: { page: "blocked" },
+    statuses: DEAD_END,
+    subCode: "BLOCKED",
+    recording: false,
+  },
+  {
+    name: "sign-in wall",
+    scenario: { page: "sign_in" },
+    statuses: DEAD_END,
+    subCode: "SIGN_IN_REQUIRED",
+    recording: false,
+  },
+  {
+    name: "SIGTERM mid-call",
+    scenario: { admit: "open", participants: 2 },
+    whileRecording: async ({ stack, botId }) => {
+      await recordedOnDisk(stack, botId, 2000);
+      const exited = stack.launcher.waitForExit(botId);
+      await stack.launcher.stop(botId);
+      const exit = await exited;
+      if (exit?.code !== 0) throw new Error(`runner exited ${JSON.stringify(exit)} on SIGTERM`);
+    },
+    statuses: RECORDED,
+    subCode: "LEFT_ON_REQUEST",
+    recording: true,
+    attendeesAtEnd: ["left"],
+  },
+  {
+    name: "SIGKILL mid-call",
+    scenario: { admit: "open", participants: 2 },
+    // The server notices the silence after 6 heartbeats.
+    body: { heartbeatInterval: 1000 },
+    whileRecording: async ({ stack, botId }) => {
+      const file = await recordedOnDisk(stack, botId, 3000);
+      const started = (await stack.api.botEvents(botId)).find((e) => e.eventType === "RECORDING_STARTED");
+      const exited = stack.launcher.waitForExit(botId);
+      const killedAt = Date.now();
+      process.kill(stack.launcher.pid(botId) as number, "SIGKILL");
+      if ((await exited)?.signal !== "SIGKILL") throw new Error("the runner did not die of SIGKILL");
+      // No ffmpeg keeps writing after its runner is gone, and what it wrote plays up to the kill.
+      await eventually(async () => (processWriting(file) ? undefined : true), "ffmpeg to exit", 15_000);
+      const media = await inspectRecording(file);
+      const recordedBeforeKill = (killedAt - Date.parse(started?.eventTime ?? "")) / 1000;
+      if (media.streams.length !== 2 || Math.abs(media.durationSeconds - recordedBeforeKill) > 3) {
+        throw new Error(
+          `after SIGKILL: ${media.streams.length} streams, ${media.durationSeconds} s on disk, ` +
+            `${recordedBeforeKill} s recorded before the kill`,
+        );
+      }
+    },
+    statuses: ["JOINING_CALL", "IN_CALL", "RECORDING", "FATAL"],
+    subCode: "HEARTBEAT_TIMEOUT",
+    recording: false,
+  },
+];
+
 let serial = 0;
 
 /** A fresh meeting id in the platform's own format, and the meetingInfo that joins it. */
@@ -23,7 +194,7 @@ function newMeeting(platform: PlatformName): { id: string; meetingInfo: Record<s
   const letters = (n: number) => String.fromCharCode(97 + (Math.floor(n / 26) % 26), 97 + (n % 26));
   switch (platform) {
     case "google": {
-      const id = `mtx-plat-f${letters(serial)}`;
+      const id = `mtx-cell-f${letters(serial)}`;
       return { id, meetingInfo: { platform, meetingUrl: `${stack.mock.url}/meet/${id}` } };
     }
     case "zoom": {
@@ -40,95 +211,80 @@ function newMeeting(platform: PlatformName): { id: string; meetingInfo: Record<s
   }
 }
 
-async function botIn(
-  platform: PlatformName,
-  scenario: Record<string, unknown>,
-  body: Record<string, unknown> = {},
-) {
-  const { id, meetingInfo } = newMeeting(platform);
-  await stack.control.configure(platform, id, scenario);
-  const bot = await stack.api.createBot({ meetingInfo, botDisplayName: "Matrix Bot", ...body });
-  await stack.api.deploy(bot.id);
-  return { botId: bot.id, meetingId: id };
-}
+describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
+  describe.concurrent.each(CELLS)("$name", { timeout: 180_000 }, (cell) => {
+    it(`ends ${cell.statuses.at(-1)} ${cell.subCode}`, async ({ expect }) => {
+      const { id: meetingId, meetingInfo } = newMeeting(platform);
+      await stack.control.configure(platform, meetingId, cell.scenario);
+      const bot = await stack.api.createBot({ meetingInfo, botDisplayName: "Matrix Bot", ...cell.body });
+      await stack.api.deploy(bot.id);
+      if (cell.whileRecording) {
+        await eventually(
+          async () => (await stack.api.botEvents(bot.id)).find((e) => e.eventType === "RECORDING_STARTED"),
+          `bot ${bot.id} recording`,
+          90_000,
+        );
+        await cell.whileRecording({ stack, platform, meetingId, botId: bot.id });
+      }
+      const final = await stack.api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 120_000 });
 
-const finalOf = (botId: number) => stack.api.waitForStatus(botId, ["DONE", "FATAL"], { timeoutMs: 60_000 });
-const leftWith = async (botId: number) =>
-  (await stack.api.botEvents(botId)).find((e) => e.eventType === "BOT_LEFT")?.data?.subCode;
+      const aggregated = (await stack.api.events({ bot_id: bot.id, page_size: 100 })).events;
+      const statuses = [...aggregated].sort((a, b) => a.id - b.id).map((e) => e.eventType);
+      expect(statuses).toEqual(cell.statuses);
+      const events = await stack.api.botEvents(bot.id);
+      if (final.status === "DONE") {
+        expect(final.deploymentError).toBeNull();
+        const left = events.filter((e) => e.eventType === "BOT_LEFT");
+        expect(left.map((e) => e.data?.subCode)).toEqual([cell.subCode]);
+      } else {
+        expect(final.deploymentError?.code).toBe(cell.subCode);
+        expect(events.map((e) => e.eventType)).not.toContain("BOT_LEFT");
+      }
+      const joinedCall = cell.statuses.includes("IN_CALL");
+      expect(events.filter((e) => e.eventType === "BOT_JOINED")).toHaveLength(joinedCall ? 1 : 0);
+      const participants = Number(cell.scenario.participants ?? 0);
+      if (joinedCall) {
+        const joined = events.filter((e) => e.eventType === "PARTICIPANT_JOINED");
+        expect(joined).toHaveLength(participants);
+      }
+      // A bot that failed to join leaves what it saw for its owner.
+      if (final.status === "FATAL" && !joinedCall) {
+        expect(final.deploymentError?.artifacts).toEqual([
+          `/v1/bots/${bot.id}/artifacts/failure.png`,
+          `/v1/bots/${bot.id}/artifacts/failure.html`,
+          `/v1/bots/${bot.id}/artifacts/trace.zip`,
+        ]);
+      }
 
-describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 90_000 }, (platform) => {
-  it("leaves an empty meeting after noOneJoinedTimeout: DONE, CALL_ENDED NO_ONE_JOINED", async () => {
-    const { botId } = await botIn(
-      platform,
-      { admit: "open", participants: 0 },
-      { automaticLeave: { noOneJoinedTimeout: 2000 } },
-    );
-    const final = await finalOf(botId);
-    expect(final.status).toBe("DONE");
-    expect(await leftWith(botId)).toBe("NO_ONE_JOINED");
-  });
-
-  it("leaves once everyone else has left for everyoneLeftTimeout: DONE, CALL_ENDED EVERYONE_LEFT", async () => {
-    const { botId } = await botIn(
-      platform,
-      { admit: "open", participants: 2, leaveAfterMs: 2000 },
-      { automaticLeave: { everyoneLeftTimeout: 2000 } },
-    );
-    const final = await finalOf(botId);
-    expect(final.status).toBe("DONE");
-    expect(final.recording).not.toBeNull();
-    const events = await stack.api.botEvents(botId);
-    expect(events.filter((e) => e.eventType === "PARTICIPANT_JOINED")).toHaveLength(2);
-    expect(events.filter((e) => e.eventType === "PARTICIPANT_LEFT")).toHaveLength(2);
-    expect(await leftWith(botId)).toBe("EVERYONE_LEFT");
-  });
-
-  it("on SIGTERM mid-call leaves, uploads and ends DONE with CALL_ENDED LEFT_ON_REQUEST", async () => {
-    const { botId } = await botIn(platform, { admit: "open", participants: 2 });
-    await eventually(
-      async () => (await stack.api.botEvents(botId)).find((e) => e.eventType === "RECORDING_STARTED"),
-      "recording",
-      60_000,
-    );
-    const exited = stack.launcher.waitForExit(botId);
-    await stack.launcher.stop(botId);
-    expect(await exited).toEqual({ code: 0, signal: null });
-    const final = await finalOf(botId);
-    expect(final.status).toBe("DONE");
-    expect(final.recording).not.toBeNull();
-    expect(await leftWith(botId)).toBe("LEFT_ON_REQUEST");
-    // The platform saw the bot go.
-    const meeting = (await stack.control.state(platform, (await botMeeting(botId)) as string)) as {
-      attendees: Array<{ state: string }>;
-    };
-    expect(meeting.attendees.map((a) => a.state)).toEqual(["left"]);
-  });
-
-  it("is removed by the host mid-call: CALL_ENDED REMOVED, then DONE with the recording", async () => {
-    const { botId, meetingId } = await botIn(platform, { admit: "open", participants: 2 });
-    await eventually(
-      async () => (await stack.api.botEvents(botId)).find((e) => e.eventType === "RECORDING_STARTED"),
-      "recording",
-      60_000,
-    );
-    await stack.control.remove(platform, meetingId);
-    const final = await finalOf(botId);
-    expect(final.status).toBe("DONE");
-    expect(final.recording).not.toBeNull();
-    expect(await leftWith(botId)).toBe("REMOVED");
-  });
-
-  it("meets the platform's bot wall: FATAL BLOCKED", async () => {
-    const { botId } = await botIn(platform, { page: "blocked" });
-    const final = await finalOf(botId);
-    expect(final.status).toBe("FATAL");
-    expect(final.deploymentError?.code).toBe("BLOCKED");
+      if (cell.recording) {
+        expect(final.recording).not.toBeNull();
+        const media = await stack.downloadRecording(bot.id);
+        expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
+        expect(media.durationSeconds).toBeGreaterThan(1);
+      } else {
+        expect(final.recording).toBeNull();
+      }
+      if (cell.attendeesAtEnd) {
+        const meeting = (await stack.control.state(platform, meetingId)) as {
+          attendees: Array<{ state: string }>;
+        };
+        expect(meeting.attendees.map((a) => a.state)).toEqual(cell.attendeesAtEnd);
+      }
+    });
   });
 });
 
-/** The mock meeting id a bot was sent to (from its meetingInfo). */
-async function botMeeting(botId: number): Promise<string | undefined> {
-  const info = (await stack.api.bot(botId)).meetingInfo;
-  if (typeof info.meetingId === "string") return info.meetingId;
-  return typeof info.meetingUrl === "string" ? new URL(info.meetingUrl).pathname.split("/").pop() : undefined;
+/** Waits until the bot's recording on disk holds `ms` of media; returns its path. */
+async function recordedOnDisk(stack: Stack, botId: number, ms: number): Promise<string> {
+  const file = join(stack.dataDir, "bots", String(botId), "work", "recording.mp4");
+  await eventually(async () => ((await probeDuration(file)) >= ms ? true : undefined), `${ms} ms on disk`);
+  return file;
+}
+
+function processWriting(file: string): boolean {
+  try {
+    return execFileSync("pgrep", ["-f", `ffmpeg.*${file}`], { encoding: "utf8" }).trim().length > 0;
+  } catch {
+    return false; // pgrep exits 1 when nothing matches
+  }
 }

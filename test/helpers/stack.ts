@@ -6,6 +6,7 @@ import { startMockHost } from "../../fixtures/host/server.js";
 import { ApiClient } from "../../src/client/api-client.js";
 import { inspectRecording, type RecordingInspection } from "../../src/runner/probe.js";
 import { findRepoRoot, LocalProcessLauncher } from "../../src/server/launcher/local-process.js";
+import type { WatchdogConfig } from "../../src/server/config.js";
 import { startServer } from "../../src/server/main.js";
 
 /**
@@ -13,7 +14,9 @@ import { startServer } from "../../src/server/main.js";
  * on a temporary SQLite data dir, and real runner processes (the compiled CLI) launched by the
  * default local launcher. Nothing is faked but the meeting pages.
  */
-export async function startStack(opts: { warmRunners?: number; runnerEnv?: NodeJS.ProcessEnv } = {}) {
+export async function startStack(
+  opts: { warmRunners?: number; runnerEnv?: NodeJS.ProcessEnv; watchdog?: Partial<WatchdogConfig> } = {},
+) {
   if (!existsSync(join(findRepoRoot(), "dist", "src", "cli.js"))) {
     throw new Error("end-to-end tests run the compiled runner: run `make build` first");
   }
@@ -27,7 +30,12 @@ export async function startStack(opts: { warmRunners?: number; runnerEnv?: NodeJ
     ...opts.runnerEnv,
   };
   const launcher = new LocalProcessLauncher({ dataDir, env: runnerEnv, warmRunners: opts.warmRunners ?? 0 });
-  const serverOptions = { dataDir, allowedMeetingHosts: ["127.0.0.1"], logLevel: "warn" };
+  const serverOptions = {
+    dataDir,
+    allowedMeetingHosts: ["127.0.0.1"],
+    logLevel: "warn",
+    ...(opts.watchdog ? { watchdog: opts.watchdog } : {}),
+  };
   let server = await startServer({ ...serverOptions, port: 0, launcher });
   const api = new ApiClient(server.url);
   await api.register(`e2e-${Date.now()}@example.com`, "e2e-password-123", "E2E");

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually, startStack } from "../helpers/stack.js";
+
+/**
+ * The control plane goes away for 20 s while a bot on each platform is in its call (issue 3 §7):
+ * the runners carry on, spool what happens meanwhile, and resend it when the server is back, so
+ * that nothing is lost and nothing is applied twice. The three bots share one outage.
+ */
+let stack: Awaited<ReturnType<typeof startStack>>;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+const OUTAGE_MS = 20_000;
+const MEETINGS = [
+  {
+    platform: "google",
+    id: "out-agez-bot",
+    meetingInfo: (url: string) => ({ platform: "google", meetingUrl: `${url}/meet/out-agez-bot` }),
+  },
+  {
+    platform: "zoom",
+    id: "83300000001",
+    meetingInfo: () => ({ platform: "zoom", meetingId: "83300000001" }),
+  },
+  {
+    platform: "teams",
+    id: "outagemeeting0001",
+    meetingInfo: () => ({
+      platform: "teams",
+      meetingId: "outagemeeting0001",
+      tenantId: "outage-tenant",
+      organizerId: "outage-org",
+    }),
+  },
+] as const;
+
+describe("a control plane that is down for 20 s mid-call", () => {
+  it("loses no event and applies none twice, on all three platforms", { timeout: 240_000 }, async () => {
+    const { api, control } = stack;
+    const bots = await Promise.all(
+      MEETINGS.map(async (meeting) => {
+        await control.configure(meeting.platform, meeting.id, { admit: "open", participants: 2 });
+        const bot = await api.createBot({
+          meetingInfo: meeting.meetingInfo(stack.mock.url),
+          botDisplayName: "Outage Bot",
+        });
+        await api.deploy(bot.id);
+        return { ...meeting, botId: bot.id };
+      }),
+    );
+    for (const { botId } of bots) {
+      await eventually(
+        async () => {
+          const events = await api.botEvents(botId);
+          const joined = events.filter((e) => e.eventType === "PARTICIPANT_JOINED").length;
+          return joined === 2 && events.some((e) => e.eventType === "RECORDING_STARTED") ? true : undefined;
+        },
+        `bot ${botId} recording with both participants reported`,
+        90_000,
+      );
+    }
+
+    const restart = await stack.stopServer();
+    // While the server is away: someone joins each call, then each host ends it.
+    await Promise.all(bots.map((b) => control.addParticipant(b.platform, b.id, "Dana Outage")));
+    await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS / 2));
+    await Promise.all(bots.map((b) => control.end(b.platform, b.id)));
+    await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS / 2));
+    await restart();
+
+    for (const { botId, platform } of bots) {
+      const final = await api.waitForStatus(botId, ["DONE", "FATAL"], { timeoutMs: 90_000 });
+      expect(final.status, platform).toBe("DONE");
+      expect(final.recording, platform).not.toBeNull();
+      const events = await api.botEvents(botId);
+      const names = events
+        .filter((e) => e.eventType === "PARTICIPANT_JOINED")
+        .map((e) => e.data?.participantName);
+      expect(names, platform).toHaveLength(3);
+      expect(names, platform).toContain("Dana Outage");
+      const counts = new Map<string, number>();
+      for (const e of events) counts.set(e.eventType, (counts.get(e.eventType) ?? 0) + 1);
+      for (const once of ["BOT_JOINED", "RECORDING_STARTED", "RECORDING_STOPPED", "BOT_LEFT"]) {
+        expect(counts.get(once), `${platform} ${once}`).toBe(1);
+      }
+      expect(events.find((e) => e.eventType === "BOT_LEFT")?.data?.subCode, platform).toBe("MEETING_ENDED");
+      const aggregated = (await api.events({ bot_id: botId, page_size: 100 })).events;
+      expect(
+        [...aggregated].sort((a, b) => a.id - b.id).map((e) => e.eventType),
+        platform,
+      ).toEqual(["JOINING_CALL", "IN_CALL", "RECORDING", "CALL_ENDED", "DONE"]);
+      const media = await stack.downloadRecording(botId);
+      expect(media.streams.map((s) => s.type).sort(), platform).toEqual(["audio", "video"]);
+      // The recording covers the outage: the call went on while nobody was listening.
+      expect(media.durationSeconds, platform).toBeGreaterThan(OUTAGE_MS / 2 / 1000);
+    }
+  });
+});
