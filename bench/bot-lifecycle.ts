@@ -1,5 +1,6 @@
 /**
- * `make bench`: how fast a bot gets into a call and what it costs while recording.
+ * `make bench`: how fast a bot gets into a call, what it costs while recording, and how well its
+ * recording keeps sound and picture together (bench/av-sync.ts).
  *
  * Runs bots one after another against the mock (instant admission) and prints p50/p95 of
  * deploy → IN_CALL and deploy → first recorded frame, the CPU and PSS of the runner's whole
@@ -7,15 +8,11 @@
  * straight to the same mock page. Absolute times drift on a shared machine; the ratio to the
  * floor is the figure to watch. Prints figures only; asserts nothing.
  */
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { chromium } from "playwright";
 import { startMockHost } from "../fixtures/host/server.js";
-import { ApiClient } from "../src/client/api-client.js";
 import { CHROMIUM_PATH } from "../src/runner/browser.js";
-import { LocalProcessLauncher } from "../src/server/launcher/local-process.js";
-import { startServer } from "../src/server/main.js";
+import { describeOffsets, measureAvSync } from "./av-sync.js";
+import { startBenchServer } from "./bench-server.js";
 import { sampleTree } from "./process-tree.js";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -60,30 +57,6 @@ function controlledMeetings(mockUrl: string, platform: "zoom" | "teams"): Meetin
     return platform === "zoom"
       ? { platform, meetingId }
       : { platform, meetingId, tenantId: "bench-tenant", organizerId: "bench-organizer" };
-  };
-}
-
-/** A fresh control plane on a temporary data dir, with a signed-up client, for one measurement. */
-async function startBenchServer(mockUrl: string, warmRunners = 0) {
-  const dataDir = await mkdtemp(join(tmpdir(), "meetbot-bench-"));
-  const env = { ...process.env, MEETBOT_ZOOM_WEB_BASE_URL: mockUrl, MEETBOT_TEAMS_WEB_BASE_URL: mockUrl };
-  const launcher = new LocalProcessLauncher({ dataDir, env, warmRunners });
-  const server = await startServer({
-    port: 0,
-    dataDir,
-    launcher,
-    allowedMeetingHosts: ["127.0.0.1"],
-    logLevel: "warn",
-  });
-  const api = new ApiClient(server.url);
-  await api.register(`bench-${Date.now()}@example.com`, "bench-password-1", "Bench");
-  return {
-    api,
-    launcher,
-    close: async () => {
-      await server.close();
-      await launcher.close();
-    },
   };
 }
 
@@ -216,6 +189,7 @@ async function main() {
     concurrency.push(await measureConcurrent(mock.url, n));
     process.stdout.write(`${concurrency.at(-1)}\n`);
   }
+  const avSync = describeOffsets(await measureAvSync(mock.url));
   await mock.close();
 
   const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
@@ -233,9 +207,19 @@ async function main() {
     `  Teams, cold runner: deploy → IN_CALL                  ${p(teams.toInCall)}   ratio to floor ${ratio(teams.toInCall)}`,
     // PSS from cold runs only: a warm pool's idle runner shares the binaries' pages, which would
     // halve their share in the measured tree and flatter the figure.
-    `  while recording, whole tree (${cold.processes} processes): CPU ${mean(cold.cores).toFixed(2)} cores (goal ≤ 0.6), PSS ${Math.round(mean(cold.pss) / 2 ** 20)} MB (goal ≤ 500)`,
-    `  PSS by process (MB, last cold run): ${cold.breakdown}`,
+    ...(
+      [
+        ["Meet", cold],
+        ["Zoom", zoom],
+        ["Teams", teams],
+      ] as const
+    ).map(
+      ([name, f]) =>
+        `  ${name} while recording, whole tree (${f.processes} processes): CPU ${mean(f.cores).toFixed(2)} cores (goal ≤ 0.6), PSS ${Math.round(mean(f.pss) / 2 ** 20)} MB (goal ≤ 500)`,
+    ),
+    `  PSS by process (MB, last cold Meet run): ${cold.breakdown}`,
     ...concurrency,
+    avSync,
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
 }

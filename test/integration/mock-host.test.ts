@@ -158,7 +158,7 @@ describe("control API: configuring meetings", () => {
       platform: "google",
       meetingId: code,
       configuredBy: "control",
-      scenario: { participants: 2, admit: "auto", admitAfterMs: 1000, page: "normal" },
+      scenario: { participants: 2, admit: "auto", admitAfterMs: 1000, media: "speech", page: "normal" },
       ended: false,
       endedAt: null,
       attendees: [],
@@ -183,6 +183,7 @@ describe("control API: configuring meetings", () => {
       admitAfterMs: 10,
       endAfterMs: 60000,
       leaveAfterMs: 30000,
+      media: "speech",
       page: "blocked",
     });
     expect(created.participants.map((p) => p.name)).toEqual([
@@ -439,12 +440,28 @@ describe("attendees: joining, admission and the event stream", () => {
     try {
       const view = await events.waitFor("the call", (v) => v.attendee.state === "in_call");
       expect(view.participants).toEqual([
-        { id: "p-1", name: "Alice Example", index: 0 },
+        { id: "p-1", name: "Alice Example", index: 0, media: "speech" },
         { id: "a-2", name: "Second Bot", index: null },
       ]);
     } finally {
       events.close();
     }
+  });
+
+  it("tells the page what remote participants send: media=sync for the A/V sync beacon", async () => {
+    const code = newCode();
+    await configure(code, { admit: "open", participants: 1, media: "sync" });
+    const attendee = await join(code, "Sync Bot");
+    const events = await EventStream.open(code, attendee.id);
+    try {
+      const view = await events.waitFor("the call", (v) => v.attendee.state === "in_call");
+      expect(view.participants).toEqual([{ id: "p-1", name: "Alice Example", index: 0, media: "sync" }]);
+    } finally {
+      events.close();
+    }
+    const bad = await call("PUT", control(newCode()), { media: "loud" });
+    expect(bad.status).toBe(400);
+    expect(bad.json.detail).toContain("media: Invalid option");
   });
 
   it("leave: the page's Leave call marks the attendee left", async () => {
