@@ -5,21 +5,30 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 # Debian packages the runner needs: a browser, ffmpeg, a virtual display, a sound server, fonts,
 # setpriv (util-linux) which ties helper processes to the runner's life, and tini (the image's PID 1).
 APT_PACKAGES := chromium ffmpeg xvfb xauth pulseaudio pulseaudio-utils fonts-liberation fonts-dejavu-core util-linux tini
+# Only `make test` needs these: PostgreSQL, to run the integration suite on it too. Not in the image.
+TEST_APT_PACKAGES := postgresql
 STAMP := node_modules/.package-lock-stamp
 
-.PHONY: setup build demo test test-unit test-e2e lint typecheck bench clean
+.PHONY: setup system-packages test-packages build demo test lint typecheck bench clean
 
 setup: system-packages $(STAMP) build
 
 # Installs only what is missing, so a second run takes a second.
-system-packages:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
+define apt_install_missing
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:" $$missing; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+endef
+
+system-packages:
+	$(call apt_install_missing,$(APT_PACKAGES))
+
+test-packages:
+	$(call apt_install_missing,$(TEST_APT_PACKAGES))
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -38,14 +47,16 @@ typecheck: $(STAMP)
 demo: setup
 	node bin/meetbot.js demo
 
-# Unit and integration tests run in parallel; end-to-end tests (real Chromium + ffmpeg, about
-# one core each) one file at a time. The last line is the summary: "N passed, N failed".
-test: setup lint typecheck
+# Unit and integration tests run in parallel (integration on SQLite, then again on a throwaway
+# PostgreSQL cluster); end-to-end tests (real Chromium + ffmpeg, about one core each) one file at
+# a time. The last line is the summary of all runs: "N passed, N failed".
+test: setup test-packages lint typecheck
 	@rm -rf test-results && mkdir -p test-results
 	@status=0; \
 	npx vitest run test/unit test/integration --reporter=default --reporter=json --outputFile.json=test-results/fast.json || status=1; \
-	npx vitest run test/e2e --no-file-parallelism --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; \
-	node scripts/test-summary.mjs test-results/fast.json test-results/e2e.json || status=1; \
+	scripts/with-postgres.sh npx vitest run test/integration --reporter=default --reporter=json --outputFile.json=test-results/postgres.json || status=1; \
+	npx vitest run test/e2e --no-file-parallelism --maxConcurrency=3 --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; \
+	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e.json || status=1; \
 	exit $$status
 
 bench: setup
