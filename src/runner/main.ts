@@ -48,6 +48,11 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  reporter.onEndedByServer((why) => {
+    stopRequested = true;
+    log.warn({ why }, "stopped by the control plane: leaving the call and finalizing the recording");
+    lifecycle.requestStop();
+  });
   // Heartbeats only when the queue is empty: pending events already prove the bot is alive.
   const heartbeat = setInterval(() => {
     if (reporter.idle) reporter.report({ type: "heartbeat", data: {} });

@@ -8,6 +8,7 @@ import {
   type CallbackEvent,
   type CallbackEventBody,
   callbackEventUrl,
+  TERMINAL_STATUSES,
 } from "../core/index.js";
 
 /**
@@ -30,6 +31,7 @@ export class Reporter {
   private waiters: Array<() => void> = [];
   private stopped = false;
   private readonly abort = new AbortController();
+  private endedByServer: ((why: string) => void) | undefined;
 
   constructor(
     private readonly config: Pick<BotConfig, "botId" | "callback">,
@@ -67,6 +69,16 @@ export class Reporter {
     const result = await Promise.race([delivered, timedOut]);
     clearTimeout(timer);
     return result;
+  }
+
+  /**
+   * Called once when the control plane says this bot is over although the runner did not end it:
+   * killed through the API, failed by the server's watchdog, or deleted. The runner then leaves
+   * as on SIGTERM. This reaches runners the server cannot signal (another host, or started by a
+   * server process that has since restarted) within one heartbeat.
+   */
+  onEndedByServer(callback: (why: string) => void): void {
+    this.endedByServer = callback;
   }
 
   /** Stops retrying (what is left stays in the spool for a later run). */
@@ -151,7 +163,11 @@ export class Reporter {
       bodyTimeout: 10_000,
     });
     const text = await response.body.text();
-    if (response.statusCode < 300) return;
+    if (response.statusCode < 300) {
+      this.noticeServerStatus(event, text);
+      return;
+    }
+    if (response.statusCode === 404) this.notifyEnded("the control plane no longer knows this bot");
     // 409: the server refused the move (e.g. it already marked the bot FATAL). Resending will not
     // change its mind, so the event counts as handled.
     if (response.statusCode === 409) {
@@ -164,5 +180,24 @@ export class Reporter {
       throw new AbortError(failure);
     }
     throw failure;
+  }
+
+  private noticeServerStatus(event: CallbackEvent, responseText: string): void {
+    const ownEnd = event.type === "status" && TERMINAL_STATUSES.includes(event.data.status);
+    if (ownEnd) return;
+    let status: unknown;
+    try {
+      status = (JSON.parse(responseText) as { status?: unknown }).status;
+    } catch {
+      return;
+    }
+    if (status === "FATAL" || status === "DONE")
+      this.notifyEnded(`the control plane marked this bot ${status}`);
+  }
+
+  private notifyEnded(why: string): void {
+    const callback = this.endedByServer;
+    this.endedByServer = undefined;
+    callback?.(why);
   }
 }

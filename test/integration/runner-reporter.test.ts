@@ -9,7 +9,9 @@ import type { CallbackEvent } from "../../src/core/index.js";
 import { Reporter } from "../../src/runner/reporter.js";
 
 /** A real HTTP endpoint standing where the control plane's callback route would be. */
-async function startReceiver(answer: (event: CallbackEvent, req: IncomingMessage) => number) {
+async function startReceiver(
+  answer: (event: CallbackEvent, req: IncomingMessage) => number | { code: number; body: unknown },
+) {
   const received: CallbackEvent[] = [];
   const server: Server = createServer((req, res) => {
     let body = "";
@@ -18,9 +20,10 @@ async function startReceiver(answer: (event: CallbackEvent, req: IncomingMessage
     });
     req.on("end", () => {
       const event = JSON.parse(body) as CallbackEvent;
-      const status = answer(event, req);
-      if (status < 300) received.push(event);
-      res.writeHead(status, { "content-type": "application/json" }).end("{}");
+      const answered = answer(event, req);
+      const { code, body: reply } = typeof answered === "number" ? { code: answered, body: {} } : answered;
+      if (code < 300) received.push(event);
+      res.writeHead(code, { "content-type": "application/json" }).end(JSON.stringify(reply));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -43,6 +46,52 @@ function reporterFor(baseUrl: string, workDir: string, botId = 3): Reporter {
 }
 
 describe("Reporter", () => {
+  it("tells the runner once when the control plane has ended its bot (killed, timed out, deleted)", async () => {
+    let serverStatus = "IN_CALL";
+    const receiver = await startReceiver(() => ({
+      code: 200,
+      body: { applied: true, status: serverStatus },
+    }));
+    cleanup.push(receiver.close);
+    const reporter = reporterFor(receiver.baseUrl, mkdtempSync(join(tmpdir(), "reporter-")));
+    const ended: string[] = [];
+    reporter.onEndedByServer((why) => ended.push(why));
+    reporter.report({ type: "heartbeat", data: {} });
+    expect(await reporter.flush(10_000)).toBe(true);
+    expect(ended).toEqual([]);
+
+    serverStatus = "FATAL"; // e.g. POST /v1/bots/{id}/kill
+    reporter.report({ type: "heartbeat", data: {} });
+    reporter.report({ type: "heartbeat", data: {} });
+    expect(await reporter.flush(10_000)).toBe(true);
+    expect(ended).toEqual(["the control plane marked this bot FATAL"]);
+  });
+
+  it("does not take the server's echo of the runner's own end for a stop", async () => {
+    const receiver = await startReceiver((event) => ({
+      code: 200,
+      body: { applied: true, status: event.type === "status" ? event.data.status : "CALL_ENDED" },
+    }));
+    cleanup.push(receiver.close);
+    const reporter = reporterFor(receiver.baseUrl, mkdtempSync(join(tmpdir(), "reporter-")));
+    const ended: string[] = [];
+    reporter.onEndedByServer((why) => ended.push(why));
+    reporter.report({ type: "status", data: { status: "DONE" } });
+    expect(await reporter.flush(10_000)).toBe(true);
+    expect(ended).toEqual([]);
+  });
+
+  it("takes a 404 (the bot was deleted) as the end of the bot", async () => {
+    const receiver = await startReceiver(() => 404);
+    cleanup.push(receiver.close);
+    const reporter = reporterFor(receiver.baseUrl, mkdtempSync(join(tmpdir(), "reporter-")));
+    const ended: string[] = [];
+    reporter.onEndedByServer((why) => ended.push(why));
+    reporter.report({ type: "heartbeat", data: {} });
+    expect(await reporter.flush(10_000)).toBe(true);
+    expect(ended).toEqual(["the control plane no longer knows this bot"]);
+  });
+
   it("delivers events in order with seq from 1 and the bot's token", async () => {
     const auth: string[] = [];
     const receiver = await startReceiver((_e, req) => {
