@@ -16,6 +16,8 @@ export async function startBenchServer(mockUrl: string, warmRunners = 0) {
     launcher,
     allowedMeetingHosts: ["127.0.0.1"],
     logLevel: "warn",
+    // The bench polls every 50 ms to time each step.
+    rateLimit: { perMinute: 0, perHour: 0 },
   });
   const api = new ApiClient(server.url);
   await api.register(`bench-${Date.now()}@example.com`, "bench-password-1", "Bench");

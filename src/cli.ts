@@ -5,7 +5,8 @@ const USAGE = `meetbot — self-hostable meeting bots
 
 Usage:
   meetbot serve [--port 8080] [--host 127.0.0.1] [--data-dir ./.data] [--public-url URL]
-      Start the control plane (the /v1 API).
+      Start the control plane (the /v1 API). Data in SQLite under --data-dir, or in PostgreSQL
+      when DATABASE_URL=postgres://user:password@host:5432/db is set.
   meetbot run [--config FILE] [--headed]
       Run one bot. The config comes from --config FILE or the BOT_CONFIG environment variable.
       --headed shows the browser on your own $DISPLAY instead of a private virtual display.
@@ -120,12 +121,21 @@ async function serve(args: string[]): Promise<number> {
     "public-url": { type: "string" },
   });
   const { startServer } = await import("./server/main.js");
-  const server = await startServer({
-    port: port(values.port, 8080),
-    host: (values.host as string | undefined) ?? "127.0.0.1",
-    dataDir: resolve((values["data-dir"] as string | undefined) ?? ".data"),
-    ...(values["public-url"] ? { publicBaseUrl: values["public-url"] as string } : {}),
-  });
+  const { StartupError } = await import("./server/config.js");
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer({
+      port: port(values.port, 8080),
+      host: (values.host as string | undefined) ?? "127.0.0.1",
+      dataDir: resolve((values["data-dir"] as string | undefined) ?? ".data"),
+      ...(values["public-url"] ? { publicBaseUrl: values["public-url"] as string } : {}),
+    });
+  } catch (error) {
+    // The operator's to fix (bad DATABASE_URL, database down): the reason, not a stack trace.
+    if (!(error instanceof StartupError)) throw error;
+    process.stderr.write(`meetbot serve: ${error.message}\n`);
+    return 1;
+  }
   process.stdout.write(`meetbot control plane listening on ${server.url}\n`);
   await untilSignal();
   await server.close();

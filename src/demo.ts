@@ -24,6 +24,8 @@ export async function runDemo(): Promise<number> {
     dataDir,
     allowedMeetingHosts: ["127.0.0.1"],
     logLevel: "warn",
+    // The demo polls four times a second to show every step as it happens.
+    rateLimit: { perMinute: 0, perHour: 0 },
   });
   say(`mock Google Meet on ${mock.url}, control plane on ${server.url}, data in ${dataDir}`);
   try {

@@ -37,6 +37,8 @@ export interface AggregatedEventView extends BotEventView {
   data: Record<string, unknown>;
 }
 
+const MAX_RATE_LIMIT_WAITS = 3;
+
 export class ApiClient {
   private token = "";
 
@@ -57,6 +59,10 @@ export class ApiClient {
 
   deploy(botId: number): Promise<{ status: string }> {
     return this.call("POST", `/v1/bots/${botId}/deploy`);
+  }
+
+  kill(botId: number): Promise<{ message: string; botId: number; status: string }> {
+    return this.call("POST", `/v1/bots/${botId}/kill`);
   }
 
   bot(botId: number): Promise<BotView> {
@@ -125,14 +131,22 @@ export class ApiClient {
   }
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(new URL(path, this.baseUrl), {
-      method,
-      headers: {
-        ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+    let response: Response;
+    for (let attempt = 1; ; attempt++) {
+      response = await fetch(new URL(path, this.baseUrl), {
+        method,
+        headers: {
+          ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      // Rate limited: wait as long as the server asks (a few times), rather than fail the caller.
+      if (response.status !== 429 || attempt > MAX_RATE_LIMIT_WAITS) break;
+      const seconds = Number(response.headers.get("retry-after") ?? "1");
+      await response.arrayBuffer();
+      await new Promise((resolve) => setTimeout(resolve, 1000 * (Number.isFinite(seconds) ? seconds : 1)));
+    }
     const text = await response.text();
     const parsed = text ? JSON.parse(text) : null;
     if (!response.ok) throw new ApiError(response.status, parsed, `${method} ${path}`);

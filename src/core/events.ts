@@ -7,7 +7,8 @@ import { BotStatus, SubCode } from "./status.js";
  */
 const envelope = <T extends string, D extends z.ZodType>(type: T, data: D) =>
   z.object({
-    seq: z.number().int().positive(),
+    // At most 2^31 - 1: the server keeps seq in an integer column.
+    seq: z.number().int().positive().max(2_147_483_647),
     type: z.literal(type),
     eventTime: z.iso.datetime({ offset: true }),
     data,

@@ -5,9 +5,13 @@ import { DownloadSigner } from "./auth/signed-urls.js";
 import { JwtIssuer } from "./auth/tokens.js";
 import type { ServerConfig } from "./config.js";
 import type { Db } from "./db/database.js";
-import { errorHandler } from "./errors.js";
+import { clientErrorHandler, errorHandler } from "./errors.js";
+import { registerDocs } from "./http/docs.js";
+import { API_PREFIX, registerOpenApi, SANDBOX_PREFIX } from "./http/openapi.js";
+import { RateLimiter } from "./http/rate-limit.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { apiRoutes } from "./routes/index.js";
+import { authCallbackPage } from "./routes/oauth.js";
 import { createServices } from "./services/index.js";
 import { LocalRecordingStore } from "./storage/recordings.js";
 import { validatorCompiler } from "./validation.js";
@@ -27,7 +31,13 @@ export interface AppDeps {
 
 /** Builds the Fastify app (not listening). The caller owns the database and closes it. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const app = Fastify({ logger: loggerOptions(deps.config.logLevel), bodyLimit: JSON_BODY_LIMIT });
+  const app = Fastify({
+    logger: loggerOptions(deps.config.logLevel),
+    bodyLimit: JSON_BODY_LIMIT,
+    // A URL that does not decode, a request Node cannot parse: the same {detail} bodies.
+    frameworkErrors: errorHandler,
+    clientErrorHandler,
+  });
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -48,6 +58,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest("credential", null);
   closeKeepAliveSocketsOnShutdown(app);
 
+  const now = deps.now ?? (() => new Date());
   const services = createServices({
     db: deps.db.kysely,
     dialect: deps.db.dialect,
@@ -57,13 +68,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     signer: new DownloadSigner(deps.secret),
     store: new LocalRecordingStore(deps.config.paths.recordings),
     publicBaseUrl: deps.publicBaseUrl,
-    now: deps.now ?? (() => new Date()),
+    now,
     log: app.log,
   });
+  // One limiter for both prefixes: /v1 and /api/v1 share a credential's budget.
+  const rateLimiter = new RateLimiter(deps.config.rateLimit, () => now().getTime());
 
-  await app.register(apiRoutes, { prefix: "/v1", services });
+  await registerOpenApi(app);
+  await app.register(apiRoutes, { prefix: API_PREFIX, services, rateLimiter });
+  await app.register(apiRoutes, { prefix: SANDBOX_PREFIX, services, rateLimiter });
+  await registerDocs(app);
+  await app.register(authCallbackPage);
   services.watchdog.start();
-  app.addHook("onClose", async () => services.watchdog.stop());
+  services.apiLogs.start();
+  app.addHook("onClose", async () => {
+    services.watchdog.stop();
+    // Before the caller closes the database: the last buffered request-log rows.
+    await services.apiLogs.stop();
+  });
   return app;
 }
 

@@ -1,4 +1,6 @@
 import path from "node:path";
+import { type OAuthConfig, oauthConfigFromEnv } from "./auth/oauth-config.js";
+import type { DatabaseOptions } from "./db/database.js";
 import type { Launcher } from "./launcher/launcher.js";
 
 export interface StartServerOptions {
@@ -8,6 +10,11 @@ export interface StartServerOptions {
   host?: string;
   /** The SQLite file, the server secret, recordings and per-bot runner logs live here. */
   dataDir: string;
+  /**
+   * postgres:// or postgresql:// selects PostgreSQL; "" means SQLite in dataDir.
+   * Default: env DATABASE_URL (unset = SQLite).
+   */
+  databaseUrl?: string;
   /** How runners and download links reach this server; default http://<host>:<port>. */
   publicBaseUrl?: string;
   /** Default: LocalProcessLauncher. */
@@ -18,6 +25,18 @@ export interface StartServerOptions {
   logLevel?: string;
   /** When the server gives up on silent bots; defaults from env (see WatchdogConfig). */
   watchdog?: Partial<WatchdogConfig>;
+  /** Requests allowed per credential; defaults from env (see RateLimitConfig). */
+  rateLimit?: Partial<RateLimitConfig>;
+  /** OAuth sign-in providers; default from env (see oauthConfigFromEnv). */
+  oauth?: OAuthConfig;
+}
+
+/** Fixed clock windows, counted per credential in this server process. 0 = no limit for that window. */
+export interface RateLimitConfig {
+  /** Env MEETBOT_RATE_LIMIT_PER_MINUTE, default 60. */
+  perMinute: number;
+  /** Env MEETBOT_RATE_LIMIT_PER_HOUR, default 1000. */
+  perHour: number;
 }
 
 export interface WatchdogConfig {
@@ -41,7 +60,10 @@ export interface ServerConfig {
   allowedMeetingHosts: string[];
   logLevel: string;
   watchdog: WatchdogConfig;
+  rateLimit: RateLimitConfig;
+  oauth: OAuthConfig;
   paths: { database: string; recordings: string; bots: string };
+  database: DatabaseOptions;
 }
 
 export const DEFAULT_PORT = 8080;
@@ -68,12 +90,37 @@ export function resolveConfig(opts: StartServerOptions, env: NodeJS.ProcessEnv =
         opts.watchdog?.heartbeatTimeoutMultiple ??
         positiveFromEnv(env, "MEETBOT_HEARTBEAT_TIMEOUT_MULTIPLE", 6),
     },
+    rateLimit: {
+      perMinute: opts.rateLimit?.perMinute ?? countFromEnv(env, "MEETBOT_RATE_LIMIT_PER_MINUTE", 60),
+      perHour: opts.rateLimit?.perHour ?? countFromEnv(env, "MEETBOT_RATE_LIMIT_PER_HOUR", 1000),
+    },
+    oauth: opts.oauth ?? oauthConfigFromEnv(env),
     paths: {
       database: path.join(dataDir, "meetbot.sqlite"),
       recordings: path.join(dataDir, "recordings"),
       bots: path.join(dataDir, "bots"),
     },
+    database: resolveDatabase(opts.databaseUrl ?? env.DATABASE_URL ?? "", dataDir, env),
   };
+}
+
+/** A configuration or environment problem the operator fixes: reported as one line, no stack. */
+export class StartupError extends Error {
+  override name = "StartupError";
+}
+
+/** DATABASE_URL (postgres:// or postgresql://) selects PostgreSQL; unset or empty, SQLite in dataDir. */
+function resolveDatabase(url: string, dataDir: string, env: NodeJS.ProcessEnv): DatabaseOptions {
+  if (url.trim() === "") return { kind: "sqlite", file: path.join(dataDir, "meetbot.sqlite") };
+  if (!/^postgres(ql)?:\/\//i.test(url)) {
+    throw new StartupError("DATABASE_URL must start with postgres:// or postgresql:// (unset it for SQLite)");
+  }
+  const poolSize = env.MEETBOT_DATABASE_POOL_SIZE;
+  const n = poolSize === undefined || poolSize === "" ? 10 : Number(poolSize);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) {
+    throw new StartupError(`MEETBOT_DATABASE_POOL_SIZE must be an integer 1-1000, got "${poolSize}"`);
+  }
+  return { kind: "postgres", url, poolSize: n };
 }
 
 export function parseHostList(value: string): string[] {
@@ -102,5 +149,16 @@ function positiveFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number)
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${value}"`);
+  return n;
+}
+
+/** A non-negative integer (0 allowed: it switches a limit off). */
+function countFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name];
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new Error(`${name} must be a non-negative integer, got "${value}"`);
+  }
   return n;
 }

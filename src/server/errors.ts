@@ -1,4 +1,7 @@
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { isInvalidValue } from "./db/database.js";
 import { RequestValidationError, type ValidationIssue } from "./validation.js";
 
 /** Base of every error the API answers with on purpose; the body is the spec's `{detail}`. */
@@ -57,6 +60,12 @@ export class PayloadTooLargeError extends ApiError {
   }
 }
 
+export class UnsupportedMediaTypeError extends ApiError {
+  constructor(expected: string) {
+    super(415, `Content-Type must be ${expected}`);
+  }
+}
+
 export class RangeNotSatisfiableError extends ApiError {
   constructor(size: number) {
     super(416, "Range not satisfiable", { "content-range": `bytes */${size}` });
@@ -79,16 +88,23 @@ export class ValidationError extends ApiError {
   }
 }
 
-const BAD_REQUEST_CODES = new Set([
-  "FST_ERR_CTP_INVALID_MEDIA_TYPE", // wrong or missing content type: we answer 400, not 415
-  "FST_ERR_CTP_INVALID_JSON_BODY",
-  "FST_ERR_CTP_EMPTY_JSON_BODY",
-  "FST_ERR_CTP_INVALID_CONTENT_LENGTH",
-]);
-
-const MESSAGES: Record<string, string> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: "Unsupported or missing Content-Type",
-  FST_ERR_CTP_INVALID_JSON_BODY: "Request body is not valid JSON",
+/**
+ * Fastify's own errors about the request's framing, by code. Everything that is not well-formed
+ * JSON is 400; JSON that does not fit the schema is 422 (RequestValidationError).
+ */
+const FRAMING_ERRORS: Record<string, { status: number; detail: (request: FastifyRequest) => string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, detail: () => "Content-Type must be application/json" },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, detail: () => "Request body is not valid JSON" },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, detail: () => "Request body is empty" },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    status: 400,
+    detail: () => "Content-Length does not match the request body",
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    status: 413,
+    detail: (request) => `Request body is larger than ${request.routeOptions.bodyLimit} bytes`,
+  },
+  FST_ERR_BAD_URL: { status: 400, detail: () => "Malformed URL" },
 };
 
 /**
@@ -105,9 +121,9 @@ export function errorHandler(err: FastifyError | Error, request: FastifyRequest,
     reply.code(422).send({ detail: err.toDetail() });
     return;
   }
-  const code = (err as FastifyError).code;
-  if (code && BAD_REQUEST_CODES.has(code)) {
-    reply.code(400).send({ detail: MESSAGES[code] ?? err.message });
+  const framing = FRAMING_ERRORS[(err as FastifyError).code ?? ""];
+  if (framing) {
+    reply.code(framing.status).send({ detail: framing.detail(request) });
     return;
   }
   const status = (err as FastifyError).statusCode;
@@ -115,6 +131,29 @@ export function errorHandler(err: FastifyError | Error, request: FastifyRequest,
     reply.code(status).send({ detail: err.message });
     return;
   }
+  // A value the database refuses (PostgreSQL: out of an integer's range, a NUL in text) is the
+  // client's input, not our failure.
+  if (isInvalidValue(err)) {
+    reply
+      .code(400)
+      .send({ detail: "A value in the request cannot be stored (out of range or a NUL character)" });
+    return;
+  }
   request.log.error({ err }, "unhandled error");
   reply.code(500).send({ detail: "Internal Server Error" });
+}
+
+/**
+ * A request Node's HTTP parser rejects (malformed request line, headers too large) never reaches
+ * Fastify: answer on the socket, still with `{detail}`.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === "ECONNRESET" || !socket.writable) return;
+  const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
+  const body = JSON.stringify({ detail: STATUS_CODES[status] });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\n\r\n${body}`,
+  );
 }

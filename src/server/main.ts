@@ -23,7 +23,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   await mkdir(config.paths.recordings, { recursive: true });
   await mkdir(config.paths.bots, { recursive: true });
   const secret = await loadServerSecret(config.dataDir);
-  const db = await openDatabase({ kind: "sqlite", file: config.paths.database });
+  const db = await openDatabase(config.database);
 
   let publicBaseUrl = config.publicBaseUrl;
   // A launcher handed in belongs to the caller; one made here is closed with the server.

@@ -1,5 +1,6 @@
 import type { FastifySchemaCompiler } from "fastify";
 import { z } from "zod";
+import { MAX_INTEGER_COLUMN } from "./db/database.js";
 
 /** One entry of the spec's validation body `{detail: [{loc, msg, type}]}`. */
 export interface ValidationIssue {
@@ -54,10 +55,12 @@ export const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
   };
 
 /** A positive integer id in a path: digits only (no "1e3", no "0x10"). */
+/** Ids are integer columns: one past PostgreSQL's int4 range is a 422 on every dialect, not a 500. */
 export const IdParam = z
   .string()
-  .regex(/^[1-9][0-9]{0,14}$/, "must be a positive integer")
-  .transform(Number);
+  .regex(/^[1-9][0-9]{0,9}$/, "must be a positive integer")
+  .transform(Number)
+  .refine((n) => n <= MAX_INTEGER_COLUMN, `must be at most ${MAX_INTEGER_COLUMN}`);
 
 export const Pagination = {
   page: z.coerce.number().int().min(1).default(1),

@@ -10,13 +10,16 @@ import {
   type CallbackEventBody,
   callbackEventUrl,
 } from "../../src/core/index.js";
+import { type Db, openDatabase } from "../../src/server/db/database.js";
 import type { Launcher } from "../../src/server/launcher/launcher.js";
 import { type StartServerOptions, startServer } from "../../src/server/main.js";
+import { testDatabaseFor } from "./postgres.js";
 
 /**
  * The control plane for integration tests: real HTTP on 127.0.0.1 (port 0), a temp data dir, a
- * real SQLite file. The launcher only records what it was asked to launch, so that a test can then
- * play the runner with the very BotConfig a real runner would get.
+ * real SQLite file (or a PostgreSQL database: ./postgres.ts). The launcher only records what it
+ * was asked to launch, so that a test can then play the runner with the very BotConfig a real
+ * runner would get.
  */
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are whatever JSON the test expects
@@ -114,6 +117,8 @@ export class RecordingLauncher implements Launcher {
 export interface TestServer {
   url: string;
   dataDir: string;
+  /** "" for SQLite (in dataDir), else the URL of the server's own PostgreSQL database. */
+  databaseUrl: string;
   launcher: RecordingLauncher;
   api: Api;
   close(): Promise<void>;
@@ -122,22 +127,31 @@ export interface TestServer {
 export async function startTestServer(opts: Partial<StartServerOptions> = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(tmpdir(), "meetbot-server-")));
   const launcher = new RecordingLauncher();
+  // SQLite in the data dir, or the data dir's own PostgreSQL database (MEETBOT_TEST_DATABASE_URL).
+  const database = opts.databaseUrl === undefined ? await testDatabaseFor(dataDir) : undefined;
+  const databaseUrl = opts.databaseUrl ?? database?.url ?? "";
   const server = await startServer({
     port: 0,
     logLevel: "silent",
     allowedMeetingHosts: ["127.0.0.1"],
     launcher,
     ...opts,
+    databaseUrl,
     dataDir,
   });
   return {
     url: server.url,
     dataDir,
+    databaseUrl,
     launcher: (opts.launcher as RecordingLauncher | undefined) ?? launcher,
     api: new Api(server.url),
     async close() {
       await server.close();
-      if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
+      // A caller's data dir (and its database) may be started on again; the cluster is throwaway.
+      if (!opts.dataDir) {
+        await rm(dataDir, { recursive: true, force: true });
+        await database?.drop();
+      }
     },
   };
 }
@@ -237,4 +251,16 @@ export async function makeTestMp4(dir: string): Promise<Uint8Array> {
     ...["-t", "2", "-c:v", "libx264", "-c:a", "aac", "-shortest", file],
   ]);
   return new Uint8Array(await readFile(file));
+}
+
+/**
+ * A second connection to a test server's own database (SQLite file or PostgreSQL), for asserting
+ * on rows the API cannot show (e.g. that a deleted bot left none behind). Close it after use.
+ */
+export async function openServerDatabase(server: TestServer): Promise<Db> {
+  return openDatabase(
+    server.databaseUrl
+      ? { kind: "postgres", url: server.databaseUrl, poolSize: 1 }
+      : { kind: "sqlite", file: path.join(server.dataDir, "meetbot.sqlite") },
+  );
 }

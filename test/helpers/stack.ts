@@ -34,12 +34,15 @@ export async function startStack(
     dataDir,
     allowedMeetingHosts: ["127.0.0.1"],
     logLevel: "warn",
+    // Tests poll as fast as they like; rate limits have tests of their own.
+    rateLimit: { perMinute: 0, perHour: 0 },
     ...(opts.watchdog ? { watchdog: opts.watchdog } : {}),
   };
   let server = await startServer({ ...serverOptions, port: 0, launcher });
   const api = new ApiClient(server.url);
   await api.register(`e2e-${Date.now()}@example.com`, "e2e-password-123", "E2E");
   const port = server.port;
+  const extraLaunchers: LocalProcessLauncher[] = [];
 
   return {
     mock,
@@ -59,19 +62,29 @@ export async function startStack(
       await writeFile(file, Buffer.from(await response.arrayBuffer()));
       return inspectRecording(file);
     },
-    /** Stops the control plane (runners keep going) and returns a function that starts it again. */
-    async stopServer(): Promise<() => Promise<void>> {
+    /**
+     * Stops the control plane (runners keep going) and returns a function that starts it again:
+     * with the same launcher, so later tests keep their handle on the runners it starts, or with
+     * a fresh one that knows none of the running bots (as after a real restart).
+     */
+    async stopServer(): Promise<(opts?: { freshLauncher?: boolean }) => Promise<void>> {
       await server.close();
-      return async () => {
-        // The same launcher: later tests keep their handle on the runners it starts.
-        server = await startServer({ ...serverOptions, port, launcher });
+      return async (restartOpts = {}) => {
+        let serverLauncher = launcher;
+        if (restartOpts.freshLauncher) {
+          serverLauncher = new LocalProcessLauncher({ dataDir, env: runnerEnv, warmRunners: 0 });
+          extraLaunchers.push(serverLauncher);
+        }
+        server = await startServer({ ...serverOptions, port, launcher: serverLauncher });
       };
     },
     async close() {
       await server.close();
       // A test that failed half-way leaves its bot in a call: stop every runner this stack started.
-      await launcher.stopAll();
-      await launcher.close();
+      for (const each of [launcher, ...extraLaunchers]) {
+        await each.stopAll();
+        await each.close();
+      }
       await mock.close();
     },
   };

@@ -67,7 +67,7 @@ describe("failure artifacts", () => {
     expect((await put("failure.png", "not-the-token-of-this-bot")).status).toBe(401);
     expect((await put("..%2Fescape", config.callback.token)).status).toBe(422);
     expect((await put("Upper.png", config.callback.token)).status).toBe(422);
-    expect((await put("failure.png", config.callback.token, "text/html")).status).toBe(400);
+    expect((await put("failure.png", config.callback.token, "text/html")).status).toBe(415);
     expect((await put("failure.png", config.callback.token)).status).toBe(201);
 
     const get = (token: string) => server.api.get(`/v1/bots/${botId}/artifacts/failure.png`, { token });

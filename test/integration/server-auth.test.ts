@@ -1,9 +1,15 @@
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JwtIssuer, loadServerSecret } from "../../src/server/auth/tokens.js";
-import { registerUser, startTestServer, type TestServer } from "../helpers/server-harness.js";
+import {
+  openServerDatabase,
+  registerUser,
+  startTestServer,
+  type TestServer,
+} from "../helpers/server-harness.js";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -62,12 +68,13 @@ describe("POST /v1/auth/register", () => {
 
   it("stores an argon2id hash, never the password", async () => {
     const user = await registerUser(server.api);
-    const { default: SQLite } = await import("better-sqlite3");
-    const db = new SQLite(path.join(server.dataDir, "meetbot.sqlite"), { readonly: true });
-    const row = db.prepare("select password_hash from users where email = ?").get(user.email) as {
-      password_hash: string;
-    };
-    db.close();
+    const db = await openServerDatabase(server);
+    const row = await db.kysely
+      .selectFrom("users")
+      .select("password_hash")
+      .where("email", "=", user.email)
+      .executeTakeFirstOrThrow();
+    await db.close();
     expect(row.password_hash).toMatch(/^\$argon2id\$/);
     expect(row.password_hash).not.toContain(user.password);
   });
@@ -130,9 +137,91 @@ describe("bearer tokens on protected routes", () => {
   });
 
   it("keeps the generated secret in <dataDir>/jwt-secret with mode 0600", async () => {
-    const { stat } = await import("node:fs/promises");
     const file = path.join(server.dataDir, "jwt-secret");
     expect((await readFile(file, "utf8")).trim()).toMatch(/^[0-9a-f]{64}$/);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe("POST /v1/auth/logout", () => {
+  it("answers 200 with a message; the server invalidates nothing (spec §5)", async () => {
+    const user = await registerUser(server.api);
+    const res = await server.api.post("/v1/auth/logout", { token: user.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ message: "Logged out; discard the access and refresh tokens" });
+    // The client discards its tokens; until they expire they still work.
+    expect((await server.api.get("/v1/bots", { token: user.token })).status).toBe(200);
+  });
+
+  it("needs a valid access token: none, a refresh token or an expired one is 401", async () => {
+    const user = await registerUser(server.api);
+    const expired = await new JwtIssuer(await loadServerSecret(server.dataDir)).sign(
+      Number(user.userId.slice(4)),
+      "access",
+      new Date(Date.now() - 30 * 60_000 - 1000),
+    );
+    for (const token of [undefined, user.refreshToken, expired]) {
+      const res = await server.api.post("/v1/auth/logout", token === undefined ? {} : { token });
+      expect(res.status).toBe(401);
+      expect(typeof res.body.detail).toBe("string");
+    }
+  });
+});
+
+describe("token lifetimes and the signing secret", () => {
+  it("accepts an access token until 30 minutes after issue, and refuses an expired refresh token", async () => {
+    const user = await registerUser(server.api);
+    const jwt = new JwtIssuer(await loadServerSecret(server.dataDir));
+    const userId = Number(user.userId.slice(4));
+    const almost = await jwt.sign(userId, "access", new Date(Date.now() - 29 * 60_000));
+    expect((await server.api.get("/v1/bots", { token: almost })).status).toBe(200);
+    const old = await jwt.sign(userId, "refresh", new Date(Date.now() - 7 * 86_400_000 - 1000));
+    const res = await server.api.post("/v1/auth/refresh", { body: { refresh_token: old } });
+    expect(res.status).toBe(401);
+  });
+
+  it("keeps the generated secret across a restart: earlier tokens still work", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-restart-"));
+    try {
+      const first = await startTestServer({ dataDir });
+      const user = await registerUser(first.api);
+      await first.close();
+      const second = await startTestServer({ dataDir });
+      try {
+        expect((await second.api.get("/v1/bots", { token: user.token })).status).toBe(200);
+        const refreshed = await second.api.post("/v1/auth/refresh", {
+          body: { refresh_token: user.refreshToken },
+        });
+        expect(refreshed.status).toBe(200);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("signs with MEETBOT_JWT_SECRET when it is set, and writes no secret file", async () => {
+    const secret = "a configured secret of enough length";
+    // a token of the generated-secret server, foreign to the configured one
+    const foreign = await new JwtIssuer(await loadServerSecret(server.dataDir)).sign(1, "access");
+    const saved = process.env.MEETBOT_JWT_SECRET;
+    process.env.MEETBOT_JWT_SECRET = secret;
+    let configured: TestServer | undefined;
+    try {
+      configured = await startTestServer();
+      const user = await registerUser(configured.api);
+      const mine = await new JwtIssuer(Buffer.from(secret, "utf8")).sign(
+        Number(user.userId.slice(4)),
+        "access",
+      );
+      expect((await configured.api.get("/v1/bots", { token: mine })).status).toBe(200);
+      expect((await configured.api.get("/v1/bots", { token: foreign })).status).toBe(401);
+      await expect(stat(path.join(configured.dataDir, "jwt-secret"))).rejects.toThrow(/ENOENT/);
+    } finally {
+      if (saved === undefined) delete process.env.MEETBOT_JWT_SECRET;
+      else process.env.MEETBOT_JWT_SECRET = saved;
+      await configured?.close();
+    }
   });
 });

@@ -8,10 +8,13 @@ import {
   type TestUser,
 } from "../helpers/server-harness.js";
 
+/** These tests make many requests as one user: the rate limit is server-rate-limit.test's subject. */
+const UNLIMITED = { rateLimit: { perMinute: 0, perHour: 0 } };
+
 let server: TestServer;
 let user: TestUser;
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer(UNLIMITED);
   user = await registerUser(server.api);
 });
 afterAll(() => server?.close());
@@ -92,6 +95,24 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
       data: { code: "ADMISSION_DENIED", error: "the host denied entry" },
     });
     expect((await runner.status("IN_CALL")).status).toBe(409);
+  });
+
+  it("refuses status reports after the bot ended (409, logged as info) while other events still apply", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    for (const s of ["JOINING_CALL", "IN_CALL", "CALL_ENDED", "DONE"] as const) await runner.status(s);
+    const late = await runner.status("FATAL", { subCode: "UPLOAD_FAILED", message: "late" });
+    expect(late.status).toBe(409);
+    expect(late.body).toEqual({ detail: "illegal transition DONE -> FATAL" });
+    const heartbeat = await runner.send({ type: "heartbeat", data: {} });
+    expect(heartbeat.body).toEqual({ applied: true, status: "DONE" });
+    const bot = await get(`/v1/bots/${botId}`);
+    expect(bot.body).toMatchObject({ status: "DONE", deploymentError: null });
+    const logs = await get(`/v1/bots/${botId}/logs`);
+    expect(logs.body.at(-1)).toMatchObject({
+      level: "info",
+      message: "FATAL reported after the bot ended DONE; not applied (seq 5)",
+    });
+    expect((await get(`/v1/bots/${botId}/logs?level=warn`)).body).toEqual([]);
   });
 
   it("stores log events as bot logs with their level and heartbeats as lastHeartbeat only", async () => {

@@ -175,7 +175,7 @@ describe("PUT /v1/bot-callbacks/:id/recording", () => {
     expect((await runner.upload(mp4, 1, { token: other.config.callback.token })).status).toBe(401);
     expect((await runner.upload(mp4, 1, { token: user.token })).status).toBe(401);
     const json = await runner.upload(mp4, 1, { contentType: "application/json" });
-    expect(json.status).toBe(400);
+    expect(json.status).toBe(415);
     expect(typeof json.body.detail).toBe("string");
     const noDuration = await server.api.put(runner.config.upload.url, {
       token: runner.config.callback.token,

@@ -10,26 +10,40 @@ import {
 } from "../helpers/server-harness.js";
 
 /**
- * One table of every authenticated route, run against every bad credential and a foreign owner,
- * so that no route can forget its guard or its ownership check.
+ * No route can forget its guard or its ownership check: the guard is checked on every route the
+ * OpenAPI document (built from the route table) marks as authenticated, with every bad credential;
+ * ownership on every route that takes a bot id.
  */
-type Route = { method: "get" | "post"; path: (botId: number) => string; body?: unknown; ownsBot: boolean };
 
-const ROUTES: Route[] = [
-  { method: "get", path: () => "/v1/bots", ownsBot: false },
-  {
-    method: "post",
-    path: () => "/v1/bots",
-    body: { meetingInfo: { platform: "zoom", meetingId: "1" } },
-    ownsBot: false,
-  },
-  { method: "get", path: (id) => `/v1/bots/${id}`, ownsBot: true },
-  { method: "post", path: (id) => `/v1/bots/${id}/deploy`, ownsBot: true },
-  { method: "get", path: (id) => `/v1/bots/${id}/events`, ownsBot: true },
-  { method: "get", path: (id) => `/v1/bots/${id}/logs`, ownsBot: true },
-  { method: "get", path: () => "/v1/events", ownsBot: false },
-  { method: "get", path: (id) => `/v1/recordings/${id}`, ownsBot: true },
-  { method: "get", path: (id) => `/v1/recordings/${id}/download`, ownsBot: true },
+/** The only routes without the bearer guard: auth itself, the runner's, the signed file link. */
+const PUBLIC_ROUTES = [
+  "POST /v1/auth/register",
+  "POST /v1/auth/login",
+  "POST /v1/auth/refresh",
+  "GET /v1/auth/oauth/{provider}",
+  "GET /v1/auth/oauth/{provider}/callback",
+  "POST /v1/bot-callbacks/{id}/event",
+  "PUT /v1/bot-callbacks/{id}/recording",
+  "PUT /v1/bot-callbacks/{id}/artifacts/{name}",
+  "GET /v1/recordings/{bot_id}/file",
+];
+
+type Method = "get" | "post" | "patch" | "delete";
+type Route = { method: Method; path: (botId: number) => string; body?: unknown };
+
+/** Every route that takes a bot id (a foreign bot must look exactly like a missing one). */
+const BOT_ROUTES: Route[] = [
+  { method: "get", path: (id) => `/v1/bots/${id}` },
+  { method: "get", path: (id) => `/api/v1/bots/${id}` },
+  { method: "patch", path: (id) => `/v1/bots/${id}`, body: { meetingTitle: "hijacked" } },
+  { method: "post", path: (id) => `/v1/bots/${id}/deploy` },
+  { method: "post", path: (id) => `/v1/bots/${id}/kill` },
+  { method: "get", path: (id) => `/v1/bots/${id}/events` },
+  { method: "get", path: (id) => `/v1/bots/${id}/logs` },
+  { method: "get", path: (id) => `/v1/bots/${id}/artifacts/failure.png` },
+  { method: "get", path: (id) => `/v1/recordings/${id}` },
+  { method: "get", path: (id) => `/v1/recordings/${id}/download` },
+  { method: "delete", path: (id) => `/v1/bots/${id}` },
 ];
 
 let server: TestServer;
@@ -37,6 +51,7 @@ let owner: TestUser;
 let stranger: TestUser;
 let botId: number;
 let badTokens: [string, string | undefined][];
+let documented: { method: string; path: string; authenticated: boolean }[];
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -47,6 +62,8 @@ beforeAll(async () => {
   await bot.runner.upload(new Uint8Array(1000), 1000);
   const secret = await loadServerSecret(server.dataDir);
   const ownerId = Number(owner.userId.slice(4));
+  const key = await server.api.post("/v1/api-keys", { token: owner.token, body: { name: "revoked" } });
+  await server.api.delete(`/v1/api-keys/${key.body.id}`, { token: owner.token });
   badTokens = [
     ["no token", undefined],
     ["garbage", "garbage.token.here"],
@@ -57,37 +74,62 @@ beforeAll(async () => {
     ],
     ["token signed with another secret", await new JwtIssuer(Buffer.alloc(32, 1)).sign(ownerId, "access")],
     ["callback token", bot.config.callback.token],
+    ["revoked API key", key.body.key],
   ];
+  const doc = (await server.api.get("/openapi.json")).body as {
+    paths: Record<string, Record<string, { security?: unknown[] }>>;
+  };
+  documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({
+      method: method.toUpperCase(),
+      path,
+      authenticated: op.security !== undefined,
+    })),
+  );
 });
 afterAll(() => server?.close());
 
-const call = (api: Api, route: Route, token: string | undefined) =>
-  api[route.method](route.path(botId), {
+const call = (api: Api, route: Route, token: string | undefined, id = botId) =>
+  api[route.method](route.path(id), {
     ...(token === undefined ? {} : { token }),
     ...(route.body === undefined ? {} : { body: route.body }),
   });
 
 describe("every authenticated route", () => {
-  it("answers 401 {detail} to each bad credential", async () => {
-    for (const route of ROUTES) {
-      for (const [what, token] of badTokens) {
-        const res = await call(server.api, route, token);
-        expect(res.status, `${route.method} ${route.path(botId)} with ${what}`).toBe(401);
-        expect(typeof res.body.detail).toBe("string");
+  it("is every route but the known public ones", () => {
+    const publicRoutes = documented.filter((r) => !r.authenticated).map((r) => `${r.method} ${r.path}`);
+    expect(publicRoutes.sort()).toEqual([...PUBLIC_ROUTES].sort());
+    expect(documented.filter((r) => r.authenticated).length).toBeGreaterThan(20);
+  });
+
+  it("answers 401 {detail} to each bad credential, under /v1 and /api/v1", async () => {
+    for (const route of documented.filter((r) => r.authenticated)) {
+      const path = route.path.replace(/\{[a-z_]+\}/g, (name) =>
+        name === "{name}" ? "failure.png" : String(botId),
+      );
+      for (const prefix of ["", "/api"]) {
+        for (const [what, token] of badTokens) {
+          const res = await server.api.request(route.method, `${prefix}${path}`, {
+            ...(token === undefined ? {} : { token }),
+            ...(route.method === "GET" || route.method === "DELETE" ? {} : { body: {} }),
+          });
+          expect(res.status, `${route.method} ${prefix}${path} with ${what}`).toBe(401);
+          expect(typeof res.body.detail).toBe("string");
+        }
       }
     }
   });
 
-  it("answers 404 Bot not found / Not found for another user's bot, exactly like a missing one", async () => {
-    for (const route of ROUTES.filter((r) => r.ownsBot)) {
+  it("answers 404 for another user's bot, exactly like a missing one, and changes nothing", async () => {
+    for (const route of BOT_ROUTES) {
       const foreign = await call(server.api, route, stranger.token);
-      const missing = await server.api[route.method](route.path(999_999), { token: stranger.token });
+      const missing = await call(server.api, route, stranger.token, 999_999);
       expect(foreign.status, `${route.method} ${route.path(botId)}`).toBe(404);
       expect(foreign.body, route.path(botId)).toEqual(missing.body);
     }
-    // and the stranger changed nothing: the bot is still the owner's, still deployed once
     const bot = await server.api.get(`/v1/bots/${botId}`, { token: owner.token });
-    expect(bot.body.status).toBe("DEPLOYING");
+    expect(bot.body).toMatchObject({ status: "DEPLOYING", meetingTitle: "Weekly sync" });
     expect(server.launcher.launched.filter((c) => c.botId === botId)).toHaveLength(1);
+    expect(server.launcher.stopped).not.toContain(botId);
   });
 });

@@ -26,3 +26,14 @@ export async function verifyAgainstDummy(password: string): Promise<false> {
   await verifyPassword(await dummyHash, password);
   return false;
 }
+
+/**
+ * Stored as the password hash of users created by OAuth sign-in (users.password_hash is NOT NULL):
+ * not an argon2 hash, so no password ever matches it.
+ */
+export const NO_PASSWORD = "!no-password";
+
+/** False for NO_PASSWORD (and anything else that is not an argon2 hash). */
+export function isPasswordHash(passwordHash: string): boolean {
+  return passwordHash.startsWith("$argon2");
+}

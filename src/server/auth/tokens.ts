@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import { EncryptJWT, errors as joseErrors, jwtDecrypt, type JWTPayload, jwtVerify, SignJWT } from "jose";
 
 export const ACCESS_TOKEN_TTL_S = 30 * 60;
 export const REFRESH_TOKEN_TTL_S = 7 * 24 * 60 * 60;
@@ -40,9 +40,11 @@ export function deriveKey(secret: Uint8Array, purpose: string): Buffer {
 
 export class JwtIssuer {
   private readonly key: Uint8Array;
+  private readonly sealKey: Uint8Array;
 
   constructor(secret: Uint8Array) {
     this.key = deriveKey(secret, "jwt");
+    this.sealKey = deriveKey(secret, "sealed-state");
   }
 
   async sign(userId: number, typ: TokenType, now = new Date()): Promise<string> {
@@ -61,6 +63,35 @@ export class JwtIssuer {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ["HS256"] });
       if (payload.typ !== expected || !payload.sub || !/^[1-9][0-9]*$/.test(payload.sub)) return null;
       return Number(payload.sub);
+    } catch (err) {
+      if (err instanceof joseErrors.JOSEError) return null;
+      throw err;
+    }
+  }
+
+  /**
+   * Encrypts (JWE, dir + A256GCM) state that the server hands to a browser and reads back later,
+   * e.g. the OAuth flow cookie: the browser can neither read nor alter it, and any server process
+   * with the same secret can open it until `ttlS` has passed.
+   */
+  async seal(payload: JWTPayload, ttlS: number, now = new Date()): Promise<string> {
+    const iat = Math.floor(now.getTime() / 1000);
+    return new EncryptJWT(payload)
+      .setProtectedHeader({ alg: "dir", enc: "A256GCM" })
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + ttlS)
+      .encrypt(this.sealKey);
+  }
+
+  /** The payload of an unexpired token made by `seal`; null when expired, altered or foreign. */
+  async unseal(token: string, now = new Date()): Promise<JWTPayload | null> {
+    try {
+      const { payload } = await jwtDecrypt(token, this.sealKey, {
+        keyManagementAlgorithms: ["dir"],
+        contentEncryptionAlgorithms: ["A256GCM"],
+        currentDate: now,
+      });
+      return payload;
     } catch (err) {
       if (err instanceof joseErrors.JOSEError) return null;
       throw err;

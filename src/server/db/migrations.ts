@@ -1,4 +1,5 @@
 import { type CreateTableBuilder, type Kysely, type Migration, Migrator } from "kysely";
+import { StartupError } from "../config.js";
 import type { DialectName } from "./database.js";
 
 /**
@@ -162,7 +163,9 @@ export async function migrateToLatest(db: Kysely<any>, dialect: DialectName): Pr
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
   if (error || failed) {
-    throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ""}`, {
+    // Usually the operator's to fix (the database user may not create tables, ...): say why.
+    const why = error instanceof Error ? `: ${error.message}` : "";
+    throw new StartupError(`database migration failed${failed ? ` at ${failed.migrationName}` : ""}${why}`, {
       cause: error,
     });
   }

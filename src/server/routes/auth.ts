@@ -1,5 +1,12 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
-import { AuthResult, LoginBody, RefreshBody, RefreshResult, RegisterBody } from "../schemas/index.js";
+import {
+  AuthResult,
+  LoginBody,
+  LogoutResult,
+  RefreshBody,
+  RefreshResult,
+  RegisterBody,
+} from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 
 /** Public: register, login, refresh. */
@@ -22,4 +29,14 @@ export const authRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
     { schema: { body: RefreshBody, response: { 200: RefreshResult } } },
     async (request) => services.users.refresh(request.body.refresh_token),
   );
+};
+
+/**
+ * Authenticated. Spec §5: logout invalidates nothing on the server; the client discards its tokens
+ * (access tokens expire within 30 minutes). API keys stay valid: DELETE /v1/api-keys/{id} revokes.
+ */
+export const logoutRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.post("/auth/logout", { schema: { response: { 200: LogoutResult } } }, async () => ({
+    message: "Logged out; discard the access and refresh tokens",
+  }));
 };

@@ -1,7 +1,16 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
-import { Bot, BotDetail, BotList, BotListQuery, CreateBotBody, DeployResult } from "../schemas/index.js";
+import {
+  Bot,
+  BotDetail,
+  BotList,
+  BotListQuery,
+  CreateBotBody,
+  DeployResult,
+  KillResult,
+  UpdateBotBody,
+} from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { ARTIFACT_NAME } from "../storage/artifacts.js";
 import { IdParam } from "../validation.js";
@@ -32,6 +41,23 @@ export const botRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (a
     services.bots.get(currentUser(request).id, request.params.id),
   );
 
+  // Only before deployment (READY_TO_DEPLOY); otherwise 409.
+  app.patch(
+    "/bots/:id",
+    { schema: { params: BotParams, body: UpdateBotBody, response: { 200: BotDetail } } },
+    async (request) => services.bots.update(currentUser(request).id, request.params.id, request.body),
+  );
+
+  // Only in READY_TO_DEPLOY, DONE or FATAL; otherwise 409.
+  app.delete(
+    "/bots/:id",
+    { schema: { params: BotParams, response: { 204: z.null().describe("deleted") } } },
+    async (request, reply) => {
+      await services.bots.remove(currentUser(request).id, request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
   // A failed bot's screenshot, page HTML or trace. The HTML was captured from a third-party page:
   // it is served as a download in a sandbox, never rendered as part of this origin.
   app.get("/bots/:id/artifacts/:name", { schema: { params: ArtifactParams } }, async (request, reply) => {
@@ -50,5 +76,12 @@ export const botRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (a
     "/bots/:id/deploy",
     { schema: { params: BotParams, response: { 200: DeployResult } } },
     async (request) => services.bots.deploy(currentUser(request).id, request.params.id),
+  );
+
+  // Only while running (DEPLOYING … CALL_ENDED); otherwise 409.
+  app.post(
+    "/bots/:id/kill",
+    { schema: { params: BotParams, response: { 200: KillResult } } },
+    async (request) => services.bots.kill(currentUser(request).id, request.params.id),
   );
 };

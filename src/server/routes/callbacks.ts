@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { CallbackEvent } from "../../core/index.js";
 import { bearerToken } from "../auth/guard.js";
-import { BadRequestError, ValidationError } from "../errors.js";
+import { MAX_INTEGER_COLUMN } from "../db/database.js";
+import { UnsupportedMediaTypeError, ValidationError } from "../errors.js";
 import { CallbackResult, Recording } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { MAX_RECORDING_BYTES } from "../services/recordings.js";
@@ -20,8 +21,9 @@ const ArtifactSaved = z.object({ name: z.string(), sizeBytes: z.number().int() }
 const UploadHeaders = z.looseObject({
   "x-recording-duration-ms": z
     .string()
-    .regex(/^[0-9]{1,12}$/, "must be a non-negative integer (milliseconds)")
-    .transform(Number),
+    .regex(/^[0-9]{1,10}$/, "must be a non-negative integer (milliseconds)")
+    .transform(Number)
+    .refine((n) => n <= MAX_INTEGER_COLUMN, `must be at most ${MAX_INTEGER_COLUMN}`),
 });
 
 const isMp4 = (contentType: string | undefined) => /^video\/mp4\s*(;|$)/i.test(contentType ?? "");
@@ -51,7 +53,7 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       bodyLimit: MAX_ARTIFACT_BYTES,
       onRequest: async (request) => {
         if (!/^application\/octet-stream\s*(;|$)/i.test(request.headers["content-type"] ?? ""))
-          throw new BadRequestError("Content-Type must be application/octet-stream");
+          throw new UnsupportedMediaTypeError("application/octet-stream");
       },
       schema: { params: ArtifactParams, response: { 201: ArtifactSaved } },
     },
@@ -78,8 +80,7 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       bodyLimit: MAX_RECORDING_BYTES,
       // Before any parser runs: a JSON parser with this route's body limit would buffer the upload.
       onRequest: async (request) => {
-        if (!isMp4(request.headers["content-type"]))
-          throw new BadRequestError("Content-Type must be video/mp4");
+        if (!isMp4(request.headers["content-type"])) throw new UnsupportedMediaTypeError("video/mp4");
       },
       schema: { params: BotParams, headers: UploadHeaders, response: { 201: Recording } },
     },

@@ -1,20 +1,35 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { requireUser } from "../auth/guard.js";
+import { documentBearerAuth } from "../http/openapi.js";
+import { limitPerClientIp, limitPerCredential, type RateLimiter } from "../http/rate-limit.js";
+import { logApiRequest } from "../http/request-log.js";
 import type { Services } from "../services/index.js";
-import { authRoutes } from "./auth.js";
+import { apiKeyUsageRoutes } from "./api-key-usage.js";
+import { apiKeyRoutes } from "./api-keys.js";
+import { authRoutes, logoutRoutes } from "./auth.js";
 import { botRoutes } from "./bots.js";
 import { callbackRoutes } from "./callbacks.js";
 import { eventRoutes } from "./events.js";
+import { oauthRoutes } from "./oauth.js";
 import { recordingFileRoutes, recordingRoutes } from "./recordings.js";
+import { userRoutes } from "./users.js";
 
 /**
- * Every /v1 route, registered as one plugin so that it can be mounted under more than one prefix
- * (`/v1`, later the sandbox's `/api/v1`). Authentication is decided here, per group, so that no
- * route can forget it.
+ * Every /v1 route, registered as one plugin so that it is mounted under both prefixes (`/v1` and
+ * the sandbox's `/api/v1`). Authentication, rate limiting and the API request log are decided
+ * here, per group, so that no route can forget them.
  */
-export const apiRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
-  // Public, or with their own credential.
-  await app.register(authRoutes, { services });
+export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter: RateLimiter }> = async (
+  app,
+  { services, rateLimiter },
+) => {
+  // Public, rate limited per client address.
+  await app.register(async (publicApi) => {
+    publicApi.addHook("onRequest", limitPerClientIp(rateLimiter));
+    await publicApi.register(authRoutes, { services });
+    await publicApi.register(oauthRoutes, { services });
+  });
+  // Public, or with their own credential; never rate limited (runners, signed download links).
   await app.register(callbackRoutes, { services });
   await app.register(recordingFileRoutes, { services });
 
@@ -24,8 +39,15 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (a
       "onRequest",
       requireUser((token) => services.users.resolveBearer(token)),
     );
+    authenticated.addHook("onRequest", limitPerCredential(rateLimiter));
+    authenticated.addHook("onResponse", logApiRequest(services.apiLogs));
+    authenticated.addHook("onRoute", documentBearerAuth);
+    await authenticated.register(logoutRoutes);
+    await authenticated.register(apiKeyRoutes, { services });
     await authenticated.register(botRoutes, { services });
     await authenticated.register(eventRoutes, { services });
     await authenticated.register(recordingRoutes, { services });
+    await authenticated.register(userRoutes, { services });
+    await authenticated.register(apiKeyUsageRoutes, { services });
   });
 };

@@ -28,3 +28,6 @@ export type AuthResult = z.infer<typeof AuthResult>;
 
 export const RefreshResult = z.object({ access_token: z.string(), token_type: z.literal("bearer") });
 export type RefreshResult = z.infer<typeof RefreshResult>;
+
+export const LogoutResult = z.object({ message: z.string() });
+export type LogoutResult = z.infer<typeof LogoutResult>;

@@ -61,6 +61,29 @@ export const CreateBotBody = z.object({
 });
 export type CreateBotBody = z.infer<typeof CreateBotBody>;
 
+/** Durations without their create-time defaults: a PATCH changes only what it names. */
+const AutomaticLeavePatch = z.strictObject({
+  waitingRoomTimeout: AutomaticLeave.shape.waitingRoomTimeout.unwrap().optional(),
+  noOneJoinedTimeout: AutomaticLeave.shape.noOneJoinedTimeout.unwrap().optional(),
+  everyoneLeftTimeout: AutomaticLeave.shape.everyoneLeftTimeout.unwrap().optional(),
+  maxDuration: AutomaticLeave.shape.maxDuration.unwrap().optional(),
+});
+
+/**
+ * PATCH /v1/bots/{id}: any of the create fields; absent ones stay as they are. meetingInfo is
+ * replaced whole (its platform rules apply again), automaticLeave is merged field by field,
+ * callbackUrl null removes it. Unknown fields (a typo, or `status`) are a 422, not silently ignored.
+ */
+export const UpdateBotBody = z.strictObject({
+  meetingInfo: MeetingInfo.optional(),
+  botDisplayName: BotConfig.shape.botDisplayName.unwrap().optional(),
+  meetingTitle: BotConfig.shape.meetingTitle.unwrap().optional(),
+  callbackUrl: HttpUrl.nullable().optional(),
+  heartbeatInterval: BotConfig.shape.heartbeatInterval.unwrap().optional(),
+  automaticLeave: AutomaticLeavePatch.optional(),
+});
+export type UpdateBotBody = z.infer<typeof UpdateBotBody>;
+
 export const BotListQuery = z.object({ ...Pagination, status: BotStatus.optional() });
 export type BotListQuery = z.infer<typeof BotListQuery>;
 
@@ -78,3 +101,10 @@ export const DeployResult = z.object({
   status: z.literal("DEPLOYING"),
 });
 export type DeployResult = z.infer<typeof DeployResult>;
+
+export const KillResult = z.object({
+  message: z.string(),
+  botId: z.number().int(),
+  status: z.literal("FATAL"),
+});
+export type KillResult = z.infer<typeof KillResult>;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AGGREGATED_EVENT_TYPES, LogLevel, Platform } from "../../core/index.js";
-import { Pagination } from "../validation.js";
+import { IdParam, Pagination } from "../validation.js";
 import { Timestamp } from "./common.js";
 
 const EventData = z.record(z.string(), z.unknown());
@@ -21,9 +21,18 @@ export const BotLogEntry = z.object({
 });
 export type BotLogEntry = z.infer<typeof BotLogEntry>;
 
+/** Largest `limit` of GET /v1/bots/{id}/logs (the spec leaves the maximum open). */
+export const MAX_LOGS_LIMIT = 1000;
+
 export const BotLogsQuery = z.object({
-  level: LogLevel.optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  level: LogLevel.optional().describe("minimum severity: info (everything), warn (warn and error), error"),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_LOGS_LIMIT)
+    .default(100)
+    .describe("the newest `limit` entries, returned oldest first"),
 });
 export type BotLogsQuery = z.infer<typeof BotLogsQuery>;
 
@@ -39,19 +48,43 @@ export const AggregatedEvent = z.object({
 });
 export type AggregatedEvent = z.infer<typeof AggregatedEvent>;
 
+/** `2030-01-02` (midnight UTC) or `2030-01-02T10:00:00` with an optional offset (none = UTC). */
+const ISO_DATE_OR_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
 const DateParam = z
   .string()
-  .refine((s) => !Number.isNaN(Date.parse(s)), "must be an ISO 8601 date or date-time")
-  .transform((s) => new Date(s));
+  .regex(ISO_DATE_OR_TIME, "must be an ISO 8601 date (YYYY-MM-DD) or date-time")
+  .transform((s, ctx) => {
+    const [, year, month, day, offset] = ISO_DATE_OR_TIME.exec(s) as RegExpExecArray;
+    // JavaScript rolls 2030-02-30 over into March, and reads a date-time without an offset as
+    // local time; the API means the calendar date as written, in UTC.
+    const calendar = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+    const date = new Date(s.length > 10 && !offset ? `${s}Z` : s);
+    if (
+      calendar.getUTCMonth() !== Number(month) - 1 ||
+      calendar.getUTCDate() !== Number(day) ||
+      Number.isNaN(date.getTime())
+    ) {
+      ctx.addIssue({ code: "custom", message: "not a valid date" });
+      return z.NEVER;
+    }
+    return date;
+  });
 
-export const EventListQuery = z.object({
-  ...Pagination,
-  bot_id: z.coerce.number().int().positive().optional(),
-  event_type: z.enum(AGGREGATED_EVENT_TYPES).optional(),
-  platform: Platform.optional(),
-  start_date: DateParam.optional().describe("events at or after this time"),
-  end_date: DateParam.optional().describe("events before this time"),
-});
+export const EventListQuery = z
+  .object({
+    ...Pagination,
+    bot_id: IdParam.optional().describe("one of the caller's bots; another user's bot lists nothing"),
+    event_type: z.enum(AGGREGATED_EVENT_TYPES).optional(),
+    platform: Platform.optional(),
+    start_date: DateParam.optional().describe("events at or after this time (eventTime)"),
+    end_date: DateParam.optional().describe("events before this time (eventTime)"),
+  })
+  .refine((q) => !q.start_date || !q.end_date || q.start_date < q.end_date, {
+    path: ["end_date"],
+    message: "end_date must be after start_date",
+  });
 export type EventListQuery = z.infer<typeof EventListQuery>;
 
 export const EventList = z.object({

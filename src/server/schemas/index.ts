@@ -5,7 +5,9 @@
  */
 export * from "./common.js";
 export * from "./auth.js";
+export * from "./api-keys.js";
 export * from "./bots.js";
 export * from "./events.js";
 export * from "./callbacks.js";
 export * from "./recordings.js";
+export * from "./users.js";

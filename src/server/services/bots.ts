@@ -1,5 +1,6 @@
 import path from "node:path";
 import {
+  type AutomaticLeave,
   BotConfig,
   type BotConfigInput,
   type BotStatus,
@@ -20,10 +21,16 @@ import type {
   CreateBotBody,
   DeploymentError,
   DeployResult,
+  KillResult,
+  UpdateBotBody,
 } from "../schemas/index.js";
+import { removeBotFiles } from "../storage/bot-files.js";
 import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
 import type { ServiceContext } from "./context.js";
 import { type RecordingColumns, recordingColumns, toRecording } from "./recordings.js";
+
+/** Spec §3: the only statuses in which a bot may be deleted. */
+export const DELETABLE_STATUSES: readonly BotStatus[] = ["READY_TO_DEPLOY", "DONE", "FATAL"];
 
 export class BotService {
   constructor(private readonly ctx: ServiceContext) {}
@@ -130,7 +137,116 @@ export class BotService {
       await this.failFromServer(botId, "LAUNCH_FAILED", message);
       throw new ServiceUnavailableError(`Bot could not be launched: ${message}`);
     }
+    // A kill that landed while the launcher was still starting the runner found nothing to stop.
+    if ((await this.statusOf(botId)) === "FATAL") await this.stopRunner(botId);
     return { message: "Deployment started", botId, status: "DEPLOYING" };
+  }
+
+  /**
+   * Changes the create fields of a bot that has not been deployed (spec §3: "update allowed only
+   * before deployment"); any other status is a 409. Answers the bot as GET /v1/bots/{id} does.
+   */
+  async update(userId: number, botId: number, input: UpdateBotBody): Promise<BotDetail> {
+    if (input.meetingInfo) this.checkMeetingHost(input.meetingInfo);
+    await this.ctx.db.transaction().execute(async (trx) => {
+      const bot = await lockBot(trx, this.ctx.dialect, botId);
+      if (!bot || bot.user_id !== userId) throw new BotNotFoundError();
+      if (bot.status !== "READY_TO_DEPLOY") {
+        throw new ConflictError(`Bot can only be updated before deployment (status is ${bot.status})`);
+      }
+      const automaticLeave = input.automaticLeave
+        ? { ...parseJson<AutomaticLeave>(bot.automatic_leave), ...input.automaticLeave }
+        : undefined;
+      await trx
+        .updateTable("bots")
+        .set({
+          ...(input.botDisplayName !== undefined ? { bot_display_name: input.botDisplayName } : {}),
+          ...(input.meetingTitle !== undefined ? { meeting_title: input.meetingTitle } : {}),
+          ...(input.meetingInfo
+            ? { platform: input.meetingInfo.platform, meeting_info: JSON.stringify(input.meetingInfo) }
+            : {}),
+          ...(input.callbackUrl !== undefined ? { callback_url: input.callbackUrl } : {}),
+          ...(input.heartbeatInterval !== undefined ? { heartbeat_interval: input.heartbeatInterval } : {}),
+          ...(automaticLeave ? { automatic_leave: JSON.stringify(automaticLeave) } : {}),
+          updated_at: toIso(this.ctx.now()),
+        })
+        .where("id", "=", botId)
+        .execute();
+    });
+    return this.get(userId, botId);
+  }
+
+  /**
+   * Deletes a bot in READY_TO_DEPLOY, DONE or FATAL (else 409) with everything kept for it: its
+   * rows (events, logs, receipts, recording, speaker changes go with it by ON DELETE CASCADE),
+   * then its recording file and its folder (runner log, work dir, artifacts).
+   */
+  async remove(userId: number, botId: number): Promise<void> {
+    const refused = await this.ctx.db.transaction().execute(async (trx) => {
+      const bot = await lockBot(trx, this.ctx.dialect, botId);
+      if (!bot || bot.user_id !== userId) throw new BotNotFoundError();
+      if (!DELETABLE_STATUSES.includes(bot.status as BotStatus)) return bot.status;
+      await trx.deleteFrom("bots").where("id", "=", botId).execute();
+      return null;
+    });
+    if (refused !== null) {
+      throw new ConflictError(
+        `Bot can only be deleted in status ${DELETABLE_STATUSES.join(", ")} (status is ${refused})`,
+      );
+    }
+    // The rows are gone, so the API no longer knows the bot; files that resist are only logged.
+    const files = await Promise.allSettled([
+      this.ctx.store.remove(botId),
+      removeBotFiles(this.ctx.config.paths.bots, botId),
+    ]);
+    for (const result of files) {
+      if (result.status === "rejected") {
+        this.ctx.log.warn({ err: result.reason, botId }, "could not remove a deleted bot's files");
+      }
+    }
+  }
+
+  /**
+   * Spec §3: a running bot → FATAL (deploymentError KILLED), then its runner gets SIGTERM through
+   * the launcher. The runner still leaves, finalizes and uploads its recording; its later status
+   * reports are refused (FATAL is terminal), its recording and recording events are kept.
+   * A bot that is not running is a 409.
+   */
+  async kill(userId: number, botId: number): Promise<KillResult> {
+    await this.requireOwned(userId, botId);
+    if (!(await this.failFromServer(botId, "KILLED", "killed on request"))) {
+      const status = await this.statusOf(botId);
+      if (!status) throw new BotNotFoundError(); // deleted in the meantime
+      throw new ConflictError(`Bot is not running (status is ${status})`);
+    }
+    await this.stopRunner(botId);
+    return { message: "Bot terminated", botId, status: "FATAL" };
+  }
+
+  /** SIGTERM through the launcher; a launcher error is logged (server and bot log), not thrown. */
+  private async stopRunner(botId: number): Promise<void> {
+    try {
+      await this.ctx.launcher.stop(botId);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.ctx.log.error({ err, botId }, "could not stop the runner");
+      await appendLog(
+        this.ctx.db,
+        botId,
+        "error",
+        `could not stop the runner: ${message}`,
+        toIso(this.ctx.now()),
+      ).catch(() => {}); // the bot may be gone already; the server log has it
+    }
+  }
+
+  private async statusOf(botId: number): Promise<BotStatus | undefined> {
+    const row = await this.ctx.db
+      .selectFrom("bots")
+      .select("status")
+      .where("id", "=", botId)
+      .executeTakeFirst();
+    return row?.status as BotStatus | undefined;
   }
 
   private runnerConfig(bot: BotRow, token: string): BotConfigInput {

@@ -1,4 +1,4 @@
-import type { BotStatus, CallbackEvent } from "../../core/index.js";
+import { type BotStatus, type CallbackEvent, isTerminal } from "../../core/index.js";
 import { hexDigestsEqual, sha256Hex } from "../auth/tokens.js";
 import { isUniqueViolation, toIso } from "../db/database.js";
 import { BotNotFoundError, ConflictError, UnauthorizedError } from "../errors.js";
@@ -72,7 +72,14 @@ export class CallbackService {
       if (event.type === "status") {
         if (!(await applyStatusChange(trx, bot, event.data, now))) {
           const illegal = `illegal transition ${current} -> ${event.data.status}`;
-          await appendLog(trx, botId, "warn", `${illegal} (seq ${event.seq}) ignored`, now);
+          // A bot that has ended (killed, timed out) still hears from its runner as it winds
+          // down: expected, so not a warning. Anything else is a runner out of step.
+          if (isTerminal(current)) {
+            const note = `${event.data.status} reported after the bot ended ${current}; not applied (seq ${event.seq})`;
+            await appendLog(trx, botId, "info", note, now);
+          } else {
+            await appendLog(trx, botId, "warn", `${illegal} (seq ${event.seq}) ignored`, now);
+          }
           return { illegal };
         }
         status = event.data.status;

@@ -1,4 +1,4 @@
-import type { LogLevel, Platform } from "../../core/index.js";
+import { LOG_LEVELS, type LogLevel, type Platform } from "../../core/index.js";
 import { parseJson, toIso } from "../db/database.js";
 import type {
   AggregatedEvent,
@@ -36,14 +36,17 @@ export class EventService {
     }));
   }
 
-  /** The newest `limit` log entries (of `level`, when given), oldest first. */
+  /**
+   * The newest `limit` log entries, oldest first. `level` is a minimum severity: info is
+   * everything, warn is warn and error, error is error only.
+   */
   async logsForBot(userId: number, botId: number, query: BotLogsQuery): Promise<BotLogEntry[]> {
     await this.bots.requireOwned(userId, botId);
     const rows = await this.ctx.db
       .selectFrom("bot_logs")
       .selectAll()
       .where("bot_id", "=", botId)
-      .$if(query.level !== undefined, (qb) => qb.where("level", "=", query.level as LogLevel))
+      .$if(query.level !== undefined, (qb) => qb.where("level", "in", atLeast(query.level as LogLevel)))
       .orderBy("id", "desc")
       .limit(query.limit)
       .execute();
@@ -98,4 +101,9 @@ export class EventService {
     }));
     return { events, total: Number(total), page: query.page, page_size: query.page_size };
   }
+}
+
+/** The levels as severe as `level` or more (LOG_LEVELS is ordered from least to most severe). */
+function atLeast(level: LogLevel): LogLevel[] {
+  return LOG_LEVELS.slice(LOG_LEVELS.indexOf(level));
 }

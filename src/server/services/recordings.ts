@@ -3,6 +3,7 @@ import { DOWNLOAD_LINK_TTL_S } from "../auth/signed-urls.js";
 import { toIso } from "../db/database.js";
 import {
   BadRequestError,
+  BotNotFoundError,
   ForbiddenError,
   NotFoundError,
   PayloadTooLargeError,
@@ -12,7 +13,7 @@ import { type SpeakerSegment, speakerTimeline } from "../../core/index.js";
 import type { DownloadLink, Recording, RecordingInfo } from "../schemas/index.js";
 import { type ByteRange, parseRange } from "../storage/range.js";
 import { RecordingTooLargeError } from "../storage/recordings.js";
-import { appendLog } from "./bot-state.js";
+import { appendLog, lockBot } from "./bot-state.js";
 import type { BotService } from "./bots.js";
 import type { ServiceContext } from "./context.js";
 
@@ -78,7 +79,9 @@ export class RecordingService {
       duration_ms: durationMs,
       created_at: now,
     };
-    await this.ctx.db.transaction().execute(async (trx) => {
+    const stored = await this.ctx.db.transaction().execute(async (trx) => {
+      // Deleted while the upload streamed in: nothing may be kept for it.
+      if (!(await lockBot(trx, this.ctx.dialect, botId))) return false;
       await trx
         .insertInto("recordings")
         .values(row)
@@ -89,7 +92,12 @@ export class RecordingService {
         )
         .execute();
       await appendLog(trx, botId, "info", `recording uploaded (${sizeBytes} bytes)`, now);
+      return true;
     });
+    if (!stored) {
+      await this.ctx.store.remove(botId);
+      throw new BotNotFoundError();
+    }
     return this.fromRow(row);
   }
 

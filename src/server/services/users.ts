@@ -1,14 +1,24 @@
+import { isApiKeyCandidate } from "../auth/api-keys.js";
 import type { AuthUser, Principal } from "../auth/guard.js";
-import { hashPassword, verifyAgainstDummy, verifyPassword } from "../auth/passwords.js";
+import { hashPassword, isPasswordHash, verifyAgainstDummy, verifyPassword } from "../auth/passwords.js";
 import { isUniqueViolation, toIso } from "../db/database.js";
 import { ConflictError, UnauthorizedError } from "../errors.js";
 import type { AuthResult, LoginBody, RefreshResult, RegisterBody } from "../schemas/index.js";
+import type { ApiKeyService } from "./api-keys.js";
 import type { ServiceContext } from "./context.js";
 
-const normalizeEmail = (email: string) => email.trim().toLowerCase();
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+export interface TokenPair {
+  access_token: string;
+  refresh_token: string;
+}
 
 export class UserService {
-  constructor(private readonly ctx: ServiceContext) {}
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly apiKeys: ApiKeyService,
+  ) {}
 
   async register(input: RegisterBody): Promise<AuthResult> {
     const email = normalizeEmail(input.email);
@@ -38,9 +48,12 @@ export class UserService {
       .selectAll()
       .where("email", "=", normalizeEmail(input.email))
       .executeTakeFirst();
-    const ok = user
-      ? await verifyPassword(user.password_hash, input.password)
-      : await verifyAgainstDummy(input.password);
+    // An unknown e-mail and an account without a password (OAuth only) cost the same time as a
+    // wrong password, and answer the same.
+    const ok =
+      user && isPasswordHash(user.password_hash)
+        ? await verifyPassword(user.password_hash, input.password)
+        : await verifyAgainstDummy(input.password);
     if (!user || !ok) throw new UnauthorizedError("Invalid email or password");
     return this.authResult(user, user.id);
   }
@@ -52,8 +65,9 @@ export class UserService {
     return { access_token: await this.ctx.jwt.sign(user.id, "access", this.ctx.now()), token_type: "bearer" };
   }
 
-  /** The guard's resolver: an access token (API keys later) to its user. */
+  /** The guard's resolver: an API key ("mbk_…") or a JWT access token to its user. */
   async resolveBearer(token: string): Promise<Principal | null> {
+    if (isApiKeyCandidate(token)) return this.apiKeys.resolve(token);
     const userId = await this.ctx.jwt.verify(token, "access");
     const user = userId === null ? undefined : await this.findById(userId);
     return user ? { user, credential: { kind: "access_token" } } : null;
@@ -67,11 +81,18 @@ export class UserService {
       .executeTakeFirst();
   }
 
-  private async authResult(user: AuthUser, userId: string | number): Promise<AuthResult> {
+  /** A fresh access token (30 min) and refresh token (7 days). */
+  async issueTokens(userId: number): Promise<TokenPair> {
     const now = this.ctx.now();
     return {
-      access_token: await this.ctx.jwt.sign(user.id, "access", now),
-      refresh_token: await this.ctx.jwt.sign(user.id, "refresh", now),
+      access_token: await this.ctx.jwt.sign(userId, "access", now),
+      refresh_token: await this.ctx.jwt.sign(userId, "refresh", now),
+    };
+  }
+
+  private async authResult(user: AuthUser, userId: string | number): Promise<AuthResult> {
+    return {
+      ...(await this.issueTokens(user.id)),
       token_type: "bearer",
       user_id: userId,
       email: user.email,

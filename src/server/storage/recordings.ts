@@ -1,5 +1,5 @@
 import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { writeStreamAtomically } from "./files.js";
@@ -12,6 +12,8 @@ export interface RecordingStore {
   size(botId: number): Promise<number | null>;
   /** Bytes `start..end` (inclusive) of the recording. */
   open(botId: number, range?: { start: number; end: number }): Readable;
+  /** Deletes the bot's recording (and an unfinished upload of it); no error when there is none. */
+  remove(botId: number): Promise<void>;
 }
 
 export class RecordingTooLargeError extends Error {
@@ -47,5 +49,10 @@ export class LocalRecordingStore implements RecordingStore {
 
   open(botId: number, range?: { start: number; end: number }): Readable {
     return createReadStream(this.file(botId), range ? { start: range.start, end: range.end } : {});
+  }
+
+  async remove(botId: number): Promise<void> {
+    await rm(`${this.file(botId)}.part`, { force: true });
+    await rm(this.file(botId), { force: true });
   }
 }

@@ -1,0 +1,178 @@
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
+import type { RateLimitConfig } from "../config.js";
+import { ApiError } from "../errors.js";
+
+/**
+ * Spec §8: 60 requests per minute and 1000 per hour per credential. Windows are fixed and aligned
+ * to the clock (a minute window resets at :00 seconds, an hour window at :00 minutes), so that
+ * X-RateLimit-Reset is the same instant for every request in a window. Counters live in this
+ * process: several server processes each allow the full budget.
+ */
+
+interface Window {
+  name: "minute" | "hour";
+  ms: number;
+  limit: number;
+}
+
+interface Counter {
+  index: number;
+  count: number;
+}
+
+/** What the X-RateLimit-* headers say: the window closest to its limit. */
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  /** Unix seconds when that window resets. */
+  resetAt: number;
+}
+
+export type RateLimitDecision =
+  | { allowed: true; state: RateLimitState }
+  | { allowed: false; state: RateLimitState; retryAfterSeconds: number; window: Window };
+
+export class RateLimiter {
+  private readonly windows: Window[];
+  private readonly counters = new Map<string, Counter[]>();
+  private lastSweepMinute = -1;
+
+  constructor(
+    config: RateLimitConfig,
+    private readonly nowMs: () => number,
+  ) {
+    const windows: Window[] = [
+      { name: "minute", ms: 60_000, limit: config.perMinute },
+      { name: "hour", ms: 3_600_000, limit: config.perHour },
+    ];
+    this.windows = windows.filter((w) => w.limit > 0);
+  }
+
+  get enabled(): boolean {
+    return this.windows.length > 0;
+  }
+
+  /** Counts one request for `key`, unless a window is already full (refused requests do not count). */
+  take(key: string): RateLimitDecision {
+    const now = this.nowMs();
+    this.sweep(now);
+    const counters = this.countersFor(key, now);
+    const full = this.windows
+      .map((window, i) => ({ window, counter: counters[i] as Counter }))
+      .filter(({ window, counter }) => counter.count >= window.limit);
+    if (full.length > 0) {
+      // Every full window must reset before a request is allowed again.
+      const last = full.reduce((a, b) =>
+        resetMs(b.window, b.counter) > resetMs(a.window, a.counter) ? b : a,
+      );
+      const reset = resetMs(last.window, last.counter);
+      return {
+        allowed: false,
+        state: { limit: last.window.limit, remaining: 0, resetAt: Math.ceil(reset / 1000) },
+        retryAfterSeconds: Math.max(1, Math.ceil((reset - now) / 1000)),
+        window: last.window,
+      };
+    }
+    for (const counter of counters) counter.count += 1;
+    return { allowed: true, state: this.tightest(counters) };
+  }
+
+  private countersFor(key: string, now: number): Counter[] {
+    let counters = this.counters.get(key);
+    if (!counters) {
+      counters = this.windows.map(() => ({ index: -1, count: 0 }));
+      this.counters.set(key, counters);
+    }
+    this.windows.forEach((window, i) => {
+      const counter = counters[i] as Counter;
+      const index = Math.floor(now / window.ms);
+      if (counter.index !== index) {
+        counter.index = index;
+        counter.count = 0;
+      }
+    });
+    return counters;
+  }
+
+  /** The window with the fewest requests left; on a tie, the one that resets last. */
+  private tightest(counters: Counter[]): RateLimitState {
+    let best: RateLimitState | undefined;
+    this.windows.forEach((window, i) => {
+      const counter = counters[i] as Counter;
+      const state = {
+        limit: window.limit,
+        remaining: window.limit - counter.count,
+        resetAt: Math.ceil(resetMs(window, counter) / 1000),
+      };
+      if (
+        !best ||
+        state.remaining < best.remaining ||
+        (state.remaining === best.remaining && state.resetAt > best.resetAt)
+      )
+        best = state;
+    });
+    return best as RateLimitState;
+  }
+
+  /** Once a minute, forgets keys whose every window has passed: memory stays bounded by active keys. */
+  private sweep(now: number): void {
+    const minute = Math.floor(now / 60_000);
+    if (minute === this.lastSweepMinute) return;
+    this.lastSweepMinute = minute;
+    for (const [key, counters] of this.counters) {
+      const stale = this.windows.every(
+        (window, i) => (counters[i] as Counter).index !== Math.floor(now / window.ms),
+      );
+      if (stale) this.counters.delete(key);
+    }
+  }
+}
+
+const resetMs = (window: Window, counter: Counter) => (counter.index + 1) * window.ms;
+
+export class RateLimitedError extends ApiError {
+  constructor(decision: Extract<RateLimitDecision, { allowed: false }>) {
+    super(
+      429,
+      `Rate limit exceeded: ${decision.window.limit} requests per ${decision.window.name}; ` +
+        `retry in ${decision.retryAfterSeconds} s`,
+      { ...rateLimitHeaders(decision.state), "retry-after": String(decision.retryAfterSeconds) },
+    );
+  }
+}
+
+function rateLimitHeaders(state: RateLimitState): Record<string, string> {
+  return {
+    "x-ratelimit-limit": String(state.limit),
+    "x-ratelimit-remaining": String(state.remaining),
+    "x-ratelimit-reset": String(state.resetAt),
+  };
+}
+
+/** Counts the request against `key`; a full window is a 429 before the body is read. */
+function limit(limiter: RateLimiter, key: string, reply: FastifyReply): void {
+  const decision = limiter.take(key);
+  if (!decision.allowed) throw new RateLimitedError(decision);
+  reply.headers(rateLimitHeaders(decision.state));
+}
+
+/**
+ * For authenticated routes, after the guard: an API key is limited by its id, an access token by
+ * its user (all of a user's sessions share one budget).
+ */
+export function limitPerCredential(limiter: RateLimiter): onRequestAsyncHookHandler {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!limiter.enabled) return;
+    const { credential, user } = request;
+    if (!credential || !user) return; // the guard has answered 401 already
+    limit(limiter, credential.kind === "api_key" ? `key:${credential.keyId}` : `user:${user.id}`, reply);
+  };
+}
+
+/** For public routes with no credential (register, login, refresh, OAuth): by client address. */
+export function limitPerClientIp(limiter: RateLimiter): onRequestAsyncHookHandler {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!limiter.enabled) return;
+    limit(limiter, `ip:${request.ip}`, reply);
+  };
+}

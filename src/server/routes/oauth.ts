@@ -1,0 +1,108 @@
+import { createHash } from "node:crypto";
+import type { FastifyPluginAsync } from "fastify";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { readFlowCookie } from "../auth/oauth-flow.js";
+import type { Services } from "../services/index.js";
+
+const ProviderParams = z.object({ provider: z.string() });
+const CallbackQuery = z.object({
+  state: z.string().optional(),
+  error: z.string().optional(),
+  error_description: z.string().optional(),
+});
+
+/** Public: the browser's way into OAuth sign-in and back. Responses are never cached. */
+export const oauthRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+  app.get(
+    "/auth/oauth/:provider",
+    { schema: { params: ProviderParams, response: { 302: z.null().describe("To the provider") } } },
+    async (request, reply) => {
+      const { location, setCookie } = await services.oauth.start(request.params.provider);
+      reply.header("cache-control", "no-store").header("set-cookie", setCookie);
+      return reply.redirect(location, 302);
+    },
+  );
+
+  app.get(
+    "/auth/oauth/:provider/callback",
+    {
+      schema: {
+        params: ProviderParams,
+        querystring: CallbackQuery,
+        response: { 302: z.null().describe("To the post-login URL with access_token and refresh_token") },
+      },
+    },
+    async (request, reply) => {
+      // The attempt is over whatever happens next: the cookie goes, on errors too.
+      reply.header("cache-control", "no-store").header("set-cookie", services.oauth.clearCookie());
+      const q = request.url.indexOf("?");
+      const location = await services.oauth.finish(request.params.provider, {
+        ...request.query,
+        rawQuery: q >= 0 ? request.url.slice(q) : "",
+        cookie: readFlowCookie(request.headers.cookie),
+      });
+      return reply.redirect(location, 302);
+    },
+  );
+};
+
+const TOKEN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+// Takes the tokens out of the address bar and history once the page has them.
+const SCRIPT = 'history.replaceState(null, "", location.pathname);';
+const CSP = [
+  "default-src 'none'",
+  `script-src 'sha256-${createHash("sha256").update(SCRIPT).digest("base64")}'`,
+  "style-src 'unsafe-inline'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+/**
+ * GET /auth/callback, the default post-login URL: shows the tokens of an OAuth sign-in so they can
+ * be copied. The tokens are in its query string, so the route logs nothing below "warn".
+ */
+export const authCallbackPage: FastifyPluginAsync = async (app) => {
+  app.get("/auth/callback", { logLevel: "warn" }, async (request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    const access = typeof query.access_token === "string" ? query.access_token : "";
+    const refresh = typeof query.refresh_token === "string" ? query.refresh_token : "";
+    const ok = TOKEN.test(access) && TOKEN.test(refresh);
+    reply
+      .code(ok ? 200 : 400)
+      .header("content-type", "text/html; charset=utf-8")
+      .header("cache-control", "no-store")
+      .header("referrer-policy", "no-referrer")
+      .header("x-content-type-options", "nosniff")
+      .header("content-security-policy", CSP);
+    return ok ? page(signedIn(access, refresh)) : page(notSignedIn);
+  });
+};
+
+const notSignedIn = `<h1>Not signed in</h1>
+<p>This page shows the result of a sign-in. Start one at <code>/v1/auth/oauth/google</code> or
+<code>/v1/auth/oauth/microsoft</code>.</p>`;
+
+function signedIn(access: string, refresh: string): string {
+  return `<h1>Signed in</h1>
+<p>Send the access token as <code>Authorization: Bearer &lt;token&gt;</code>; it is valid for 30 minutes.
+<code>POST /v1/auth/refresh</code> with the refresh token (valid for 7 days) gives a new one.</p>
+<label>Access token<textarea readonly rows="4">${escapeHtml(access)}</textarea></label>
+<label>Refresh token<textarea readonly rows="4">${escapeHtml(refresh)}</textarea></label>
+<script>${SCRIPT}</script>`;
+}
+
+function page(body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>meetbot sign-in</title>
+<style>body{font:16px system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem}
+label{display:block;margin:1rem 0}textarea{display:block;width:100%;font:13px monospace}</style>
+</head><body>
+${body}
+</body></html>
+`;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

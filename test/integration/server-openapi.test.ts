@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BuiltApp, startBuiltApp } from "../helpers/built-app.js";
+import { registerUser, TEST_MEETING } from "../helpers/server-harness.js";
+
+/**
+ * /openapi.json is generated from the routes' own zod schemas; /docs and /redoc are served from
+ * installed packages by this server. Checked against Fastify's own route table.
+ */
+
+let server: BuiltApp;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document as parsed JSON
+let doc: any;
+beforeAll(async () => {
+  server = await startBuiltApp();
+  const res = await server.api.get("/openapi.json");
+  expect(res.status).toBe(200);
+  doc = res.body;
+});
+afterAll(() => server?.close());
+
+/** Every (method, url) Fastify routes, read from its route tree (HEAD is Fastify's GET twin). */
+function registeredRoutes(): { method: string; url: string }[] {
+  const routes: { method: string; url: string }[] = [];
+  const segments: string[] = [];
+  for (const line of server.app.printRoutes({ commonPrefix: false }).split("\n")) {
+    const match = /^(.*?)(?:├──|└──) (\S+)(?: \(([^)]*)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] as string).length / 4;
+    segments.length = depth;
+    segments.push(match[2] as string);
+    for (const method of (match[3] ?? "").split(", ").filter(Boolean)) {
+      if (method !== "HEAD") routes.push({ method, url: segments.join("") });
+    }
+  }
+  return routes;
+}
+
+/** Fastify's "/v1/bots/:id" is OpenAPI's "/v1/bots/{id}". */
+const toOpenApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+
+describe("/openapi.json", () => {
+  it("documents every /v1 route Fastify has, with its method, and nothing else", async () => {
+    const routes = registeredRoutes().filter((r) => r.url.startsWith("/v1/"));
+    expect(routes.length).toBeGreaterThan(20);
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops as object).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(documented.sort()).toEqual(routes.map((r) => `${r.method} ${toOpenApiPath(r.url)}`).sort());
+  });
+
+  it("answers the same routes under /api/v1 without listing them twice", async () => {
+    const v1 = registeredRoutes().filter((r) => r.url.startsWith("/v1/"));
+    const sandbox = registeredRoutes().filter((r) => r.url.startsWith("/api/v1/"));
+    expect(sandbox.map((r) => `${r.method} ${r.url.slice(4)}`).sort()).toEqual(
+      v1.map((r) => `${r.method} ${r.url}`).sort(),
+    );
+    expect(Object.keys(doc.paths).filter((p) => !p.startsWith("/v1/"))).toEqual([]);
+  });
+
+  it("marks the authenticated routes with the bearer scheme and only those", () => {
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    const op = (path: string, method: string) => doc.paths[path][method];
+    for (const [path, method] of [
+      ["/v1/bots", "get"],
+      ["/v1/bots/{id}", "get"],
+      ["/v1/users/me", "patch"],
+      ["/v1/api-keys/{id}/usage", "get"],
+    ]) {
+      expect(op(path as string, method as string).security, `${method} ${path}`).toEqual([{ bearer: [] }]);
+    }
+    for (const [path, method] of [
+      ["/v1/auth/login", "post"],
+      ["/v1/auth/register", "post"],
+      ["/v1/bot-callbacks/{id}/event", "post"],
+      ["/v1/recordings/{bot_id}/file", "get"],
+    ]) {
+      expect(op(path as string, method as string).security, `${method} ${path}`).toBeUndefined();
+    }
+  });
+
+  it("carries the zod rules the routes validate with", () => {
+    const params = doc.paths["/v1/bots"].get.parameters;
+    const pageSize = params.find((p: { name: string }) => p.name === "page_size");
+    expect(pageSize).toMatchObject({ in: "query", schema: { type: "integer", minimum: 1, maximum: 100 } });
+    const body = doc.paths["/v1/bots"].post.requestBody.content["application/json"].schema;
+    expect(body.required).toContain("meetingInfo");
+    expect(body.properties.meetingInfo.properties.platform.enum).toEqual(["google", "zoom", "teams"]);
+    const profile = doc.paths["/v1/users/me"].get.responses["200"].content["application/json"].schema;
+    expect(Object.keys(profile.properties)).toEqual(
+      expect.arrayContaining(["id", "email", "name", "createdAt", "hasPassword", "oauthProviders"]),
+    );
+  });
+
+  it("documents the spec's error bodies as every operation's 4XX answer", () => {
+    for (const ops of Object.values(doc.paths) as Record<string, { responses: Record<string, unknown> }>[]) {
+      for (const op of Object.values(ops)) {
+        expect(op.responses["4XX"]).toMatchObject({
+          content: { "application/json": { schema: { required: ["detail"] } } },
+        });
+      }
+    }
+  });
+});
+
+describe("the sandbox prefix", () => {
+  it("is the same API: a bot created under /api/v1 is listed under /v1", async () => {
+    const user = await registerUser(server.api);
+    const created = await server.api.post("/api/v1/bots", {
+      token: user.token,
+      body: { meetingInfo: TEST_MEETING },
+    });
+    expect(created.status).toBe(201);
+    const listed = await server.api.get("/v1/bots", { token: user.token });
+    expect(listed.body.bots.map((b: { id: number }) => b.id)).toEqual([created.body.id]);
+    expect((await server.api.get("/api/v1/bots")).status).toBe(401);
+  });
+});
+
+describe("the documentation pages", () => {
+  /** Fetches a page and every script and stylesheet it links, from this server only. */
+  async function pageAndAssets(path: string) {
+    const page = await fetch(new URL(path, server.url));
+    const html = await page.text();
+    const links = [...html.matchAll(/<(?:script[^>]*\ssrc|link[^>]*\shref)="([^"]+)"/g)].map(
+      (m) => m[1] as string,
+    );
+    const assets = await Promise.all(
+      links.map(async (link) => {
+        const url = new URL(link, page.url);
+        const res = await fetch(url);
+        await res.arrayBuffer();
+        return { url, status: res.status, type: res.headers.get("content-type") ?? "" };
+      }),
+    );
+    return { page, html, assets };
+  }
+
+  it("/docs is Swagger UI with its scripts and styles served here, limited to this origin", async () => {
+    const { page, html, assets } = await pageAndAssets("/docs");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(page.headers.get("content-security-policy")).toMatch(/^default-src 'self'/);
+    expect(html).toContain("swagger-ui");
+    const scripts = assets.filter((a) => a.url.pathname.endsWith(".js"));
+    const styles = assets.filter((a) => a.url.pathname.endsWith(".css"));
+    expect(scripts.length).toBeGreaterThanOrEqual(3);
+    expect(styles.length).toBeGreaterThanOrEqual(1);
+    for (const asset of assets) {
+      expect(asset.url.origin, asset.url.href).toBe(server.url);
+      expect(asset.status, asset.url.href).toBe(200);
+    }
+    for (const script of scripts) expect(script.type).toMatch(/^(application|text)\/javascript/);
+    for (const style of styles) expect(style.type).toMatch(/^text\/css/);
+
+    const spec = await server.api.get("/docs/json");
+    expect(spec.status).toBe(200);
+    expect(spec.body.paths).toEqual(doc.paths);
+  });
+
+  it("/redoc is ReDoc's standalone bundle from node_modules, reading /openapi.json", async () => {
+    const { page, html, assets } = await pageAndAssets("/redoc");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(page.headers.get("content-security-policy")).toMatch(/^default-src 'self'/);
+    expect(html).toContain('<redoc spec-url="openapi.json">');
+    expect(assets).toEqual([
+      {
+        url: new URL("/redoc/redoc.standalone.js", server.url),
+        status: 200,
+        type: expect.stringMatching(/^text\/javascript/),
+      },
+    ]);
+    const bundle = await fetch(new URL("/redoc/redoc.standalone.js", server.url));
+    expect(Number(bundle.headers.get("content-length"))).toBeGreaterThan(500_000);
+    expect(await bundle.text()).toContain("Redoc");
+  });
+});

@@ -1,0 +1,261 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JwtIssuer, loadServerSecret } from "../../src/server/auth/tokens.js";
+import {
+  deployedBot,
+  registerUser,
+  startTestServer,
+  TEST_MEETING,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server-harness.js";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ rateLimit: { perMinute: 0, perHour: 0 } });
+});
+afterAll(() => server?.close());
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const today = () => new Date().toISOString().slice(0, 10);
+const idOf = (user: TestUser) => Number(user.userId.slice(4));
+
+describe("GET /v1/users/me", () => {
+  it("returns the caller's profile", async () => {
+    const user = await registerUser(server.api, "Ada Lovelace");
+    const res = await server.api.get("/v1/users/me", { token: user.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      id: idOf(user),
+      email: user.email,
+      name: "Ada Lovelace",
+      createdAt: expect.stringMatching(ISO),
+      hasPassword: true,
+      oauthProviders: [],
+    });
+  });
+});
+
+describe("PATCH /v1/users/me", () => {
+  it("changes the name", async () => {
+    const user = await registerUser(server.api);
+    const res = await server.api.patch("/v1/users/me", { token: user.token, body: { name: "  New Name " } });
+    expect(res.status).toBe(200);
+    expect(res.body.name).toBe("New Name");
+    expect((await server.api.get("/v1/users/me", { token: user.token })).body.name).toBe("New Name");
+    const login = await server.api.post("/v1/auth/login", {
+      body: { email: user.email, password: user.password },
+    });
+    expect(login.body.name).toBe("New Name");
+  });
+
+  it("changes the password only with the current one", async () => {
+    const user = await registerUser(server.api);
+    const wrong = await server.api.patch("/v1/users/me", {
+      token: user.token,
+      body: { password: "a whole new secret", currentPassword: "not the password" },
+    });
+    expect(wrong.status).toBe(403);
+    expect(wrong.body).toEqual({ detail: "Current password is incorrect" });
+
+    const missing = await server.api.patch("/v1/users/me", {
+      token: user.token,
+      body: { password: "a whole new secret" },
+    });
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail).toEqual([
+      { loc: ["body", "currentPassword"], msg: "Field required", type: "missing" },
+    ]);
+
+    const ok = await server.api.patch("/v1/users/me", {
+      token: user.token,
+      body: { password: "a whole new secret", currentPassword: user.password },
+    });
+    expect(ok.status).toBe(200);
+    const login = (password: string) =>
+      server.api.post("/v1/auth/login", { body: { email: user.email, password } });
+    expect((await login(user.password)).status).toBe(401);
+    expect((await login("a whole new secret")).status).toBe(200);
+    // Tokens issued before stay valid (spec §5: no server-side invalidation).
+    expect((await server.api.get("/v1/users/me", { token: user.token })).status).toBe(200);
+  });
+
+  it("refuses an e-mail change, unknown fields and invalid values with 422, changing nothing", async () => {
+    const user = await registerUser(server.api, "Unchanged");
+    const cases: [Record<string, unknown>, (string | number)[]][] = [
+      [{ email: "someone-else@example.com" }, ["body", "email"]],
+      [{ name: "" }, ["body", "name"]],
+      [{ name: "x".repeat(201) }, ["body", "name"]],
+      [{ password: "short", currentPassword: user.password }, ["body", "password"]],
+      [{ name: "Ok", nickname: "typo" }, ["body"]],
+    ];
+    for (const [body, loc] of cases) {
+      const res = await server.api.patch("/v1/users/me", { token: user.token, body });
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(res.body.detail[0].loc, JSON.stringify(body)).toEqual(loc);
+    }
+    const profile = await server.api.get("/v1/users/me", { token: user.token });
+    expect(profile.body).toMatchObject({ name: "Unchanged", email: user.email });
+  });
+});
+
+describe("GET /v1/users/me/usage and /analytics", () => {
+  let user: TestUser;
+  let requestsBefore: number;
+  beforeAll(async () => {
+    user = await registerUser(server.api);
+    await server.api.post("/v1/bots", { token: user.token, body: { meetingInfo: TEST_MEETING } });
+    const failed = await deployedBot(server, user);
+    expect((await failed.runner.status("FATAL", { subCode: "JOIN_FAILED" })).status).toBe(200);
+    const recorded = await deployedBot(server, user);
+    expect((await recorded.runner.upload(new Uint8Array(4_000), 90_000)).status).toBe(201);
+    requestsBefore = 5; // the create, and create + deploy twice
+  });
+
+  it("usage counts this month's bots by status, recorded minutes and API requests", async () => {
+    const res = await server.api.get("/v1/users/me/usage", { token: user.token });
+    expect(res.status).toBe(200);
+    const month = new Date().toISOString().slice(0, 7);
+    expect(res.body).toEqual({
+      period: {
+        name: month,
+        start: `${month}-01T00:00:00.000Z`,
+        end: expect.stringMatching(/^\d{4}-\d\d-01T00:00:00\.000Z$/),
+      },
+      bots: {
+        created: 3,
+        byStatus: {
+          READY_TO_DEPLOY: 1,
+          DEPLOYING: 1,
+          JOINING_CALL: 0,
+          IN_WAITING_ROOM: 0,
+          IN_CALL: 0,
+          CALL_ENDED: 0,
+          DONE: 0,
+          FATAL: 1,
+        },
+      },
+      recordings: { count: 1, recordedMinutes: 1.5 },
+      apiRequests: requestsBefore,
+    });
+  });
+
+  it("usage of another month is that month's (empty here)", async () => {
+    const res = await server.api.get("/v1/users/me/usage?period=2000-02", { token: user.token });
+    expect(res.status).toBe(200);
+    expect(res.body.period).toEqual({
+      name: "2000-02",
+      start: "2000-02-01T00:00:00.000Z",
+      end: "2000-03-01T00:00:00.000Z",
+    });
+    expect(res.body.bots.created).toBe(0);
+    expect(res.body.recordings).toEqual({ count: 0, recordedMinutes: 0 });
+    expect(res.body.apiRequests).toBe(0);
+    expect((await server.api.get("/v1/users/me/usage?period=2000-2", { token: user.token })).status).toBe(
+      422,
+    );
+  });
+
+  it("analytics gives one entry per UTC day, 30 days ending today by default", async () => {
+    const res = await server.api.get("/v1/users/me/analytics", { token: user.token });
+    expect(res.status).toBe(200);
+    expect(res.body.days).toHaveLength(30);
+    expect(res.body.end).toBe(today());
+    expect(res.body.start).toBe(res.body.days[0].date);
+    const last = res.body.days[29];
+    expect(last).toEqual({
+      date: today(),
+      botsCreated: 3,
+      recordedMinutes: 1.5,
+      failures: { JOIN_FAILED: 1 },
+      apiRequests: expect.any(Number),
+    });
+    expect(last.apiRequests).toBeGreaterThanOrEqual(requestsBefore);
+    for (const day of res.body.days.slice(0, 29)) expect(day.botsCreated).toBe(0);
+    expect(res.body.totals).toEqual({
+      botsCreated: 3,
+      recordedMinutes: 1.5,
+      failures: { JOIN_FAILED: 1 },
+      apiRequests: last.apiRequests,
+    });
+  });
+
+  it("analytics takes days, or start and end (inclusive)", async () => {
+    const week = await server.api.get("/v1/users/me/analytics?days=7", { token: user.token });
+    expect(week.body.days).toHaveLength(7);
+    const leap = await server.api.get("/v1/users/me/analytics?start=2024-02-27&end=2024-03-01", {
+      token: user.token,
+    });
+    expect(leap.status).toBe(200);
+    expect(leap.body.days.map((d: { date: string }) => d.date)).toEqual([
+      "2024-02-27",
+      "2024-02-28",
+      "2024-02-29",
+      "2024-03-01",
+    ]);
+    expect(leap.body.totals).toEqual({ botsCreated: 0, recordedMinutes: 0, failures: {}, apiRequests: 0 });
+  });
+
+  it("analytics refuses contradictory or too long ranges with 422", async () => {
+    const cases: [string, string][] = [
+      ["?start=2024-01-01&days=3", "days"],
+      ["?start=2024-03-02&end=2024-03-01", "start"],
+      ["?start=2020-01-01&end=2024-01-01", "start"],
+      ["?end=2024-02-30", "end"],
+      ["?days=367", "days"],
+    ];
+    for (const [query, name] of cases) {
+      const res = await server.api.get(`/v1/users/me/analytics${query}`, { token: user.token });
+      expect(res.status, query).toBe(422);
+      expect(res.body.detail[0].loc, query).toEqual(["query", name]);
+    }
+  });
+
+  it("counts only the caller's own bots", async () => {
+    const stranger = await registerUser(server.api);
+    const usage = await server.api.get("/v1/users/me/usage", { token: stranger.token });
+    expect(usage.body.bots.created).toBe(0);
+    expect(usage.body.recordings.count).toBe(0);
+    const analytics = await server.api.get("/v1/users/me/analytics?days=1", { token: stranger.token });
+    expect(analytics.body.totals).toMatchObject({ botsCreated: 0, recordedMinutes: 0, failures: {} });
+  });
+});
+
+describe("the users group's security", () => {
+  const routes: [string, string, unknown?][] = [
+    ["GET", "/v1/users/me"],
+    ["PATCH", "/v1/users/me", { name: "Mallory" }],
+    ["GET", "/v1/users/me/usage"],
+    ["GET", "/v1/users/me/analytics"],
+    ["GET", "/v1/users/me/api-logs"],
+  ];
+
+  it("answers 401 without a credential, with an expired token and with a refresh token", async () => {
+    const user = await registerUser(server.api, "Victim");
+    const expired = await new JwtIssuer(await loadServerSecret(server.dataDir)).sign(
+      idOf(user),
+      "access",
+      new Date(Date.now() - 2 * 3_600_000),
+    );
+    for (const [method, path, body] of routes) {
+      for (const token of [undefined, expired, user.refreshToken]) {
+        const res = await server.api.request(method, path, {
+          ...(token === undefined ? {} : { token }),
+          ...(body === undefined ? {} : { body }),
+        });
+        expect(res.status, `${method} ${path}`).toBe(401);
+        expect(typeof res.body.detail).toBe("string");
+      }
+    }
+    expect((await server.api.get("/v1/users/me", { token: user.token })).body.name).toBe("Victim");
+  });
+
+  it("acts on the caller only: a PATCH by one user leaves another's profile alone", async () => {
+    const alice = await registerUser(server.api, "Alice");
+    const bob = await registerUser(server.api, "Bob");
+    await server.api.patch("/v1/users/me", { token: bob.token, body: { name: "Bobby" } });
+    expect((await server.api.get("/v1/users/me", { token: alice.token })).body).toMatchObject({
+      id: idOf(alice),
+      name: "Alice",
+    });
+  });
+});
