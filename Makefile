@@ -59,8 +59,10 @@ test: setup test-packages lint typecheck
 	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e.json || status=1; \
 	exit $$status
 
+# Figures only, no assertions. Run it on an idle machine: anything else running skews every figure.
 bench: setup
 	node --import tsx bench/bot-lifecycle.ts
+	node --import tsx bench/api.ts
 
 clean:
 	rm -rf dist test-results .data
