@@ -63,6 +63,7 @@ test: setup test-packages lint typecheck
 bench: setup
 	node --import tsx bench/bot-lifecycle.ts
 	node --import tsx bench/api.ts
+	node --import tsx bench/webhooks.ts
 
 clean:
 	rm -rf dist test-results .data

@@ -233,3 +233,107 @@ export function speakerTimeline(
     .filter((s) => s.endMs > s.startMs)
     .sort((a, b) => a.startMs - b.startMs || a.endMs - b.endMs);
 }
+
+// ---- What webhooks deliver -----------------------------------------------------------------------
+
+/**
+ * Webhook event names (spec §6), plus `bot.ended`: the bot reached DONE or FATAL, whichever way.
+ * The spec's subscription example also names `recording.available`; the server accepts it as an
+ * alias of `recording.ready` when subscribing, but never sends an event by that name.
+ */
+export const WEBHOOK_EVENT_NAMES = [
+  "bot.deploying",
+  "bot.joining",
+  "bot.joined",
+  "bot.in_waiting_room",
+  "bot.left",
+  "bot.error",
+  "bot.ended",
+  "recording.started",
+  "recording.stopped",
+  "recording.ready",
+  "participant.joined",
+  "participant.left",
+] as const;
+export const WebhookEventName = z.enum(WEBHOOK_EVENT_NAMES);
+export type WebhookEventName = z.infer<typeof WebhookEventName>;
+
+export interface WebhookEventData {
+  event: WebhookEventName;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The one mapping from a reported event (or a status change the server makes itself: DEPLOYING
+ * on deploy, FATAL on kill and timeouts) to the webhook events it causes, in the order they are
+ * delivered. Logs, heartbeats and speaker changes cause none.
+ */
+export function webhookEventsFor(
+  event: CallbackEvent,
+  context: { meetingTitle: string; platform: string },
+): WebhookEventData[] {
+  switch (event.type) {
+    case "status": {
+      const { status, subCode, message } = event.data;
+      switch (status) {
+        case "DEPLOYING":
+          return [{ event: "bot.deploying", data: { ...context } }];
+        case "JOINING_CALL":
+          return [{ event: "bot.joining", data: { ...context } }];
+        case "IN_WAITING_ROOM":
+          return [{ event: "bot.in_waiting_room", data: { ...context } }];
+        case "IN_CALL":
+          return [{ event: "bot.joined", data: { ...context } }];
+        case "CALL_ENDED":
+          return [
+            {
+              event: "bot.left",
+              data: { ...(subCode ? { code: subCode } : {}), ...(message ? { message } : {}) },
+            },
+          ];
+        case "DONE":
+          return [{ event: "bot.ended", data: { status } }];
+        case "FATAL": {
+          const code = subCode ?? "INTERNAL_ERROR";
+          return [
+            { event: "bot.error", data: { error: message ?? code, code } },
+            { event: "bot.ended", data: { status, code } },
+          ];
+        }
+        case "READY_TO_DEPLOY":
+          return [];
+      }
+      return [];
+    }
+    case "participant.joined":
+    case "participant.left":
+      return [
+        {
+          event: event.type,
+          data: { participantId: event.data.participantId, participantName: event.data.participantName },
+        },
+      ];
+    case "recording.started":
+      return [{ event: "recording.started", data: { ...event.data } }];
+    case "recording.stopped":
+      return [{ event: "recording.stopped", data: recordingFigures(event.data) }];
+    case "speaker.started":
+    case "speaker.stopped":
+    case "log":
+    case "heartbeat":
+      return [];
+  }
+}
+
+/** `recording.ready`: the recording was uploaded and can be downloaded. */
+export function recordingReadyWebhookEvent(recording: {
+  durationMs: number;
+  sizeBytes: number;
+}): WebhookEventData {
+  return { event: "recording.ready", data: { ...recordingFigures(recording), format: "mp4" } };
+}
+
+/** Spec §6: durationSeconds is an integer (rounded), fileSizeBytes the file's size. */
+function recordingFigures(recording: { durationMs: number; sizeBytes: number }) {
+  return { durationSeconds: Math.round(recording.durationMs / 1000), fileSizeBytes: recording.sizeBytes };
+}

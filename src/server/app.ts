@@ -15,6 +15,7 @@ import { authCallbackPage } from "./routes/oauth.js";
 import { createServices } from "./services/index.js";
 import { LocalRecordingStore } from "./storage/recordings.js";
 import { validatorCompiler } from "./validation.js";
+import { OutboxSignal } from "./webhooks/outbox.js";
 
 /** Body limit of JSON routes; the recording upload sets its own. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -70,6 +71,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     publicBaseUrl: deps.publicBaseUrl,
     now,
     log: app.log,
+    outbox: new OutboxSignal(),
   });
   // One limiter for both prefixes: /v1 and /api/v1 share a credential's budget.
   const rateLimiter = new RateLimiter(deps.config.rateLimit, () => now().getTime());
@@ -81,8 +83,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authCallbackPage);
   services.watchdog.start();
   services.apiLogs.start();
+  if (deps.config.webhooks.worker) services.webhookWorker.start();
   app.addHook("onClose", async () => {
-    services.watchdog.stop();
+    await services.watchdog.stop();
+    // Waits briefly for deliveries in flight; the rest are sent again after a restart.
+    await services.webhookWorker.stop();
     // Before the caller closes the database: the last buffered request-log rows.
     await services.apiLogs.stop();
   });

@@ -29,6 +29,39 @@ export interface StartServerOptions {
   rateLimit?: Partial<RateLimitConfig>;
   /** OAuth sign-in providers; default from env (see oauthConfigFromEnv). */
   oauth?: OAuthConfig;
+  /** Outbound webhook requests; defaults from env (see OutboundConfig). */
+  outbound?: Partial<OutboundConfig>;
+  /** The webhook delivery worker; defaults from env (see WebhooksConfig). */
+  webhooks?: Partial<WebhooksConfig>;
+}
+
+/** The outbox worker that sends webhook and callbackUrl deliveries (src/server/webhooks/worker.ts). */
+export interface WebhooksConfig {
+  /**
+   * Run a delivery worker in this process. Env MEETBOT_WEBHOOK_WORKER, default 1; 0 makes an
+   * API-only process (another process's worker sends the deliveries it queues).
+   */
+  worker: boolean;
+  /** Deliveries in flight at once per process, each to a different endpoint. Env MEETBOT_WEBHOOK_CONCURRENCY, default 16. */
+  concurrency: number;
+  /**
+   * How often the worker looks for due deliveries besides being woken by this process's own
+   * events (retries coming due, other processes' rows). Env MEETBOT_WEBHOOK_POLL_INTERVAL_MS, default 1000.
+   */
+  pollIntervalMs: number;
+}
+
+/** How webhook and callback deliveries reach user-chosen URLs (src/server/webhooks/outbound.ts). */
+export interface OutboundConfig {
+  /**
+   * Allow loopback, private (RFC 1918, fc00::/7) and shared (100.64.0.0/10) targets: local
+   * development, the demo and tests. Env MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS=1, default off.
+   */
+  allowPrivateTargets: boolean;
+  /** Env MEETBOT_WEBHOOK_CONNECT_TIMEOUT_MS, default 10000 (spec). */
+  connectTimeoutMs: number;
+  /** Env MEETBOT_WEBHOOK_RESPONSE_TIMEOUT_MS, default 30000 (spec). */
+  responseTimeoutMs: number;
 }
 
 /** Fixed clock windows, counted per credential in this server process. 0 = no limit for that window. */
@@ -62,6 +95,8 @@ export interface ServerConfig {
   watchdog: WatchdogConfig;
   rateLimit: RateLimitConfig;
   oauth: OAuthConfig;
+  outbound: OutboundConfig;
+  webhooks: WebhooksConfig;
   paths: { database: string; recordings: string; bots: string };
   database: DatabaseOptions;
 }
@@ -95,6 +130,24 @@ export function resolveConfig(opts: StartServerOptions, env: NodeJS.ProcessEnv =
       perHour: opts.rateLimit?.perHour ?? countFromEnv(env, "MEETBOT_RATE_LIMIT_PER_HOUR", 1000),
     },
     oauth: opts.oauth ?? oauthConfigFromEnv(env),
+    outbound: {
+      allowPrivateTargets:
+        opts.outbound?.allowPrivateTargets ?? flagFromEnv(env, "MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS"),
+      connectTimeoutMs:
+        opts.outbound?.connectTimeoutMs ?? positiveFromEnv(env, "MEETBOT_WEBHOOK_CONNECT_TIMEOUT_MS", 10_000),
+      responseTimeoutMs:
+        opts.outbound?.responseTimeoutMs ??
+        positiveFromEnv(env, "MEETBOT_WEBHOOK_RESPONSE_TIMEOUT_MS", 30_000),
+    },
+    webhooks: {
+      worker:
+        opts.webhooks?.worker ??
+        ((env.MEETBOT_WEBHOOK_WORKER ?? "").trim() === "" || flagFromEnv(env, "MEETBOT_WEBHOOK_WORKER")),
+      concurrency:
+        opts.webhooks?.concurrency ?? Math.ceil(positiveFromEnv(env, "MEETBOT_WEBHOOK_CONCURRENCY", 16)),
+      pollIntervalMs:
+        opts.webhooks?.pollIntervalMs ?? positiveFromEnv(env, "MEETBOT_WEBHOOK_POLL_INTERVAL_MS", 1000),
+    },
     paths: {
       database: path.join(dataDir, "meetbot.sqlite"),
       recordings: path.join(dataDir, "recordings"),
@@ -142,6 +195,14 @@ export function normalizeBaseUrl(value: string): string {
 export function localUrl(host: string, port: number): string {
   const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/** "1"/"true" on, "0"/"false"/unset off; anything else is a typo worth stopping for. */
+function flagFromEnv(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = (env[name] ?? "").trim().toLowerCase();
+  if (value === "1" || value === "true") return true;
+  if (value === "" || value === "0" || value === "false") return false;
+  throw new StartupError(`${name} must be 1 or 0, got "${env[name]}"`);
 }
 
 function positiveFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

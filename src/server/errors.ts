@@ -145,15 +145,20 @@ export function errorHandler(err: FastifyError | Error, request: FastifyRequest,
 
 /**
  * A request Node's HTTP parser rejects (malformed request line, headers too large) never reaches
- * Fastify: answer on the socket, still with `{detail}`.
+ * Fastify: answer on the socket, still with `{detail}`. Except to a HEAD: its answer has no body
+ * (a client would take one for garbage); the method is read from the bytes the parser refused.
  */
-export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+export function clientErrorHandler(
+  err: NodeJS.ErrnoException & { rawPacket?: unknown },
+  socket: Socket,
+): void {
   if (err.code === "ECONNRESET" || !socket.writable) return;
   const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
   const body = JSON.stringify({ detail: STATUS_CODES[status] });
+  const head = Buffer.isBuffer(err.rawPacket) && err.rawPacket.subarray(0, 5).toString("latin1") === "HEAD ";
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Connection: close\r\n\r\n${body}`,
+      `Connection: close\r\n\r\n${head ? "" : body}`,
   );
 }

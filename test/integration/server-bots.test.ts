@@ -93,6 +93,9 @@ describe("POST /v1/bots", () => {
         "body.automaticLeave.waitingRoomTimeout",
       ],
       [{ meetingInfo: TEST_MEETING, callbackUrl: "ftp://example.com/hook" }, "body.callbackUrl"],
+      // Private targets are refused unless MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS=1.
+      [{ meetingInfo: TEST_MEETING, callbackUrl: "http://127.0.0.1:9/hook" }, "body.callbackUrl"],
+      [{ meetingInfo: TEST_MEETING, callbackUrl: "http://169.254.169.254/latest" }, "body.callbackUrl"],
       [{ meetingInfo: TEST_MEETING, botDisplayName: "" }, "body.botDisplayName"],
     ];
     for (const [body, loc] of cases) {

@@ -210,6 +210,22 @@ describe("the OAuth callback", () => {
     }
   });
 
+  it.each([
+    ["without a code", (q: URLSearchParams) => q.delete("code")],
+    ["with an empty code", (q: URLSearchParams) => q.set("code", "")],
+    ["with two codes", (q: URLSearchParams) => q.append("code", "second")],
+    ["with another issuer", (q: URLSearchParams) => q.set("iss", "http://evil.example")],
+    ["with an empty error", (q: URLSearchParams) => q.set("error", "")],
+  ])("answers 400, not a provider failure, for a callback %s", async (_name, spoil) => {
+    const account = newAccount();
+    const browser = new Browser();
+    const back = await idp.authorize(browser, `${server.url}/v1/auth/oauth/google`, { sub: account.sub });
+    spoil(back.searchParams);
+    const res = await browser.get(back.href);
+    expect(res.status).toBe(400);
+    expect((await res.json()).detail).toMatch(/malformed/);
+  });
+
   it("refuses a callback in a browser that did not start the flow (no flow cookie)", async () => {
     const account = newAccount();
     const browser = new Browser();

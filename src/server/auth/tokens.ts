@@ -60,9 +60,13 @@ export class JwtIssuer {
   /** The user id of a valid, unexpired token of the expected type; null otherwise. */
   async verify(token: string, expected: TokenType): Promise<number | null> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ["HS256"] });
-      if (payload.typ !== expected || !payload.sub || !/^[1-9][0-9]*$/.test(payload.sub)) return null;
-      return Number(payload.sub);
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: ["HS256"],
+        requiredClaims: ["exp", "sub"],
+      });
+      const { sub } = payload as { sub: unknown };
+      if (payload.typ !== expected || typeof sub !== "string" || !/^[1-9][0-9]{0,9}$/.test(sub)) return null;
+      return Number(sub);
     } catch (err) {
       if (err instanceof joseErrors.JOSEError) return null;
       throw err;

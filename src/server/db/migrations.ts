@@ -153,6 +153,106 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    "0004_webhooks": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        await id(db.schema.createTable("webhooks"))
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("name", "varchar(200)", (col) => col.notNull())
+          .addColumn("url", "text", (col) => col.notNull())
+          .addColumn("events", "text", (col) => col.notNull())
+          .addColumn("secret", "varchar(100)", (col) => col.notNull())
+          .addColumn("is_active", "integer", (col) => col.notNull())
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("updated_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+        await db.schema
+          .createIndex("webhooks_user_id_idx")
+          .on("webhooks")
+          .columns(["user_id", "id"])
+          .execute();
+
+        await db.schema
+          .createTable("webhook_signing_secrets")
+          .addColumn("user_id", "integer", (col) =>
+            col.primaryKey().references("users.id").onDelete("cascade"),
+          )
+          .addColumn("secret", "varchar(100)", (col) => col.notNull())
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+
+        // The outbox. bot_id is no foreign key: deliveries outlive a deleted bot.
+        await id(db.schema.createTable("webhook_deliveries"))
+          .addColumn("public_id", "varchar(40)", (col) => col.notNull().unique())
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("webhook_id", "integer", (col) => col.references("webhooks.id").onDelete("cascade"))
+          .addColumn("bot_id", "integer")
+          .addColumn("target_url", "text")
+          .addColumn("endpoint_key", "varchar(80)", (col) => col.notNull())
+          .addColumn("event", "varchar(64)", (col) => col.notNull())
+          .addColumn("payload", "text", (col) => col.notNull())
+          .addColumn("state", "varchar(16)", (col) => col.notNull())
+          .addColumn("attempts", "integer", (col) => col.notNull())
+          .addColumn("round_failures", "integer", (col) => col.notNull())
+          .addColumn("next_attempt_at", "varchar(40)")
+          .addColumn("lease_until", "varchar(40)")
+          .addColumn("claim_token", "varchar(40)")
+          .addColumn("last_attempt_at", "varchar(40)")
+          .addColumn("last_status_code", "integer")
+          .addColumn("last_error", "varchar(32)")
+          .addColumn("last_error_message", "text")
+          .addColumn("last_response_time_ms", "integer")
+          .addColumn("last_response_body", "text")
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+        // The worker's claim: due rows by state, then per endpoint in id order.
+        await db.schema
+          .createIndex("webhook_deliveries_due_idx")
+          .on("webhook_deliveries")
+          .columns(["state", "next_attempt_at"])
+          .execute();
+        await db.schema
+          .createIndex("webhook_deliveries_endpoint_idx")
+          .on("webhook_deliveries")
+          .columns(["endpoint_key", "state", "id"])
+          .execute();
+        await db.schema
+          .createIndex("webhook_deliveries_webhook_idx")
+          .on("webhook_deliveries")
+          .columns(["webhook_id", "id"])
+          .execute();
+        await db.schema
+          .createIndex("webhook_deliveries_user_idx")
+          .on("webhook_deliveries")
+          .columns(["user_id", "id"])
+          .execute();
+
+        await id(db.schema.createTable("webhook_delivery_attempts"))
+          .addColumn("delivery_id", "integer", (col) =>
+            col.notNull().references("webhook_deliveries.id").onDelete("cascade"),
+          )
+          .addColumn("webhook_id", "integer")
+          .addColumn("attempt", "integer", (col) => col.notNull())
+          .addColumn("attempted_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("succeeded", "integer", (col) => col.notNull())
+          .addColumn("status_code", "integer")
+          .addColumn("error", "varchar(32)")
+          .addColumn("error_message", "text")
+          .addColumn("response_time_ms", "integer", (col) => col.notNull())
+          .addColumn("response_body", "text")
+          .execute();
+        await db.schema
+          .createIndex("webhook_delivery_attempts_delivery_idx")
+          .on("webhook_delivery_attempts")
+          .columns(["delivery_id", "id"])
+          .execute();
+        await db.schema
+          .createIndex("webhook_delivery_attempts_webhook_idx")
+          .on("webhook_delivery_attempts")
+          .columns(["webhook_id", "id"])
+          .execute();
+      },
+    },
   };
 }
 

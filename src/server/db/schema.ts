@@ -16,6 +16,10 @@ export interface Database {
   api_keys: ApiKeysTable;
   api_request_logs: ApiRequestLogsTable;
   user_identities: UserIdentitiesTable;
+  webhooks: WebhooksTable;
+  webhook_signing_secrets: WebhookSigningSecretsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
 }
 
 /** Only the sha256 (hex) of a key is kept; the full key is shown once, at creation. */
@@ -147,7 +151,86 @@ export interface RecordingsTable {
   created_at: string;
 }
 
+/** An endpoint registered through /v1/webhooks. The secret is kept as is: every delivery is signed with it. */
+export interface WebhooksTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  url: string;
+  /** JSON array of subscribed names ("*", spec names, aliases), as the user gave them. */
+  events: string;
+  secret: string;
+  /** 1 or 0 (no boolean type on SQLite). */
+  is_active: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Per user: signs the deliveries to the callbackUrl of the user's bots. Made on first use. */
+export interface WebhookSigningSecretsTable {
+  user_id: number;
+  secret: string;
+  created_at: string;
+}
+
+/**
+ * The outbox: one row per (event, endpoint), written in the transaction of the event that causes
+ * it; the worker claims and sends it. See src/server/webhooks/queue.ts for the states.
+ */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  /** "whdel_" + hex: X-Webhook-Id, the same on every attempt. */
+  public_id: string;
+  user_id: number;
+  /** Null for a delivery to a bot's callbackUrl. */
+  webhook_id: number | null;
+  /** Null for the test event. Not a foreign key: a delivery outlives its bot. */
+  bot_id: number | null;
+  /** The callbackUrl at the time of the event; null for webhooks (their current url is used). */
+  target_url: string | null;
+  /** Deliveries with the same key go one at a time, in id order: "webhook:<id>" or "callback:<hash>". */
+  endpoint_key: string;
+  event: string;
+  /** The JSON body, exactly as sent. */
+  payload: string;
+  /** "pending" | "sending" | "succeeded" | "failed" */
+  state: string;
+  /** Number of the latest attempt; 0 before the first. */
+  attempts: number;
+  /** Failed attempts since the delivery was queued (or redelivered): which retry comes next. */
+  round_failures: number;
+  next_attempt_at: string | null;
+  /** While "sending": the claim ends at this time, after which another worker may take it over. */
+  lease_until: string | null;
+  claim_token: string | null;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_error_message: string | null;
+  last_response_time_ms: number | null;
+  last_response_body: string | null;
+  created_at: string;
+}
+
+export interface WebhookDeliveryAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  /** Copied from the delivery, for a webhook's statistics. */
+  webhook_id: number | null;
+  attempt: number;
+  attempted_at: string;
+  /** 1 for a 2xx answer, else 0. */
+  succeeded: number;
+  status_code: number | null;
+  error: string | null;
+  error_message: string | null;
+  response_time_ms: number;
+  response_body: string | null;
+}
+
 export type UserRow = Selectable<UsersTable>;
 export type BotRow = Selectable<BotsTable>;
 export type NewBot = Insertable<BotsTable>;
 export type RecordingRow = Selectable<RecordingsTable>;
+export type WebhookRow = Selectable<WebhooksTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

@@ -13,6 +13,7 @@ import { eventRoutes } from "./events.js";
 import { oauthRoutes } from "./oauth.js";
 import { recordingFileRoutes, recordingRoutes } from "./recordings.js";
 import { userRoutes } from "./users.js";
+import { webhookRoutes } from "./webhooks.js";
 
 /**
  * Every /v1 route, registered as one plugin so that it is mounted under both prefixes (`/v1` and
@@ -49,5 +50,6 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
     await authenticated.register(recordingRoutes, { services });
     await authenticated.register(userRoutes, { services });
     await authenticated.register(apiKeyUsageRoutes, { services });
+    await authenticated.register(webhookRoutes, { services });
   });
 };

@@ -11,3 +11,4 @@ export * from "./events.js";
 export * from "./callbacks.js";
 export * from "./recordings.js";
 export * from "./users.js";
+export * from "./webhooks.js";

@@ -25,6 +25,8 @@ import type {
   UpdateBotBody,
 } from "../schemas/index.js";
 import { removeBotFiles } from "../storage/bot-files.js";
+import { enqueueBotEvent } from "../webhooks/outbox.js";
+import { checkTargetUrl } from "../webhooks/outbound.js";
 import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
 import type { ServiceContext } from "./context.js";
 import { type RecordingColumns, recordingColumns, toRecording } from "./recordings.js";
@@ -37,6 +39,7 @@ export class BotService {
 
   async create(userId: number, input: CreateBotBody): Promise<Bot> {
     this.checkMeetingHost(input.meetingInfo);
+    this.checkCallbackTarget(input.callbackUrl);
     const now = toIso(this.ctx.now());
     const row = await this.ctx.db
       .insertInto("bots")
@@ -126,9 +129,17 @@ export class BotService {
         .executeTakeFirst();
       if (Number(result.numUpdatedRows) !== 1) return false;
       await appendLog(trx, botId, "info", "deployment started", now);
+      const deploying: CallbackEvent = {
+        seq: 0,
+        type: "status",
+        eventTime: now,
+        data: { status: "DEPLOYING" },
+      };
+      await enqueueBotEvent(trx, bot, deploying, now, now);
       return true;
     });
     if (!moved) throw new ConflictError("Bot has already been deployed");
+    this.ctx.outbox.notify();
     try {
       await this.ctx.launcher.launch(BotConfig.parse(this.runnerConfig(bot, token)));
     } catch (err) {
@@ -148,6 +159,7 @@ export class BotService {
    */
   async update(userId: number, botId: number, input: UpdateBotBody): Promise<BotDetail> {
     if (input.meetingInfo) this.checkMeetingHost(input.meetingInfo);
+    this.checkCallbackTarget(input.callbackUrl);
     await this.ctx.db.transaction().execute(async (trx) => {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
       if (!bot || bot.user_id !== userId) throw new BotNotFoundError();
@@ -265,9 +277,10 @@ export class BotService {
   }
 
   /**
-   * A FATAL the server decides (launch failed, launch or heartbeat timed out), applied like a
-   * runner's report: ERROR and FATAL events, deploymentError. False if the bot had already moved
-   * on (e.g. its runner reported in the meantime) or is in a status FATAL cannot follow.
+   * A FATAL the server decides (launch failed, launch or heartbeat timed out, kill), applied like
+   * a runner's report: ERROR and FATAL events, deploymentError, bot.error and bot.ended webhooks.
+   * False if the bot had already moved on (e.g. its runner reported in the meantime) or is in a
+   * status FATAL cannot follow.
    */
   async failFromServer(botId: number, subCode: SubCode, message: string): Promise<boolean> {
     const now = toIso(this.ctx.now());
@@ -277,13 +290,27 @@ export class BotService {
       eventTime: now,
       data: { status: "FATAL", subCode, message },
     };
-    return this.ctx.db.transaction().execute(async (trx) => {
+    const failed = await this.ctx.db.transaction().execute(async (trx) => {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
       if (!bot || !(await applyStatusChange(trx, bot, event.data, now))) return false;
       await appendLog(trx, botId, "error", `${subCode}: ${message}`, now);
       await appendDerivedEvents(trx, bot, event, now, now);
+      await enqueueBotEvent(trx, bot, event, now, now);
       return true;
     });
+    if (failed) this.ctx.outbox.notify();
+    return failed;
+  }
+
+  /**
+   * A callbackUrl that can never be delivered to (a private address while they are refused) is
+   * refused when saved, so that the user learns of it now; deliveries check every address again.
+   */
+  private checkCallbackTarget(callbackUrl: string | null | undefined): void {
+    if (!callbackUrl) return;
+    const problem = checkTargetUrl(callbackUrl, this.ctx.config.outbound);
+    if (problem)
+      throw new ValidationError([{ loc: ["body", "callbackUrl"], msg: problem, type: "value_error" }]);
   }
 
   /** Only the real platforms' hosts, plus the operator's allow-list (host or host:port). */

@@ -3,6 +3,7 @@ import { hexDigestsEqual, sha256Hex } from "../auth/tokens.js";
 import { isUniqueViolation, toIso } from "../db/database.js";
 import { BotNotFoundError, ConflictError, UnauthorizedError } from "../errors.js";
 import type { CallbackResult } from "../schemas/index.js";
+import { enqueueBotEvent } from "../webhooks/outbox.js";
 import {
   appendDerivedEvents,
   appendLog,
@@ -32,11 +33,12 @@ export class CallbackService {
 
   /**
    * In one transaction: dedup by seq, check a status change against core's table, update the bot,
-   * append events and logs, touch lastHeartbeat. An illegal transition changes nothing but a
-   * warning log, is not recorded as applied, and answers 409.
+   * append events and logs, queue webhook deliveries (outbox), touch lastHeartbeat. An illegal
+   * transition changes nothing but a warning log, is not recorded as applied, and answers 409.
    */
   async apply(botId: number, event: CallbackEvent): Promise<CallbackResult> {
-    const outcome = await this.applyInTransaction(botId, event).catch(async (err: unknown) => {
+    const queued = { count: 0 };
+    const outcome = await this.applyInTransaction(botId, event, queued).catch(async (err: unknown) => {
       // Only reachable if two copies raced past the lock-free check (never on SQLite).
       if (!isUniqueViolation(err)) throw err;
       const bot = await this.ctx.db
@@ -46,6 +48,7 @@ export class CallbackService {
         .executeTakeFirst();
       return { applied: false, duplicate: true, status: (bot?.status ?? "FATAL") as BotStatus };
     });
+    if (queued.count > 0) this.ctx.outbox.notify(); // committed (or rolled back: a harmless look)
     if ("illegal" in outcome) throw new ConflictError(outcome.illegal);
     return outcome;
   }
@@ -53,6 +56,7 @@ export class CallbackService {
   private applyInTransaction(
     botId: number,
     event: CallbackEvent,
+    queued: { count: number },
   ): Promise<CallbackResult | { illegal: string }> {
     return this.ctx.db.transaction().execute(async (trx) => {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
@@ -90,6 +94,7 @@ export class CallbackService {
         .execute();
       if (event.type === "log") await appendLog(trx, botId, event.data.level, event.data.message, eventTime);
       await appendDerivedEvents(trx, bot, event, eventTime, now);
+      queued.count += await enqueueBotEvent(trx, bot, event, eventTime, now);
       await appendSpeakerFacts(trx, botId, event, eventTime);
       await trx
         .updateTable("bots")

@@ -7,6 +7,7 @@ import type { DialectName } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import type { Launcher } from "../launcher/launcher.js";
 import type { RecordingStore } from "../storage/recordings.js";
+import type { OutboxSignal } from "../webhooks/outbox.js";
 
 /** What services depend on. No Fastify request in here: services are callable from anywhere. */
 export interface ServiceContext {
@@ -21,4 +22,6 @@ export interface ServiceContext {
   publicBaseUrl(): string;
   now(): Date;
   log: FastifyBaseLogger;
+  /** Notified after a transaction that queued webhook deliveries commits: wakes the worker. */
+  outbox: OutboxSignal;
 }

@@ -1,4 +1,8 @@
 import { LocalArtifactStore } from "../storage/artifacts.js";
+import { Deliverer } from "../webhooks/deliver.js";
+import { OutboundClient } from "../webhooks/outbound.js";
+import { MAX_LOGGED_BODY_CHARS } from "../webhooks/queue.js";
+import { WebhookWorker } from "../webhooks/worker.js";
 import { ApiKeyService } from "./api-keys.js";
 import { ApiLogService } from "./api-logs.js";
 import { ArtifactService } from "./artifacts.js";
@@ -11,6 +15,7 @@ import { ProfileService } from "./profile.js";
 import { RecordingService } from "./recordings.js";
 import { UserService } from "./users.js";
 import { BotWatchdog } from "./watchdog.js";
+import { WebhookService } from "./webhooks.js";
 
 export type { ServiceContext } from "./context.js";
 
@@ -26,6 +31,9 @@ export interface Services {
   artifacts: ArtifactService;
   apiLogs: ApiLogService;
   profile: ProfileService;
+  webhooks: WebhookService;
+  /** Sends queued webhook deliveries; the app starts it unless config.webhooks.worker is off. */
+  webhookWorker: WebhookWorker;
 }
 
 export function createServices(ctx: ServiceContext): Services {
@@ -33,6 +41,12 @@ export function createServices(ctx: ServiceContext): Services {
   const apiKeys = new ApiKeyService(ctx);
   const users = new UserService(ctx, apiKeys);
   const apiLogs = new ApiLogService(ctx);
+  // One outbound client for the worker and the test sends; the worker's stop() closes it.
+  const outbound = new OutboundClient({
+    ...ctx.config.outbound,
+    maxResponseBytes: MAX_LOGGED_BODY_CHARS * 4,
+  });
+  const { connectTimeoutMs, responseTimeoutMs } = ctx.config.outbound;
   return {
     users,
     apiKeys,
@@ -45,5 +59,18 @@ export function createServices(ctx: ServiceContext): Services {
     artifacts: new ArtifactService(ctx, bots, new LocalArtifactStore(ctx.config.paths.bots)),
     apiLogs,
     profile: new ProfileService(ctx, apiLogs),
+    webhooks: new WebhookService(ctx, new Deliverer({ db: ctx.db, now: ctx.now, outbound })),
+    webhookWorker: new WebhookWorker({
+      db: ctx.db,
+      dialect: ctx.dialect,
+      now: ctx.now,
+      log: ctx.log,
+      outbound,
+      signal: ctx.outbox,
+      concurrency: ctx.config.webhooks.concurrency,
+      pollIntervalMs: ctx.config.webhooks.pollIntervalMs,
+      // Longer than any attempt can take (DNS and connect, then the response), with room to record it.
+      leaseMs: connectTimeoutMs + responseTimeoutMs + 30_000,
+    }),
   };
 }

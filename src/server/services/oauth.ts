@@ -106,6 +106,8 @@ export class OAuthService {
     }
 
     const config = await this.client(provider);
+    const malformed = malformedCallbackQuery(input.rawQuery, config.serverMetadata().issuer);
+    if (malformed) throw new BadRequestError(`The sign-in response is malformed (${malformed}); start again`);
     const currentUrl = new URL(this.callbackUrl(provider));
     currentUrl.search = input.rawQuery;
     let claims: oidc.IDToken | undefined;
@@ -288,4 +290,21 @@ function displayName(claims: oidc.IDToken, email: string | null): string {
     if (typeof candidate === "string" && candidate.trim()) return candidate.trim().slice(0, 200);
   }
   return "User";
+}
+
+/**
+ * What the browser brought back that openid-client would refuse as an invalid response (and we
+ * would then report as the provider's failure, a 502): it is the request's fault, a 400. Null when
+ * the query is fit to exchange. A templated issuer (Microsoft's multi-tenant `{tenantid}`) cannot
+ * be compared here; openid-client checks `iss` against it.
+ */
+export function malformedCallbackQuery(rawQuery: string, issuer: string): string | null {
+  const query = new URLSearchParams(rawQuery);
+  if (query.has("error")) return "an empty or repeated error parameter";
+  const codes = query.getAll("code");
+  if (codes.length !== 1 || codes[0] === "") return "exactly one non-empty code is required";
+  const iss = query.getAll("iss");
+  if (iss.length > 1) return "more than one iss";
+  if (iss.length === 1 && !issuer.includes("{") && iss[0] !== issuer) return "iss is not this provider";
+  return null;
 }

@@ -9,10 +9,11 @@ import {
   PayloadTooLargeError,
   RangeNotSatisfiableError,
 } from "../errors.js";
-import { type SpeakerSegment, speakerTimeline } from "../../core/index.js";
+import { recordingReadyWebhookEvent, type SpeakerSegment, speakerTimeline } from "../../core/index.js";
 import type { DownloadLink, Recording, RecordingInfo } from "../schemas/index.js";
 import { type ByteRange, parseRange } from "../storage/range.js";
 import { RecordingTooLargeError } from "../storage/recordings.js";
+import { enqueueWebhookEvents } from "../webhooks/outbox.js";
 import { appendLog, lockBot } from "./bot-state.js";
 import type { BotService } from "./bots.js";
 import type { ServiceContext } from "./context.js";
@@ -79,9 +80,16 @@ export class RecordingService {
       duration_ms: durationMs,
       created_at: now,
     };
+    let queued = 0;
     const stored = await this.ctx.db.transaction().execute(async (trx) => {
       // Deleted while the upload streamed in: nothing may be kept for it.
-      if (!(await lockBot(trx, this.ctx.dialect, botId))) return false;
+      const bot = await lockBot(trx, this.ctx.dialect, botId);
+      if (!bot) return false;
+      const replaced = await trx
+        .selectFrom("recordings")
+        .select("bot_id")
+        .where("bot_id", "=", botId)
+        .executeTakeFirst();
       await trx
         .insertInto("recordings")
         .values(row)
@@ -92,8 +100,15 @@ export class RecordingService {
         )
         .execute();
       await appendLog(trx, botId, "info", `recording uploaded (${sizeBytes} bytes)`, now);
+      // recording.ready once per bot: a runner resending its upload (its answer was lost) is
+      // the same recording, not news.
+      if (!replaced) {
+        const ready = recordingReadyWebhookEvent({ durationMs, sizeBytes });
+        queued = await enqueueWebhookEvents(trx, bot, [ready], now, now);
+      }
       return true;
     });
+    if (queued > 0) this.ctx.outbox.notify();
     if (!stored) {
       await this.ctx.store.remove(botId);
       throw new BotNotFoundError();

@@ -1,0 +1,125 @@
+import { createHash } from "node:crypto";
+import type { Kysely } from "kysely";
+import { type CallbackEvent, type WebhookEventData, webhookEventsFor } from "../../core/index.js";
+import type { Database } from "../db/schema.js";
+import { isSubscribed } from "./events.js";
+import { newDeliveryId } from "./secrets.js";
+
+/**
+ * The write side of the outbox. Callers run `enqueueWebhookEvents` inside the transaction that
+ * records the event itself, so a delivery exists exactly when its event does (a rolled-back event
+ * leaves none; a duplicate runner event, refused by the (bot, seq) check, makes none). Once that
+ * transaction has committed, `signal.notify()` wakes this process's worker at once; other
+ * processes find the rows by polling.
+ */
+export class OutboxSignal {
+  private readonly listeners = new Set<() => void>();
+
+  notify(): void {
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Returns the unsubscribe function. */
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+export interface OutboxBot {
+  id: number;
+  user_id: number;
+  callback_url: string | null;
+}
+
+/** Deliveries to one endpoint go one at a time in order; this names the endpoint. */
+export function webhookEndpointKey(webhookId: number): string {
+  return `webhook:${webhookId}`;
+}
+
+export function callbackEndpointKey(url: string): string {
+  return `callback:${createHash("sha256").update(url).digest("hex").slice(0, 40)}`;
+}
+
+/** The delivery body: spec §6's `{event, botId, timestamp, data}`. */
+export function deliveryPayload(
+  event: string,
+  botId: number | null,
+  timestamp: string,
+  data: object,
+): string {
+  return JSON.stringify({ event, botId, timestamp, data });
+}
+
+/**
+ * Queues one delivery per event for each of the owner's active webhooks subscribed to it, and
+ * one to the bot's callbackUrl (which gets all of its bot's events). Rows are inserted event by
+ * event, so each endpoint's deliveries have ids in event order. Returns how many were queued.
+ */
+export async function enqueueWebhookEvents(
+  db: Kysely<Database>,
+  bot: OutboxBot,
+  events: readonly WebhookEventData[],
+  eventTime: string,
+  now: string,
+): Promise<number> {
+  if (events.length === 0) return 0;
+  const webhooks = await db
+    .selectFrom("webhooks")
+    .select(["id", "events"])
+    .where("user_id", "=", bot.user_id)
+    .where("is_active", "=", 1)
+    .orderBy("id")
+    .execute();
+  const rows = [];
+  for (const { event, data } of events) {
+    const payload = deliveryPayload(event, bot.id, eventTime, data);
+    const common = {
+      user_id: bot.user_id,
+      bot_id: bot.id,
+      event,
+      payload,
+      state: "pending",
+      attempts: 0,
+      round_failures: 0,
+      next_attempt_at: now,
+      created_at: now,
+    };
+    for (const webhook of webhooks) {
+      if (!isSubscribed(JSON.parse(webhook.events) as string[], event)) continue;
+      rows.push({
+        ...common,
+        public_id: newDeliveryId(),
+        webhook_id: webhook.id,
+        target_url: null,
+        endpoint_key: webhookEndpointKey(webhook.id),
+      });
+    }
+    if (bot.callback_url) {
+      rows.push({
+        ...common,
+        public_id: newDeliveryId(),
+        webhook_id: null,
+        target_url: bot.callback_url,
+        endpoint_key: callbackEndpointKey(bot.callback_url),
+      });
+    }
+  }
+  if (rows.length > 0) await db.insertInto("webhook_deliveries").values(rows).execute();
+  return rows.length;
+}
+
+/** The bot columns the outbox needs to turn a bot's event into deliveries. */
+export type OutboxBotRow = OutboxBot & { meeting_title: string; platform: string };
+
+/** `enqueueWebhookEvents` for a reported (or server-made) bot event, through core's mapping. */
+export function enqueueBotEvent(
+  db: Kysely<Database>,
+  bot: OutboxBotRow,
+  event: CallbackEvent,
+  eventTime: string,
+  now: string,
+): Promise<number> {
+  const events = webhookEventsFor(event, { meetingTitle: bot.meeting_title, platform: bot.platform });
+  return enqueueWebhookEvents(db, bot, events, eventTime, now);
+}
