@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -645,14 +645,18 @@ describe("DELETE /v1/bots/:id", () => {
       },
     } as RequestInit);
     const recordingFile = path.join(server.dataDir, "recordings", `${botId}.mp4`);
-    await expect.poll(() => existsSync(`${recordingFile}.part`), { timeout: 5_000, interval: 10 }).toBe(true);
+    const unfinished = () =>
+      readdirSync(path.dirname(recordingFile)).filter(
+        (f) => f.startsWith(`${botId}.mp4.`) && f.endsWith(".part"),
+      );
+    await expect.poll(() => unfinished().length, { timeout: 5_000, interval: 10 }).toBe(1);
     expect((await del(botId)).status).toBe(204);
     release();
     const res = await upload;
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     expect(existsSync(recordingFile)).toBe(false);
-    expect(existsSync(`${recordingFile}.part`)).toBe(false);
+    expect(unfinished()).toEqual([]);
     expect((await rowsOf(botId)).recordings).toBe(0);
   });
 

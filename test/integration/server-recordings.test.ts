@@ -169,6 +169,19 @@ describe("PUT /v1/bot-callbacks/:id/recording", () => {
     expect(files.filter((f) => f.endsWith(".part"))).toEqual([]);
   });
 
+  it("keeps one whole recording when two uploads for a bot run at once", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    const a = randomBytes(2 * 1024 * 1024);
+    const b = randomBytes(2 * 1024 * 1024 + 13);
+    const [first, second] = await Promise.all([runner.upload(a, 1000), runner.upload(b, 1000)]);
+    expect([first.status, second.status]).toEqual([201, 201]);
+    const link = (await get(`/v1/recordings/${botId}/download`)).body.url;
+    const stored = Buffer.from((await fetchBytes(link)).bytes);
+    expect(stored.equals(Buffer.from(a)) || stored.equals(Buffer.from(b))).toBe(true);
+    const files = await readdir(path.join(server.dataDir, "recordings"));
+    expect(files.filter((f) => f.endsWith(".part"))).toEqual([]);
+  });
+
   it("requires the bot's callback token, video/mp4 and the duration header", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const other = await deployedBot(server, user);

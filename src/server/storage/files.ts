@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
@@ -5,7 +6,7 @@ import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 
 /**
- * Streams `source` into `final` through a `.part` file renamed at the end, so a reader never sees
+ * Streams `source` into `final` through a `<final>.<random>.part` file renamed at the end, so a reader never sees
  * half a file and an interrupted upload leaves nothing behind. Never buffers the whole body;
  * past `maxBytes` it stops and rejects with `tooLarge()`.
  */
@@ -16,7 +17,8 @@ export async function writeStreamAtomically(
   tooLarge: () => Error,
 ): Promise<{ sizeBytes: number }> {
   await mkdir(path.dirname(final), { recursive: true });
-  const part = `${final}.part`;
+  // A name of its own per upload: two uploads of one file at once each finish whole, the last wins.
+  const part = `${final}.${randomBytes(6).toString("hex")}.part`;
   let sizeBytes = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {

@@ -1,5 +1,5 @@
 import { createReadStream } from "node:fs";
-import { rm, stat } from "node:fs/promises";
+import { readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { writeStreamAtomically } from "./files.js";
@@ -52,7 +52,12 @@ export class LocalRecordingStore implements RecordingStore {
   }
 
   async remove(botId: number): Promise<void> {
-    await rm(`${this.file(botId)}.part`, { force: true });
+    const unfinished = `${botId}.mp4.`;
+    const entries = await readdir(this.dir).catch(() => [] as string[]);
+    for (const name of entries) {
+      if (name.startsWith(unfinished) && name.endsWith(".part"))
+        await rm(path.join(this.dir, name), { force: true });
+    }
     await rm(this.file(botId), { force: true });
   }
 }
