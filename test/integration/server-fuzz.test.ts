@@ -87,7 +87,7 @@ function casesPerRoute(value: string | undefined): number {
 /** user: a user's bearer credential; runner: a bot's callback token; public: none; page: not the API. */
 type Group = "user" | "runner" | "public" | "page";
 type BodyKind = "json" | "video/mp4" | "application/octet-stream";
-type ParamKind = "bot" | "key" | "artifact" | "provider" | "file" | "other";
+type ParamKind = "bot" | "key" | "webhook" | "artifact" | "provider" | "file" | "other";
 
 interface Route {
   method: string;
@@ -170,6 +170,7 @@ function paramKind(route: Route, param: string): ParamKind {
   const t = route.template;
   if (param === "bot_id") return "bot";
   if (param === "id" && t.startsWith("/v1/api-keys/")) return "key";
+  if (param === "id" && t.startsWith("/v1/webhooks/")) return "webhook";
   if (param === "id" && (t.startsWith("/v1/bots/") || t.startsWith("/v1/bot-callbacks/"))) return "bot";
   if (param === "name" && t.includes("/artifacts/")) return "artifact";
   if (param === "provider" || param === "file") return param;
@@ -195,6 +196,7 @@ interface Fixture {
   b: TestUser;
   bots: Record<Owner, number[]>;
   keys: Record<Owner, number[]>;
+  webhooks: Record<Owner, number[]>;
   /** A's DONE bot (with a recording) and FATAL bot (with an artifact). */
   done: number;
   fatal: number;
@@ -339,6 +341,18 @@ async function createFixture(s: TestServer): Promise<Fixture> {
   const aExpiring = await createKey(a, { name: "expiring", expiresAt: "2100-01-01T00:00:00Z" });
   const bKey = await createKey(b, { name: "bob" });
 
+  // Webhooks last: the fixture's own events must queue no deliveries. Their URLs would never be
+  // reached (production mode, no DNS here); the fuzz requests only read or are refused.
+  const createWebhook = async (user: TestUser) =>
+    ok(
+      await s.api.post("/v1/webhooks", {
+        token: user.token,
+        body: { name: "fuzz", url: "https://hooks.example.com/fuzz", events: ["*"] },
+      }),
+      201,
+    ).body.id as number;
+  const webhooks = { a: [await createWebhook(a)], b: [await createWebhook(b)] };
+
   const link = ok(await s.api.get(`/v1/recordings/${done.botId}/download`, { token: a.token })).body;
   const linkQuery = new URL(link.url as string).searchParams;
 
@@ -355,6 +369,7 @@ async function createFixture(s: TestServer): Promise<Fixture> {
       b: [bReady, bDeploying.botId],
     },
     keys: { a: [aKey.id, aRevoked.id, aExpiring.id], b: [bKey.id] },
+    webhooks,
     done: done.botId,
     fatal: fatal.botId,
     callbackTokens,
@@ -633,6 +648,8 @@ function goodParam(route: Route, kind: ParamKind, rng: Prng): string {
       return String(rng.pick(fixture.bots.a));
     case "key":
       return String(rng.pick(fixture.keys.a));
+    case "webhook":
+      return String(rng.pick(fixture.webhooks.a));
     case "artifact":
       return rng.chance(0.8) ? ARTIFACT : "page.html";
     case "provider":
@@ -640,7 +657,7 @@ function goodParam(route: Route, kind: ParamKind, rng: Prng): string {
     case "file":
       return "index.html";
     case "other":
-      return String(rng.pick([...fixture.bots.a, ...fixture.keys.a]));
+      return String(rng.pick([...fixture.bots.a, ...fixture.keys.a, ...fixture.webhooks.a]));
   }
 }
 
@@ -684,6 +701,7 @@ function hostilePath(c: Case, rng: Prng): void {
 function foreignIds(kind: ParamKind): string[] {
   if (kind === "bot") return fixture.bots.b.map(String);
   if (kind === "key") return fixture.keys.b.map(String);
+  if (kind === "webhook") return fixture.webhooks.b.map(String);
   return [];
 }
 
@@ -905,7 +923,9 @@ function mayTakeEffect(c: Case): boolean {
  * credential, an id the caller does not own, or a refused body.
  */
 function makeHarmless(c: Case, rng: Prng): void {
-  const idParams = c.route.params.filter((p) => ["bot", "key", "other"].includes(paramKind(c.route, p)));
+  const idParams = c.route.params.filter((p) =>
+    ["bot", "key", "webhook", "other"].includes(paramKind(c.route, p)),
+  );
   const ways = [
     "body",
     ...(c.route.group === "public" ? [] : ["credential"]),
@@ -971,7 +991,8 @@ function namesOtherUsersResource(c: Case): boolean {
     if (id === null) return false;
     return (
       (kind === "bot" && fixture.bots[other].includes(id)) ||
-      (kind === "key" && fixture.keys[other].includes(id))
+      (kind === "key" && fixture.keys[other].includes(id)) ||
+      (kind === "webhook" && fixture.webhooks[other].includes(id))
     );
   });
 }
