@@ -49,6 +49,11 @@ export interface WebhooksConfig {
    * events (retries coming due, other processes' rows). Env MEETBOT_WEBHOOK_POLL_INTERVAL_MS, default 1000.
    */
   pollIntervalMs: number;
+  /**
+   * Finished deliveries (succeeded or failed) and their attempts are deleted this many days after
+   * their last attempt. Env MEETBOT_WEBHOOK_RETENTION_DAYS, default 30.
+   */
+  retentionDays: number;
 }
 
 /** How webhook and callback deliveries reach user-chosen URLs (src/server/webhooks/outbound.ts). */
@@ -147,6 +152,8 @@ export function resolveConfig(opts: StartServerOptions, env: NodeJS.ProcessEnv =
         opts.webhooks?.concurrency ?? Math.ceil(positiveFromEnv(env, "MEETBOT_WEBHOOK_CONCURRENCY", 16)),
       pollIntervalMs:
         opts.webhooks?.pollIntervalMs ?? positiveFromEnv(env, "MEETBOT_WEBHOOK_POLL_INTERVAL_MS", 1000),
+      retentionDays:
+        opts.webhooks?.retentionDays ?? positiveFromEnv(env, "MEETBOT_WEBHOOK_RETENTION_DAYS", 30),
     },
     paths: {
       database: path.join(dataDir, "meetbot.sqlite"),

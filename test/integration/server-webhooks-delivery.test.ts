@@ -71,7 +71,13 @@ interface TestWorker {
 
 /** A worker over its own connection to `target`'s database (or over `db`), with small timeouts. */
 async function testWorker(
-  opts: { target?: TestServer; db?: Db; allowPrivateTargets?: boolean; responseTimeoutMs?: number } = {},
+  opts: {
+    target?: TestServer;
+    db?: Db;
+    allowPrivateTargets?: boolean;
+    responseTimeoutMs?: number;
+    retentionMs?: number;
+  } = {},
 ): Promise<TestWorker> {
   const db = opts.db ?? (await openServerDatabase(opts.target ?? server));
   const worker = new WebhookWorker({
@@ -88,6 +94,7 @@ async function testWorker(
     pollIntervalMs: 50,
     leaseMs: LEASE_MS,
     stopGraceMs: 100,
+    ...(opts.retentionMs ? { retentionMs: opts.retentionMs } : {}),
   });
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -243,6 +250,36 @@ describe("the retry schedule", () => {
       error: "response_timeout",
     });
     expect(receiver.at(hook.path)).toHaveLength(1);
+  });
+});
+
+describe("retention", () => {
+  it("deletes finished deliveries and their attempts after the retention period; pending ones stay", async () => {
+    const DAY = 24 * 60 * 60 * 1000;
+    const { worker, db } = await testWorker({ retentionMs: 10 * DAY });
+    const owner = await registerUser(server.api);
+    const done = await createWebhook(server, owner);
+    const failing = await createWebhook(server, owner);
+    receiver.on(failing.path, () => ({ status: 503 }));
+    await deployedBot(server, owner);
+    const t0 = clock.now().getTime();
+    expect(await worker.runDue()).toBe(2);
+    const [succeeded] = await deliveriesOf(server, owner, done.id);
+    expect(succeeded.status).toBe("succeeded");
+    expect((await deliveriesOf(server, owner, failing.id)).map((d) => d.status)).toEqual(["pending"]);
+
+    clock.set(t0 + 10 * DAY - 1);
+    expect(await worker.prune()).toBe(0);
+    clock.set(t0 + 10 * DAY + 1);
+    expect(await worker.prune()).toBe(1);
+    expect(await deliveriesOf(server, owner, done.id)).toEqual([]);
+    expect((await deliveriesOf(server, owner, failing.id)).map((d) => d.status)).toEqual(["pending"]);
+    const attempts = await db.kysely
+      .selectFrom("webhook_delivery_attempts")
+      .select("id")
+      .where("delivery_id", "=", succeeded.id)
+      .execute();
+    expect(attempts).toEqual([]);
   });
 });
 

@@ -69,6 +69,7 @@ export function createServices(ctx: ServiceContext): Services {
       signal: ctx.outbox,
       concurrency: ctx.config.webhooks.concurrency,
       pollIntervalMs: ctx.config.webhooks.pollIntervalMs,
+      retentionMs: ctx.config.webhooks.retentionDays * 24 * 60 * 60 * 1000,
       // Longer than any attempt can take (DNS and connect, then the response), with room to record it.
       leaseMs: connectTimeoutMs + responseTimeoutMs + 30_000,
     }),

@@ -236,3 +236,23 @@ function badStatusMessage(statusCode: number): string {
   const redirect = statusCode >= 300 && statusCode < 400 ? " (redirects are not followed)" : "";
   return `the receiver answered HTTP ${statusCode}${redirect}`;
 }
+
+/**
+ * Deletes finished deliveries (succeeded or failed) whose last attempt, or creation when never
+ * attempted, is before `before`; their attempts go with them. Pending ones stay however old.
+ * Returns how many deliveries were deleted.
+ */
+export async function pruneFinishedDeliveries(db: Kysely<Database>, before: Date): Promise<number> {
+  const cutoff = before.toISOString();
+  const result = await db
+    .deleteFrom("webhook_deliveries")
+    .where("state", "in", ["succeeded", "failed"])
+    .where((eb) =>
+      eb.or([
+        eb("last_attempt_at", "<", cutoff),
+        eb.and([eb("last_attempt_at", "is", null), eb("created_at", "<", cutoff)]),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -5,7 +5,7 @@ import type { Database } from "../db/schema.js";
 import { Deliverer } from "./deliver.js";
 import type { OutboundClient } from "./outbound.js";
 import type { OutboxSignal } from "./outbox.js";
-import { type ClaimedDelivery, claimDueDeliveries } from "./queue.js";
+import { type ClaimedDelivery, claimDueDeliveries, pruneFinishedDeliveries } from "./queue.js";
 
 /** Deliveries one lane sends to its endpoint before giving its slot back. */
 const LANE_LENGTH = 20;
@@ -27,7 +27,12 @@ export interface WebhookWorkerDeps {
   /** stop() waits this long for attempts in flight; default 5000 ms. */
   stopGraceMs?: number;
   retryDelaysMs?: readonly number[];
+  /** Finished deliveries older than this are deleted (at most once an hour); default 30 days. */
+  retentionMs?: number;
 }
+
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+const DEFAULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 /**
  * Sends what the outbox holds. Started by the app (`start`): it is woken at once when this
@@ -50,6 +55,7 @@ export class WebhookWorker {
   private running = false;
   /** Set when stop() gives up on attempts still in flight: their results are not recorded. */
   private abandoned = false;
+  private lastPruneMs = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly deps: WebhookWorkerDeps) {
     this.deliverer = new Deliverer({
@@ -64,7 +70,10 @@ export class WebhookWorker {
     if (this.running) return;
     this.running = true;
     this.unsubscribe = this.deps.signal?.subscribe(() => this.wake()) ?? null;
-    this.timer = setInterval(() => this.wake(), this.deps.pollIntervalMs);
+    this.timer = setInterval(() => {
+      this.wake();
+      this.pruneHourly();
+    }, this.deps.pollIntervalMs);
     this.timer.unref();
     this.wake(); // whatever a previous run left queued
   }
@@ -117,6 +126,24 @@ export class WebhookWorker {
       await Promise.all(claimed.map((delivery) => this.deliverer.attempt(delivery, { retry: true })));
       attempts += claimed.length;
     }
+  }
+
+  /**
+   * Deletes finished deliveries past the retention period (see pruneFinishedDeliveries); returns
+   * how many. Run by the started worker at most once an hour; callable by tests and tools.
+   */
+  prune(): Promise<number> {
+    const before = new Date(this.deps.now().getTime() - (this.deps.retentionMs ?? DEFAULT_RETENTION_MS));
+    return pruneFinishedDeliveries(this.deps.db, before);
+  }
+
+  private pruneHourly(): void {
+    const now = this.deps.now().getTime();
+    if (now - this.lastPruneMs < PRUNE_EVERY_MS) return;
+    this.lastPruneMs = now;
+    this.prune().catch((err: unknown) =>
+      this.deps.log.error({ err }, "webhook worker: pruning deliveries failed"),
+    );
   }
 
   private async pump(): Promise<void> {
