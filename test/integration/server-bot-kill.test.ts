@@ -163,7 +163,7 @@ describe("kill a bot in a call", () => {
 });
 
 describe("kill a bot before it is in the call", () => {
-  it("keeps the server's KILLED when the runner reports its own FATAL afterwards", async () => {
+  it("keeps the server's KILLED when the runner reports its own FATAL afterwards, adding its artifacts", async () => {
     const { botId, config } = await deployedBot(server, user);
     const { reporter, lines } = await runnerReporter(config);
     reporter.report({ type: "status", data: { status: "JOINING_CALL" } });
@@ -187,7 +187,12 @@ describe("kill a bot before it is in the call", () => {
 
     const bot = (await get(`/v1/bots/${botId}`)).body;
     expect(bot.status).toBe("FATAL");
-    expect(bot.deploymentError).toEqual({ code: "KILLED", message: "killed on request" });
+    // What the runner saw is kept where the owner looks for it.
+    expect(bot.deploymentError).toEqual({
+      code: "KILLED",
+      message: "killed on request",
+      artifacts: [`/v1/bots/${botId}/artifacts/failure.png`],
+    });
     expect(types((await get(`/v1/bots/${botId}/events`)).body)).toEqual(["ERROR"]);
     const errors = (await get(`/v1/bots/${botId}/logs?level=error`)).body;
     expect(errors.map((l: { message: string }) => l.message)).toEqual([

@@ -20,7 +20,7 @@ import { artifactPath } from "./artifacts.js";
  * runs in.
  */
 
-type StatusData = z.infer<typeof StatusChangeEvent>["data"];
+export type StatusData = z.infer<typeof StatusChangeEvent>["data"];
 
 /** Reads a bot and, on PostgreSQL, locks its row until the transaction ends (SQLite serializes). */
 export function lockBot(

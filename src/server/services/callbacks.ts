@@ -1,15 +1,19 @@
 import { type BotStatus, type CallbackEvent, isTerminal } from "../../core/index.js";
 import { hexDigestsEqual, sha256Hex } from "../auth/tokens.js";
-import { isUniqueViolation, toIso } from "../db/database.js";
+import type { Kysely } from "kysely";
+import { isUniqueViolation, parseJson, toIso } from "../db/database.js";
+import type { BotRow, Database } from "../db/schema.js";
 import { BotNotFoundError, ConflictError, UnauthorizedError } from "../errors.js";
-import type { CallbackResult } from "../schemas/index.js";
+import type { CallbackResult, DeploymentError } from "../schemas/index.js";
 import { enqueueBotEvent } from "../webhooks/outbox.js";
 import {
   appendDerivedEvents,
   appendLog,
   appendSpeakerFacts,
   applyStatusChange,
+  deploymentErrorOf,
   lockBot,
+  type StatusData,
 } from "./bot-state.js";
 import type { ServiceContext } from "./context.js";
 
@@ -81,6 +85,7 @@ export class CallbackService {
           if (isTerminal(current)) {
             const note = `${event.data.status} reported after the bot ended ${current}; not applied (seq ${event.seq})`;
             await appendLog(trx, botId, "info", note, now);
+            await keepLateArtifacts(trx, bot, event.data);
           } else {
             await appendLog(trx, botId, "warn", `${illegal} (seq ${event.seq}) ignored`, now);
           }
@@ -104,4 +109,22 @@ export class CallbackService {
       return { applied: true, status };
     });
   }
+}
+
+/**
+ * A runner failing on its own after the server already ended its bot (a kill before the call)
+ * still saved what it saw: its screenshot, page and trace join the server's deploymentError, so
+ * the owner finds them there as after any failure.
+ */
+async function keepLateArtifacts(trx: Kysely<Database>, bot: BotRow, data: StatusData): Promise<void> {
+  if (bot.status !== "FATAL" || data.status !== "FATAL" || !data.artifacts?.length) return;
+  const current = parseJson<DeploymentError>(bot.deployment_error);
+  if (!current || current.artifacts?.length) return;
+  const { artifacts } = deploymentErrorOf(data, bot.id);
+  if (!artifacts) return;
+  await trx
+    .updateTable("bots")
+    .set({ deployment_error: JSON.stringify({ ...current, artifacts }) })
+    .where("id", "=", bot.id)
+    .execute();
 }
