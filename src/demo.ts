@@ -1,14 +1,18 @@
 import { mkdir } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { startMockHost } from "../fixtures/host/server.js";
 import { ApiClient, type BotEventView } from "./client/api-client.js";
+import { verifyWebhook } from "./client/webhooks.js";
 import { inspectRecording } from "./runner/probe.js";
 import { startServer } from "./server/main.js";
 
 /**
  * `meetbot demo`: a mock Google Meet, a control plane and one bot, all on this machine. Prints
- * the bot's life as it happens and checks the recording at the end. Exits 0 only if the bot
- * reached DONE with a recording that has both video and audio.
+ * the bot's life as it happens, and the signed webhooks its callbackUrl receives, and checks the
+ * recording at the end. Exits 0 only if the bot reached DONE with a recording that has both video
+ * and audio, and every webhook up to bot.ended arrived with a valid signature.
  */
 export async function runDemo(): Promise<number> {
   const started = Date.now();
@@ -26,13 +30,20 @@ export async function runDemo(): Promise<number> {
     logLevel: "warn",
     // The demo polls four times a second to show every step as it happens.
     rateLimit: { perMinute: 0, perHour: 0 },
+    // Its webhook receiver is on this machine: a private target, refused in production mode.
+    outbound: { allowPrivateTargets: true },
   });
   say(`mock Google Meet on ${mock.url}, control plane on ${server.url}, data in ${dataDir}`);
+  let closeReceiver = async () => {};
   try {
     const api = new ApiClient(server.url);
     await api.register(`demo-${Date.now()}@example.com`, "demo-password-123", "Demo User");
     const meetingUrl = `${mock.url}/meet/abc-defg-hij?participants=2&admit=auto&admitAfterMs=2000&endAfterMs=15000`;
+    const { secret } = await api.signingSecret();
+    const receiver = await startWebhookReceiver(secret, say);
+    closeReceiver = receiver.close;
     const bot = await api.createBot({
+      callbackUrl: receiver.url,
       meetingInfo: { platform: "google", meetingUrl },
       botDisplayName: "Meetbot Demo",
       meetingTitle: "Demo meeting",
@@ -93,9 +104,19 @@ export async function runDemo(): Promise<number> {
       say("FAILED: the recording lacks a video or an audio stream");
       return 1;
     }
+    if (!(await receiver.ended(10_000))) {
+      say("FAILED: the bot.ended webhook did not arrive");
+      return 1;
+    }
+    if (receiver.rejected > 0) {
+      say(`FAILED: ${receiver.rejected} webhook(s) failed signature verification`);
+      return 1;
+    }
+    say(`webhooks: ${receiver.verified} deliveries to the callbackUrl, every signature verified`);
     say("demo OK: the bot joined, recorded and finished");
     return 0;
   } finally {
+    await closeReceiver();
     await server.close();
     await mock.close();
   }
@@ -108,4 +129,55 @@ function describe(event: BotEventView): string {
   if (typeof name === "string") return `: ${name}`;
   if (typeof data.subCode === "string") return `: ${data.subCode}`;
   return "";
+}
+
+/**
+ * The bot's callbackUrl: checks each delivery's signature with the helper the package ships for
+ * receivers, and says what came.
+ */
+async function startWebhookReceiver(secret: string, say: (text: string) => void) {
+  let verified = 0;
+  let rejected = 0;
+  let onEnded = () => {};
+  const ended = new Promise<void>((resolve) => {
+    onEnded = resolve;
+  });
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const result = verifyWebhook({ rawBody: Buffer.concat(chunks), headers: req.headers, secret });
+      if (!result.ok) {
+        rejected += 1;
+        say(`  webhook REJECTED (${result.reason})`);
+        res.writeHead(401).end();
+        return;
+      }
+      verified += 1;
+      say(`  webhook ${result.webhook.event} (signed ${result.webhook.id})`);
+      res.writeHead(204).end();
+      if (result.webhook.event === "bot.ended") onEnded();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/meetbot-webhooks`,
+    get verified() {
+      return verified;
+    },
+    get rejected() {
+      return rejected;
+    },
+    /** Whether bot.ended arrives within `timeoutMs`. */
+    ended: (timeoutMs: number) =>
+      Promise.race([
+        ended.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref()),
+      ]),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

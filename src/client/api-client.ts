@@ -53,6 +53,11 @@ export class ApiClient {
     this.token = result.access_token;
   }
 
+  /** The secret that signs deliveries to this user's bots' callbackUrl. */
+  signingSecret(): Promise<{ secret: string; createdAt: string }> {
+    return this.call("GET", "/v1/webhooks/signing-secret");
+  }
+
   createBot(body: Record<string, unknown>): Promise<BotView> {
     return this.call("POST", "/v1/bots", body);
   }
