@@ -5,9 +5,9 @@
 # No Docker engine runs where this project is developed: this file is kept right by reading.
 FROM node:20-bookworm
 
+# NODE_ENV=production only after the build: with it, `npm ci` would leave out the compiler.
 ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
-    MEETBOT_CHROMIUM_PATH=/usr/bin/chromium \
-    NODE_ENV=production
+    MEETBOT_CHROMIUM_PATH=/usr/bin/chromium
 
 WORKDIR /app
 COPY package.json package-lock.json Makefile ./
@@ -18,7 +18,8 @@ COPY bin ./bin
 COPY src ./src
 COPY platforms ./platforms
 COPY fixtures ./fixtures
-RUN make build
+RUN make build && npm prune --omit=dev --no-audit --no-fund
+ENV NODE_ENV=production
 
 # Not root: Chromium, Xvfb, PulseAudio and ffmpeg all run as this user (Chromium keeps
 # --no-sandbox, as a container is the sandbox). Its home holds the per-bot work dirs.
