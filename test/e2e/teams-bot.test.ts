@@ -161,6 +161,39 @@ describe("a bot in a mock Microsoft Teams meeting, end to end", () => {
   });
 });
 
+describe("a Teams meeting whose organizer has not started it", () => {
+  it("waits, and gets in once the organizer starts the meeting", async () => {
+    const { api, control } = stack;
+    const meetingId = "TeamsE2eHostLate01";
+    await control.configure("teams", meetingId, { admit: "open", participants: 1, hostStartsAfterMs: 2500 });
+    const bot = await teamsBot(meetingId);
+    await api.waitForStatus(bot.id, ["IN_CALL", "DONE", "FATAL"], FINISHED);
+    await control.end("teams", meetingId);
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);
+    expect(final.status).toBe("DONE");
+    expect(await statusSequence(bot.id)).toEqual([
+      "JOINING_CALL",
+      "IN_WAITING_ROOM",
+      "IN_CALL",
+      "RECORDING",
+      "CALL_ENDED",
+      "DONE",
+    ]);
+  });
+
+  it("gives up after waitingRoomTimeout: FATAL HOST_NOT_STARTED, and leaves", async () => {
+    const { api, control } = stack;
+    const meetingId = "TeamsE2eHostNever01";
+    await control.configure("teams", meetingId, { hostStarted: false });
+    const bot = await teamsBot(meetingId, { automaticLeave: { waitingRoomTimeout: 3000 } });
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);
+    expect(final.deploymentError?.code).toBe("HOST_NOT_STARTED");
+    expect(await statusSequence(bot.id)).toEqual(["JOINING_CALL", "IN_WAITING_ROOM", "FATAL"]);
+    const meeting = (await control.state("teams", meetingId)) as MeetingView;
+    expect(meeting.attendees.map((a) => a.state)).toEqual(["left"]);
+  });
+});
+
 describe("a Teams bot that cannot get into the call", () => {
   it("reports a meeting id Teams does not know as FATAL MEETING_NOT_FOUND", async () => {
     const { api } = stack;
