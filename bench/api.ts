@@ -5,11 +5,10 @@
  * second the server ingests. Each server runs in its own process; autocannon drives it from this
  * one. Prints figures only; asserts nothing.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
-import { type BotConfig, callbackEventUrl } from "../src/core/index.js";
+import { callbackEventUrl } from "../src/core/index.js";
+import { json, startServerProcess } from "./server-process.js";
 
 const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 10);
 const CONNECTIONS = 32;
@@ -19,51 +18,6 @@ interface Figures {
   p50: number;
   p99: number;
   non2xx: number;
-}
-
-interface BenchServer {
-  url: string;
-  /** The BotConfig of each bot deployed from now on, in order. */
-  nextLaunch(): Promise<BotConfig>;
-  stop(): Promise<void>;
-}
-
-async function startBenchServer(kind: "bare" | "meetbot"): Promise<BenchServer> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "bench/api-server.ts", kind], {
-    stdio: ["ignore", "pipe", "inherit"],
-    // The bench is one client hammering one credential: lift the per-credential limits.
-    env: {
-      ...process.env,
-      NODE_ENV: "production",
-      MEETBOT_RATE_LIMIT_PER_MINUTE: "0",
-      MEETBOT_RATE_LIMIT_PER_HOUR: "0",
-    },
-  });
-  const waiting: Array<(config: BotConfig) => void> = [];
-  const launched: BotConfig[] = [];
-  let resolveUrl: (url: string) => void;
-  const url = new Promise<string>((resolve) => (resolveUrl = resolve));
-  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
-    const message = JSON.parse(line) as { url?: string; launched?: BotConfig };
-    if (message.url) resolveUrl(message.url);
-    if (message.launched) {
-      const next = waiting.shift();
-      if (next) next(message.launched);
-      else launched.push(message.launched);
-    }
-  });
-  return {
-    url: await url,
-    nextLaunch: () => {
-      const ready = launched.shift();
-      return ready ? Promise.resolve(ready) : new Promise((resolve) => waiting.push(resolve));
-    },
-    stop: () =>
-      new Promise((resolve) => {
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
 }
 
 async function load(options: autocannon.Options): Promise<Figures> {
@@ -76,21 +30,6 @@ async function load(options: autocannon.Options): Promise<Figures> {
   };
 }
 
-async function json(url: string, init: { method?: string; token?: string; body?: unknown } = {}) {
-  const response = await fetch(url, {
-    method: init.method ?? "GET",
-    headers: {
-      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
-      ...(init.body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-  });
-  const body = (await response.json()) as Record<string, unknown>;
-  if (!response.ok)
-    throw new Error(`${init.method ?? "GET"} ${url}: ${response.status} ${JSON.stringify(body)}`);
-  return body;
-}
-
 const BOT_BODY = {
   meetingInfo: { platform: "google", meetingUrl: "http://127.0.0.1:9/meet/abc-defg-hij" },
   botDisplayName: "Bench Bot",
@@ -98,11 +37,11 @@ const BOT_BODY = {
 };
 
 export async function benchApi(): Promise<string[]> {
-  const bare = await startBenchServer("bare");
+  const bare = await startServerProcess("bare");
   const yardstick = await load({ url: `${bare.url}/hello` });
   await bare.stop();
 
-  const server = await startBenchServer("meetbot");
+  const server = await startServerProcess("meetbot");
   try {
     const user = await json(`${server.url}/v1/auth/register`, {
       method: "POST",

@@ -7,65 +7,19 @@
  *
  *   node --import tsx bench/webhooks.ts
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { verifyWebhook } from "../src/client/webhooks.js";
 import { type BotConfig, callbackEventUrl } from "../src/core/index.js";
+import { json, startServerProcess } from "./server-process.js";
 
 const LATENCY_RATE = 100; // events per second
 const LATENCY_SECONDS = Number(process.env.BENCH_WEBHOOK_SECONDS ?? 10);
 const FANOUT_ENDPOINTS = 16;
 const FANOUT_EVENTS = 400;
 const FANOUT_POSTERS = 8;
-
-interface ControlPlane {
-  url: string;
-  nextLaunch(): Promise<BotConfig>;
-  stop(): Promise<void>;
-}
-
-async function startControlPlane(): Promise<ControlPlane> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "bench/api-server.ts", "meetbot"], {
-    stdio: ["ignore", "pipe", "inherit"],
-    env: {
-      ...process.env,
-      NODE_ENV: "production",
-      MEETBOT_RATE_LIMIT_PER_MINUTE: "0",
-      MEETBOT_RATE_LIMIT_PER_HOUR: "0",
-      // The receiver is this process, on 127.0.0.1.
-      MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: "1",
-    },
-  });
-  const launched: BotConfig[] = [];
-  const waiting: ((config: BotConfig) => void)[] = [];
-  let resolveUrl: (url: string) => void = () => {};
-  const url = new Promise<string>((resolve) => (resolveUrl = resolve));
-  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
-    const message = JSON.parse(line) as { url?: string; launched?: BotConfig };
-    if (message.url) resolveUrl(message.url);
-    if (message.launched) {
-      const next = waiting.shift();
-      if (next) next(message.launched);
-      else launched.push(message.launched);
-    }
-  });
-  return {
-    url: await url,
-    nextLaunch: () => {
-      const ready = launched.shift();
-      return ready ? Promise.resolve(ready) : new Promise((resolve) => waiting.push(resolve));
-    },
-    stop: () =>
-      new Promise((resolve) => {
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
-}
 
 /** Receives deliveries, verifies each with the shipped helper, and reports them as they come. */
 class Receiver {
@@ -110,21 +64,6 @@ class Receiver {
   }
 }
 
-async function json(url: string, init: { method?: string; token?: string; body?: unknown } = {}) {
-  const response = await fetch(url, {
-    method: init.method ?? "GET",
-    headers: {
-      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
-      ...(init.body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-  });
-  const body = (await response.json()) as Record<string, unknown>;
-  if (!response.ok)
-    throw new Error(`${init.method ?? "GET"} ${url}: ${response.status} ${JSON.stringify(body)}`);
-  return body;
-}
-
 /** Plays one deployed bot's runner: numbered participant.joined events with its callback token. */
 class Runner {
   private seq = 0;
@@ -159,7 +98,8 @@ const percentile = (sorted: number[], p: number) =>
 export async function benchWebhooks(): Promise<string[]> {
   const receiver = new Receiver();
   await receiver.start();
-  const server = await startControlPlane();
+  // The receiver is this process, on 127.0.0.1.
+  const server = await startServerProcess("meetbot", { MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: "1" });
   try {
     const user = await json(`${server.url}/v1/auth/register`, {
       method: "POST",
