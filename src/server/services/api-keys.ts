@@ -1,6 +1,7 @@
 import { apiKeyPreview, hashApiKey, isWellFormedApiKey, newApiKey } from "../auth/api-keys.js";
 import type { Principal } from "../auth/guard.js";
 import { toIso } from "../db/database.js";
+import { preparedQuery } from "../db/prepared.js";
 import type { ApiKeysTable } from "../db/schema.js";
 import { NotFoundError, ValidationError } from "../errors.js";
 import type { ApiKey, ApiKeyList, CreateApiKeyBody, CreatedApiKey } from "../schemas/index.js";
@@ -20,6 +21,22 @@ interface CachedKey {
   expiresAt: string | null;
   cachedUntil: number;
 }
+
+// Prepared: each key is looked up at least every API_KEY_CACHE_TTL_MS while in use.
+const selectKeyByHash = preparedQuery((db, hash: string) =>
+  db
+    .selectFrom("api_keys")
+    .innerJoin("users", "users.id", "api_keys.user_id")
+    .select([
+      "api_keys.id as key_id",
+      "api_keys.expires_at",
+      "api_keys.revoked_at",
+      "users.id as user_id",
+      "users.email",
+      "users.name",
+    ])
+    .where("api_keys.key_hash", "=", hash),
+);
 
 export class ApiKeyService {
   private readonly cache = new Map<string, CachedKey>();
@@ -104,19 +121,7 @@ export class ApiKeyService {
     this.cache.delete(hash);
 
     const revocations = this.revocations;
-    const row = await this.ctx.db
-      .selectFrom("api_keys")
-      .innerJoin("users", "users.id", "api_keys.user_id")
-      .select([
-        "api_keys.id as key_id",
-        "api_keys.expires_at",
-        "api_keys.revoked_at",
-        "users.id as user_id",
-        "users.email",
-        "users.name",
-      ])
-      .where("api_keys.key_hash", "=", hash)
-      .executeTakeFirst();
+    const [row] = await selectKeyByHash(this.ctx.db, hash);
     if (!row || row.revoked_at !== null) return null;
     const principal: Principal = {
       user: { id: row.user_id, email: row.email, name: row.name },

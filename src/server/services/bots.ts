@@ -11,6 +11,7 @@ import {
 } from "../../core/index.js";
 import { newCallbackToken, sha256Hex } from "../auth/tokens.js";
 import { parseJson, toIso } from "../db/database.js";
+import { preparedQuery } from "../db/prepared.js";
 import type { BotRow } from "../db/schema.js";
 import { BotNotFoundError, ConflictError, ServiceUnavailableError, ValidationError } from "../errors.js";
 import type {
@@ -33,6 +34,20 @@ import { type RecordingColumns, recordingColumns, toRecording } from "./recordin
 
 /** Spec §3: the only statuses in which a bot may be deleted. */
 export const DELETABLE_STATUSES: readonly BotStatus[] = ["READY_TO_DEPLOY", "DONE", "FATAL"];
+
+// Prepared: every bot route reads its bot through one of these.
+const selectOwnedBot = preparedQuery((db, botId: number, userId: number) =>
+  db.selectFrom("bots").selectAll().where("id", "=", botId).where("user_id", "=", userId),
+);
+const selectOwnedBotWithRecording = preparedQuery((db, botId: number, userId: number) =>
+  db
+    .selectFrom("bots")
+    .leftJoin("recordings", "recordings.bot_id", "bots.id")
+    .selectAll("bots")
+    .select(recordingColumns)
+    .where("bots.id", "=", botId)
+    .where("bots.user_id", "=", userId),
+);
 
 export class BotService {
   constructor(private readonly ctx: ServiceContext) {}
@@ -84,14 +99,7 @@ export class BotService {
   }
 
   async get(userId: number, botId: number): Promise<BotDetail> {
-    const row = await this.ctx.db
-      .selectFrom("bots")
-      .leftJoin("recordings", "recordings.bot_id", "bots.id")
-      .selectAll("bots")
-      .select(recordingColumns)
-      .where("bots.id", "=", botId)
-      .where("bots.user_id", "=", userId)
-      .executeTakeFirst();
+    const [row] = await selectOwnedBotWithRecording(this.ctx.db, botId, userId);
     if (!row) throw new BotNotFoundError();
     return {
       ...toBot(row, row),
@@ -102,12 +110,7 @@ export class BotService {
 
   /** The caller's bot, or 404 exactly as for a bot that does not exist. */
   async requireOwned(userId: number, botId: number): Promise<BotRow> {
-    const row = await this.ctx.db
-      .selectFrom("bots")
-      .selectAll()
-      .where("id", "=", botId)
-      .where("user_id", "=", userId)
-      .executeTakeFirst();
+    const [row] = await selectOwnedBot(this.ctx.db, botId, userId);
     if (!row) throw new BotNotFoundError();
     return row;
   }

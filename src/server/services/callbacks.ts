@@ -2,6 +2,7 @@ import { type BotStatus, type CallbackEvent, isTerminal } from "../../core/index
 import { hexDigestsEqual, sha256Hex } from "../auth/tokens.js";
 import type { Kysely } from "kysely";
 import { isUniqueViolation, parseJson, toIso } from "../db/database.js";
+import { preparedQuery } from "../db/prepared.js";
 import type { BotRow, Database } from "../db/schema.js";
 import { BotNotFoundError, ConflictError, UnauthorizedError } from "../errors.js";
 import type { CallbackResult, DeploymentError } from "../schemas/index.js";
@@ -17,17 +18,29 @@ import {
 } from "./bot-state.js";
 import type { ServiceContext } from "./context.js";
 
+// Prepared: every runner report (a heartbeat every few seconds per bot) runs these.
+const selectCallbackTokenHash = preparedQuery((db, botId: number) =>
+  db.selectFrom("bots").select("callback_token_hash").where("id", "=", botId),
+);
+const selectReceipt = preparedQuery((db, botId: number, seq: number) =>
+  db.selectFrom("callback_receipts").select("seq").where("bot_id", "=", botId).where("seq", "=", seq),
+);
+const insertReceipt = preparedQuery((db, botId: number, seq: number, eventType: string, receivedAt: string) =>
+  db
+    .insertInto("callback_receipts")
+    .values({ bot_id: botId, seq, event_type: eventType, received_at: receivedAt }),
+);
+const touchHeartbeat = preparedQuery((db, botId: number, now: string) =>
+  db.updateTable("bots").set({ last_heartbeat: now, updated_at: now }).where("id", "=", botId),
+);
+
 /** Applies what runners report. Each (botId, seq) is applied at most once. */
 export class CallbackService {
   constructor(private readonly ctx: ServiceContext) {}
 
   /** 404 for an unknown bot, 401 unless `token` is that bot's callback token. */
   async authenticate(botId: number, token: string | null): Promise<void> {
-    const bot = await this.ctx.db
-      .selectFrom("bots")
-      .select("callback_token_hash")
-      .where("id", "=", botId)
-      .executeTakeFirst();
+    const [bot] = await selectCallbackTokenHash(this.ctx.db, botId);
     if (!bot) throw new BotNotFoundError();
     const hash = bot.callback_token_hash;
     if (!token || !hash || !hexDigestsEqual(sha256Hex(token), hash)) {
@@ -66,12 +79,7 @@ export class CallbackService {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
       if (!bot) throw new BotNotFoundError();
       const current = bot.status as BotStatus;
-      const seen = await trx
-        .selectFrom("callback_receipts")
-        .select("seq")
-        .where("bot_id", "=", botId)
-        .where("seq", "=", event.seq)
-        .executeTakeFirst();
+      const [seen] = await selectReceipt(trx, botId, event.seq);
       if (seen) return { applied: false, duplicate: true, status: current };
 
       const now = toIso(this.ctx.now());
@@ -93,19 +101,12 @@ export class CallbackService {
         }
         status = event.data.status;
       }
-      await trx
-        .insertInto("callback_receipts")
-        .values({ bot_id: botId, seq: event.seq, event_type: event.type, received_at: now })
-        .execute();
+      await insertReceipt(trx, botId, event.seq, event.type, now);
       if (event.type === "log") await appendLog(trx, botId, event.data.level, event.data.message, eventTime);
       await appendDerivedEvents(trx, bot, event, eventTime, now);
       queued.count += await enqueueBotEvent(trx, bot, event, eventTime, now);
       await appendSpeakerFacts(trx, botId, event, eventTime);
-      await trx
-        .updateTable("bots")
-        .set({ last_heartbeat: now, updated_at: now })
-        .where("id", "=", botId)
-        .execute();
+      await touchHeartbeat(trx, botId, now);
       return { applied: true, status };
     });
   }

@@ -2,6 +2,7 @@ import { isApiKeyCandidate } from "../auth/api-keys.js";
 import type { AuthUser, Principal } from "../auth/guard.js";
 import { hashPassword, isPasswordHash, verifyAgainstDummy, verifyPassword } from "../auth/passwords.js";
 import { isUniqueViolation, toIso } from "../db/database.js";
+import { preparedQuery } from "../db/prepared.js";
 import { ConflictError, UnauthorizedError } from "../errors.js";
 import type { AuthResult, LoginBody, RefreshResult, RegisterBody } from "../schemas/index.js";
 import type { ApiKeyService } from "./api-keys.js";
@@ -13,6 +14,11 @@ export interface TokenPair {
   access_token: string;
   refresh_token: string;
 }
+
+// Prepared: every request with an access token looks its user up.
+const selectAuthUser = preparedQuery((db, id: number) =>
+  db.selectFrom("users").select(["id", "email", "name"]).where("id", "=", id),
+);
 
 export class UserService {
   constructor(
@@ -73,12 +79,9 @@ export class UserService {
     return user ? { user, credential: { kind: "access_token" } } : null;
   }
 
-  private findById(id: number): Promise<AuthUser | undefined> {
-    return this.ctx.db
-      .selectFrom("users")
-      .select(["id", "email", "name"])
-      .where("id", "=", id)
-      .executeTakeFirst();
+  private async findById(id: number): Promise<AuthUser | undefined> {
+    const [user] = await selectAuthUser(this.ctx.db, id);
+    return user;
   }
 
   /** A fresh access token (30 min) and refresh token (7 days). */
