@@ -1,6 +1,5 @@
 import { createRequire } from "node:module";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
-import { serializerCompiler } from "fastify-type-provider-zod";
 import { DownloadSigner } from "./auth/signed-urls.js";
 import { JwtIssuer } from "./auth/tokens.js";
 import type { ServerConfig } from "./config.js";
@@ -9,6 +8,7 @@ import { clientErrorHandler, errorHandler } from "./errors.js";
 import { registerDocs } from "./http/docs.js";
 import { API_PREFIX, registerOpenApi, SANDBOX_PREFIX } from "./http/openapi.js";
 import { RateLimiter } from "./http/rate-limit.js";
+import { serializerCompiler } from "./http/serializer.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { apiRoutes } from "./routes/index.js";
 import { authCallbackPage } from "./routes/oauth.js";
