@@ -8,20 +8,24 @@ import type { BotConfig } from "../src/core/index.js";
 
 export interface ServerProcess {
   url: string;
+  /** meetbot's SQLite file (meetbot only). */
+  database?: string;
   /** The BotConfig of each bot deployed from now on, in order. */
   nextLaunch(): Promise<BotConfig>;
   stop(): Promise<void>;
 }
 
 /**
- * Starts `kind` (`bare`: a Fastify hello-world; `meetbot`: our control plane on a temp SQLite dir)
- * with rate limits off (a bench is one client hammering one credential) plus `env`.
+ * Starts `kind` (`bare`: a Fastify hello-world; `meetbot`: our control plane on a temp SQLite dir;
+ * `floor`: GET /v1/bots/{id} by hand on meetbot's `database`) with rate limits off (a bench is one
+ * client hammering one credential) plus `env`.
  */
 export async function startServerProcess(
-  kind: "bare" | "meetbot",
+  kind: "bare" | "meetbot" | "floor",
   env: Record<string, string> = {},
+  database = "",
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/api-server.ts", kind], {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/api-server.ts", kind, database], {
     stdio: ["ignore", "pipe", "inherit"],
     env: {
       ...process.env,
@@ -33,11 +37,13 @@ export async function startServerProcess(
   });
   const waiting: Array<(config: BotConfig) => void> = [];
   const launched: BotConfig[] = [];
-  let resolveUrl: (url: string) => void = () => {};
-  const url = new Promise<string>((resolve) => (resolveUrl = resolve));
+  let resolveListening: (message: { url: string; database?: string }) => void = () => {};
+  const listening = new Promise<{ url: string; database?: string }>(
+    (resolve) => (resolveListening = resolve),
+  );
   createInterface({ input: child.stdout }).on("line", (line) => {
-    const message = JSON.parse(line) as { url?: string; launched?: BotConfig };
-    if (message.url) resolveUrl(message.url);
+    const message = JSON.parse(line) as { url?: string; database?: string; launched?: BotConfig };
+    if (message.url) resolveListening({ url: message.url, database: message.database });
     if (message.launched) {
       const next = waiting.shift();
       if (next) next(message.launched);
@@ -45,7 +51,7 @@ export async function startServerProcess(
     }
   });
   return {
-    url: await url,
+    ...(await listening),
     nextLaunch: () => {
       const ready = launched.shift();
       return ready ? Promise.resolve(ready) : new Promise((resolve) => waiting.push(resolve));
