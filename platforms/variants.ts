@@ -55,3 +55,51 @@ export async function firstVisible(
   }
   return null;
 }
+
+/**
+ * Whether a click at the element's centre reaches it, rather than a dialog, banner or toast drawn
+ * over it. Scrolls it into view first: a point outside the viewport hits nothing.
+ */
+export async function isOnTop(locator: Locator): Promise<boolean> {
+  return locator
+    .evaluate((element) => {
+      element.scrollIntoView({ block: "center", inline: "center" });
+      const box = element.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) return false;
+      const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+      return hit !== null && (hit === element || element.contains(hit));
+    })
+    .catch(() => false);
+}
+
+/** How long one click may wait for its target to become clickable before the next candidate is tried. */
+const CANDIDATE_CLICK_MS = 1_000;
+
+/**
+ * Clicks one of `variants`: the visible ones that are on top first (in list order), then the
+ * covered ones (what covers them may go away). A click that is intercepted or times out moves on
+ * to the next candidate instead of retrying the same covered element. Returns the variant
+ * clicked, or null when none is visible or none could be clicked.
+ */
+export async function clickFirstClickable(
+  variants: Variants,
+  { clickTimeoutMs = CANDIDATE_CLICK_MS }: { clickTimeoutMs?: number } = {},
+): Promise<string | null> {
+  const visible: Array<{ variant: string; locator: Locator; onTop: boolean }> = [];
+  for (const [variant, locator] of variants) {
+    const first = locator.first();
+    if (await first.isVisible().catch(() => false)) {
+      visible.push({ variant, locator: first, onTop: await isOnTop(first) });
+    }
+  }
+  const ordered = [...visible.filter((v) => v.onTop), ...visible.filter((v) => !v.onTop)];
+  for (const candidate of ordered) {
+    try {
+      await candidate.locator.click({ timeout: clickTimeoutMs });
+      return candidate.variant;
+    } catch {
+      // Covered, detached or disabled meanwhile: the next candidate may be what covers it.
+    }
+  }
+  return null;
+}
