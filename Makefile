@@ -58,9 +58,11 @@ $(STAMP): package.json package-lock.json
 build: $(STAMP)
 	npx tsc -p tsconfig.build.json
 
+# ESLint, Prettier, and no import cycles among our modules (type-only imports count too).
 lint: $(STAMP)
 	npx eslint .
 	npx prettier --check .
+	node scripts/check-import-cycles.mjs
 
 typecheck: $(STAMP)
 	npx tsc -p tsconfig.json --noEmit

@@ -121,7 +121,7 @@ async function serve(args: string[]): Promise<number> {
     "public-url": { type: "string" },
   });
   const { startServer } = await import("./server/main.js");
-  const { StartupError } = await import("./server/config.js");
+  const { StartupError } = await import("./server/startup-error.js");
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({

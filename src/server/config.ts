@@ -2,6 +2,7 @@ import path from "node:path";
 import { type OAuthConfig, oauthConfigFromEnv } from "./auth/oauth-config.js";
 import type { DatabaseOptions } from "./db/database.js";
 import type { Launcher } from "./launcher/launcher.js";
+import { StartupError } from "./startup-error.js";
 
 export interface StartServerOptions {
   /** 0 = a free port; default 8080. */
@@ -162,11 +163,6 @@ export function resolveConfig(opts: StartServerOptions, env: NodeJS.ProcessEnv =
     },
     database: resolveDatabase(opts.databaseUrl ?? env.DATABASE_URL ?? "", dataDir, env),
   };
-}
-
-/** A configuration or environment problem the operator fixes: reported as one line, no stack. */
-export class StartupError extends Error {
-  override name = "StartupError";
 }
 
 /** DATABASE_URL (postgres:// or postgresql://) selects PostgreSQL; unset or empty, SQLite in dataDir. */

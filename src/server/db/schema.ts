@@ -1,7 +1,10 @@
 import type { Generated, Insertable, Selectable } from "kysely";
 
+/** The database engines this schema runs on, with the same code. */
+export type DialectName = "sqlite" | "postgres";
+
 /**
- * The Kysely view of the database. Portable on purpose (SQLite now, PostgreSQL later with the same
+ * The Kysely view of the database. Portable on purpose (SQLite and PostgreSQL with the same
  * code): integer autoincrement ids, timestamps as ISO-8601 UTC text, JSON as text.
  */
 export interface Database {

@@ -32,8 +32,3 @@ export class ArtifactService {
     return file;
   }
 }
-
-/** The API path a bot's artifact is read from (what deploymentError.artifacts lists). */
-export function artifactPath(botId: number, name: string): string {
-  return `/v1/bots/${botId}/artifacts/${name}`;
-}

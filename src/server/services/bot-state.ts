@@ -8,15 +8,15 @@ import {
   type LogLevel,
   type StatusChangeEvent,
 } from "../../core/index.js";
-import { type DialectName, toIso } from "../db/database.js";
-import type { BotRow, Database } from "../db/schema.js";
+import { toIso } from "../db/database.js";
+import type { BotRow, Database, DialectName } from "../db/schema.js";
 import type { DeploymentError } from "../schemas/index.js";
+import { artifactPath } from "../http/urls.js";
 import { ARTIFACT_NAME } from "../storage/artifacts.js";
-import { artifactPath } from "./artifacts.js";
 
 /**
  * The writes that make up a bot's state, shared by the runner callbacks and by the server's own
- * transitions (deploy, launch failure, later /kill). Every function takes the transaction it
+ * transitions (deploy, launch failure, kill, watchdog). Every function takes the transaction it
  * runs in.
  */
 

@@ -25,12 +25,13 @@ import type {
   KillResult,
   UpdateBotBody,
 } from "../schemas/index.js";
+import { recordingUploadPath } from "../http/urls.js";
 import { removeBotFiles } from "../storage/bot-files.js";
 import { enqueueBotEvent } from "../webhooks/outbox.js";
 import { checkTargetUrl } from "../webhooks/outbound.js";
 import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
 import type { ServiceContext } from "./context.js";
-import { type RecordingColumns, recordingColumns, toRecording } from "./recordings.js";
+import { recordingColumns, toBot } from "./mappers.js";
 
 /** Spec §3: the only statuses in which a bot may be deleted. */
 export const DELETABLE_STATUSES: readonly BotStatus[] = ["READY_TO_DEPLOY", "DONE", "FATAL"];
@@ -274,7 +275,7 @@ export class BotService {
       heartbeatInterval: bot.heartbeat_interval,
       automaticLeave: parseJson<BotConfig["automaticLeave"]>(bot.automatic_leave),
       callback: { baseUrl, token },
-      upload: { url: `${baseUrl}/v1/bot-callbacks/${bot.id}/recording` },
+      upload: { url: `${baseUrl}${recordingUploadPath(bot.id)}` },
       workDir: path.join(this.ctx.config.paths.bots, String(bot.id), "work"),
     };
   }
@@ -332,16 +333,4 @@ export class BotService {
       },
     ]);
   }
-}
-
-function toBot(row: BotRow, recording: RecordingColumns | null): Bot {
-  return {
-    id: row.id,
-    botDisplayName: row.bot_display_name,
-    meetingTitle: row.meeting_title,
-    status: row.status as BotStatus,
-    meetingInfo: parseJson<MeetingInfo>(row.meeting_info),
-    createdAt: row.created_at,
-    recording: recording ? toRecording(row.id, recording) : null,
-  };
 }

@@ -11,41 +11,17 @@ import {
 } from "../errors.js";
 import { recordingReadyWebhookEvent, type SpeakerSegment, speakerTimeline } from "../../core/index.js";
 import type { DownloadLink, Recording, RecordingInfo } from "../schemas/index.js";
+import { recordingFilePath } from "../http/urls.js";
 import { type ByteRange, parseRange } from "../storage/range.js";
 import { RecordingTooLargeError } from "../storage/recordings.js";
 import { enqueueWebhookEvents } from "../webhooks/outbox.js";
 import { appendLog, lockBot } from "./bot-state.js";
 import type { BotService } from "./bots.js";
 import type { ServiceContext } from "./context.js";
+import { toRecording } from "./mappers.js";
 
 /** Largest recording accepted by the upload route. */
 export const MAX_RECORDING_BYTES = 8 * 1024 ** 3;
-
-/** The recording columns of a bots ⟕ recordings query. */
-export const recordingColumns = [
-  "recordings.size_bytes as rec_size_bytes",
-  "recordings.duration_ms as rec_duration_ms",
-  "recordings.created_at as rec_created_at",
-] as const;
-
-export interface RecordingColumns {
-  rec_size_bytes: number | string | null;
-  rec_duration_ms: number | null;
-  rec_created_at: string | null;
-}
-
-export function toRecording(botId: number, cols: RecordingColumns): Recording | null {
-  if (cols.rec_created_at === null) return null;
-  return {
-    botId,
-    format: "mp4",
-    mimeType: "video/mp4",
-    // bigint comes back as a string from PostgreSQL
-    sizeBytes: Number(cols.rec_size_bytes),
-    durationSeconds: Number(cols.rec_duration_ms) / 1000,
-    createdAt: cols.rec_created_at,
-  };
-}
 
 export interface RecordingFile {
   stream: Readable;
@@ -151,7 +127,7 @@ export class RecordingService {
     const expires = Math.floor(this.ctx.now().getTime() / 1000) + DOWNLOAD_LINK_TTL_S;
     const signature = this.ctx.signer.sign(botId, expires);
     return {
-      url: `${this.ctx.publicBaseUrl()}/v1/recordings/${botId}/file?expires=${expires}&signature=${signature}`,
+      url: `${this.ctx.publicBaseUrl()}${recordingFilePath(botId)}?expires=${expires}&signature=${signature}`,
       expiresAt: new Date(expires * 1000).toISOString(),
     };
   }

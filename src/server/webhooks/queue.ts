@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type Kysely, sql } from "kysely";
-import { type DialectName, toIso } from "../db/database.js";
-import type { Database, WebhookDeliveryRow } from "../db/schema.js";
+import { toIso } from "../db/database.js";
+import type { Database, DialectName, WebhookDeliveryRow } from "../db/schema.js";
 import type { OutboundResult } from "./outbound.js";
 
 /**

@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Kysely } from "kysely";
-import type { DialectName } from "../db/database.js";
-import type { Database } from "../db/schema.js";
+import type { Database, DialectName } from "../db/schema.js";
 import { Deliverer } from "./deliver.js";
 import type { OutboundClient } from "./outbound.js";
 import type { OutboxSignal } from "./outbox.js";

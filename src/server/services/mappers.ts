@@ -1,0 +1,47 @@
+import type { BotStatus, MeetingInfo } from "../../core/index.js";
+import { parseJson } from "../db/database.js";
+import type { BotRow } from "../db/schema.js";
+import type { Bot, Recording } from "../schemas/index.js";
+
+/**
+ * Database rows to the API's shapes, for every service that answers with a bot or a recording
+ * (a module of its own, so that those services need not import one another).
+ */
+
+/** The recording columns of a bots ⟕ recordings query. */
+export const recordingColumns = [
+  "recordings.size_bytes as rec_size_bytes",
+  "recordings.duration_ms as rec_duration_ms",
+  "recordings.created_at as rec_created_at",
+] as const;
+
+export interface RecordingColumns {
+  rec_size_bytes: number | string | null;
+  rec_duration_ms: number | null;
+  rec_created_at: string | null;
+}
+
+export function toRecording(botId: number, cols: RecordingColumns): Recording | null {
+  if (cols.rec_created_at === null) return null;
+  return {
+    botId,
+    format: "mp4",
+    mimeType: "video/mp4",
+    // bigint comes back as a string from PostgreSQL
+    sizeBytes: Number(cols.rec_size_bytes),
+    durationSeconds: Number(cols.rec_duration_ms) / 1000,
+    createdAt: cols.rec_created_at,
+  };
+}
+
+export function toBot(row: BotRow, recording: RecordingColumns | null): Bot {
+  return {
+    id: row.id,
+    botDisplayName: row.bot_display_name,
+    meetingTitle: row.meeting_title,
+    status: row.status as BotStatus,
+    meetingInfo: parseJson<MeetingInfo>(row.meeting_info),
+    createdAt: row.created_at,
+    recording: recording ? toRecording(row.id, recording) : null,
+  };
+}
