@@ -30,6 +30,8 @@ export class Reporter {
   private sending: Promise<void> | null = null;
   private waiters: Array<() => void> = [];
   private stopped = false;
+  /** The server has this runner's own DONE or FATAL: its callback token is no longer good. */
+  private finished = false;
   private readonly abort = new AbortController();
   private endedByServer: ((why: string) => void) | undefined;
 
@@ -163,11 +165,21 @@ export class Reporter {
       bodyTimeout: 10_000,
     });
     const text = await response.body.text();
+    const ownEnd = event.type === "status" && TERMINAL_STATUSES.includes(event.data.status);
+    if (ownEnd && (response.statusCode < 300 || response.statusCode === 409)) this.finished = true;
     if (response.statusCode < 300) {
       this.noticeServerStatus(event, text);
       return;
     }
     if (response.statusCode === 404) this.notifyEnded("the control plane no longer knows this bot");
+    // The callback token dies once the server has this runner's last report: a heartbeat or a
+    // log line sent after it is expected to be turned away.
+    if (response.statusCode === 401 && this.finished) {
+      this.log.info({ seq: event.seq, type: event.type }, "the bot has ended; event not taken");
+      return;
+    }
+    // Refused before that: the bot ended long ago; nothing more this runner says is taken.
+    if (response.statusCode === 401) this.notifyEnded("the control plane no longer takes this bot's reports");
     // 409: the server refused the move (e.g. it already marked the bot FATAL). Resending will not
     // change its mind, so the event counts as handled.
     if (response.statusCode === 409) {
@@ -183,8 +195,7 @@ export class Reporter {
   }
 
   private noticeServerStatus(event: CallbackEvent, responseText: string): void {
-    const ownEnd = event.type === "status" && TERMINAL_STATUSES.includes(event.data.status);
-    if (ownEnd) return;
+    if (event.type === "status" && TERMINAL_STATUSES.includes(event.data.status)) return;
     let status: unknown;
     try {
       status = (JSON.parse(responseText) as { status?: unknown }).status;

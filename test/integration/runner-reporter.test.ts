@@ -92,6 +92,37 @@ describe("Reporter", () => {
     expect(ended).toEqual(["the control plane no longer knows this bot"]);
   });
 
+  it("takes a 401 as the end of the bot, unless the server already has the runner's own end", async () => {
+    let finished = false;
+    const receiver = await startReceiver((event) => {
+      if (finished) return 401; // the callback token died with the bot
+      if (event.type === "status" && event.data.status === "DONE") finished = true;
+      return { code: 200, body: { applied: true, status: "IN_CALL" } };
+    });
+    cleanup.push(receiver.close);
+    const lines: { msg: string; seq?: number }[] = [];
+    const log = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const workDir = mkdtempSync(join(tmpdir(), "reporter-"));
+    const reporter = new Reporter({ botId: 3, callback: { baseUrl: receiver.baseUrl, token } }, workDir, log);
+    cleanup.push(() => reporter.stop());
+    const ended: string[] = [];
+    reporter.onEndedByServer((why) => ended.push(why));
+    reporter.report({ type: "status", data: { status: "DONE" } });
+    const late = reporter.report({ type: "heartbeat", data: {} });
+    expect(await reporter.flush(10_000)).toBe(true);
+    expect(ended).toEqual([]);
+    expect(lines.filter((l) => l.msg === "the bot has ended; event not taken").map((l) => l.seq)).toEqual([
+      late,
+    ]);
+
+    // A runner whose bot ended long ago without it (its token expired): it is told to stop.
+    const other = reporterFor(receiver.baseUrl, mkdtempSync(join(tmpdir(), "reporter-")));
+    other.onEndedByServer((why) => ended.push(why));
+    other.report({ type: "heartbeat", data: {} });
+    expect(await other.flush(10_000)).toBe(true);
+    expect(ended).toEqual(["the control plane no longer takes this bot's reports"]);
+  });
+
   it("delivers events in order with seq from 1 and the bot's token", async () => {
     const auth: string[] = [];
     const receiver = await startReceiver((_e, req) => {

@@ -100,7 +100,7 @@ describe("kill a bot in a call", () => {
     expect(await reporter.flush(10_000)).toBe(true); // (only to keep the log order below fixed)
     await uploadRecording(config, { path: recording, durationMs: 2_500 }, log); // rejects if refused
     const done = reporter.report({ type: "status", data: { status: "DONE" } });
-    reporter.report({ type: "heartbeat", data: {} });
+    const late = reporter.report({ type: "heartbeat", data: {} });
     // The refusals neither block the queue nor make it retry: everything is handled, promptly.
     expect(await reporter.flush(10_000)).toBe(true);
     reporter.stop();
@@ -113,6 +113,10 @@ describe("kill a bot in a call", () => {
     ]);
     expect(lines.filter((l) => l.level >= 50)).toEqual([]);
     expect(lines.filter((l) => l.msg === "callback failed, retrying")).toEqual([]);
+    // Its DONE was its last report: the token died with it, and the heartbeat after it was
+    // turned away, as the runner expects.
+    const notTaken = lines.filter((l) => l.msg === "the bot has ended; event not taken");
+    expect(notTaken.map((l) => [l.level, l.seq])).toEqual([[30, late]]);
 
     // The bot stays FATAL KILLED, with its recording.
     const bot = (await get(`/v1/bots/${botId}`)).body;

@@ -94,7 +94,9 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
       eventType: "ERROR",
       data: { code: "ADMISSION_DENIED", error: "the host denied entry" },
     });
-    expect((await runner.status("IN_CALL")).status).toBe(409);
+    // The runner's own FATAL was its last report: its token died with it.
+    expect((await runner.status("IN_CALL")).status).toBe(401);
+    expect((await get(`/v1/bots/${botId}`)).body.status).toBe("FATAL");
   });
 
   it("refuses status reports after the bot ended (409, logged as info) while other events still apply", async () => {

@@ -253,6 +253,13 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    "0005_callback_token_expiry": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // When the bot's callback token stops working (null: while the bot runs).
+        await db.schema.alterTable("bots").addColumn("callback_token_expires_at", "varchar(40)").execute();
+      },
+    },
   };
 }
 

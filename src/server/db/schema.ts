@@ -101,6 +101,11 @@ export interface BotsTable {
   automatic_leave: string;
   /** sha256 (hex) of the per-bot callback token; null until deployed. */
   callback_token_hash: string | null;
+  /**
+   * From this instant the callback token is refused: the bot has ended and its runner is done
+   * (services/callback-token.ts). Null while the bot may still hear from its runner.
+   */
+  callback_token_expires_at: string | null;
   /** JSON of DeploymentError; null unless FATAL. */
   deployment_error: string | null;
   last_heartbeat: string | null;

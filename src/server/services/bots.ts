@@ -30,6 +30,7 @@ import { removeBotFiles } from "../storage/bot-files.js";
 import { enqueueBotEvent } from "../webhooks/outbox.js";
 import { checkTargetUrl } from "../webhooks/outbound.js";
 import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
+import { expireCallbackToken, windDownEnd } from "./callback-token.js";
 import type { ServiceContext } from "./context.js";
 import { recordingColumns, toBot } from "./mappers.js";
 
@@ -298,6 +299,8 @@ export class BotService {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
       if (!bot || !(await applyStatusChange(trx, bot, event.data, now))) return false;
       await appendLog(trx, botId, "error", `${subCode}: ${message}`, now);
+      // Its runner, if any, may still be leaving and uploading: its token lives on for a while.
+      await expireCallbackToken(trx, botId, windDownEnd(now));
       await appendDerivedEvents(trx, bot, event, now, now);
       await enqueueBotEvent(trx, bot, event, now, now);
       return true;

@@ -16,11 +16,12 @@ import {
   lockBot,
   type StatusData,
 } from "./bot-state.js";
+import { expireCallbackToken, windDownEnd } from "./callback-token.js";
 import type { ServiceContext } from "./context.js";
 
 // Prepared: every runner report (a heartbeat every few seconds per bot) runs these.
-const selectCallbackTokenHash = preparedQuery((db, botId: number) =>
-  db.selectFrom("bots").select("callback_token_hash").where("id", "=", botId),
+const selectCallbackToken = preparedQuery((db, botId: number) =>
+  db.selectFrom("bots").select(["callback_token_hash", "callback_token_expires_at"]).where("id", "=", botId),
 );
 const selectReceipt = preparedQuery((db, botId: number, seq: number) =>
   db.selectFrom("callback_receipts").select("seq").where("bot_id", "=", botId).where("seq", "=", seq),
@@ -38,13 +39,20 @@ const touchHeartbeat = preparedQuery((db, botId: number, now: string) =>
 export class CallbackService {
   constructor(private readonly ctx: ServiceContext) {}
 
-  /** 404 for an unknown bot, 401 unless `token` is that bot's callback token. */
+  /**
+   * 404 for an unknown bot, 401 unless `token` is that bot's callback token and the bot has not
+   * ended (./callback-token.ts says when a token dies).
+   */
   async authenticate(botId: number, token: string | null): Promise<void> {
-    const [bot] = await selectCallbackTokenHash(this.ctx.db, botId);
+    const [bot] = await selectCallbackToken(this.ctx.db, botId);
     if (!bot) throw new BotNotFoundError();
     const hash = bot.callback_token_hash;
     if (!token || !hash || !hexDigestsEqual(sha256Hex(token), hash)) {
       throw new UnauthorizedError("Invalid callback token");
+    }
+    const expiresAt = bot.callback_token_expires_at;
+    if (expiresAt !== null && expiresAt <= toIso(this.ctx.now())) {
+      throw new UnauthorizedError("Callback token expired: the bot has ended");
     }
   }
 
@@ -86,6 +94,7 @@ export class CallbackService {
       const eventTime = toIso(new Date(event.eventTime));
       let status = current;
       if (event.type === "status") {
+        const last = isTerminal(event.data.status);
         if (!(await applyStatusChange(trx, bot, event.data, now))) {
           const illegal = `illegal transition ${current} -> ${event.data.status}`;
           // A bot that has ended (killed, timed out) still hears from its runner as it winds
@@ -94,12 +103,14 @@ export class CallbackService {
             const note = `${event.data.status} reported after the bot ended ${current}; not applied (seq ${event.seq})`;
             await appendLog(trx, botId, "info", note, now);
             await keepLateArtifacts(trx, bot, event.data);
+            if (last) await this.runnerFinished(trx, bot, event.data.status, now);
           } else {
             await appendLog(trx, botId, "warn", `${illegal} (seq ${event.seq}) ignored`, now);
           }
           return { illegal };
         }
         status = event.data.status;
+        if (last) await this.runnerFinished(trx, bot, status, now);
       }
       await insertReceipt(trx, botId, event.seq, event.type, now);
       if (event.type === "log") await appendLog(trx, botId, event.data.level, event.data.message, eventTime);
@@ -109,6 +120,25 @@ export class CallbackService {
       await touchHeartbeat(trx, botId, now);
       return { applied: true, status };
     });
+  }
+
+  /**
+   * The runner's last report (DONE or its own FATAL, applied or not): it uploaded what it had
+   * before sending it, so its token dies now; a DONE whose recording is not stored yet keeps it
+   * until the upload (or the wind-down) ends.
+   */
+  private async runnerFinished(
+    trx: Kysely<Database>,
+    bot: BotRow,
+    reported: BotStatus,
+    now: string,
+  ): Promise<void> {
+    const endsDone = bot.status === "DONE" || (reported === "DONE" && !isTerminal(bot.status as BotStatus));
+    const recording = endsDone
+      ? await trx.selectFrom("recordings").select("bot_id").where("bot_id", "=", bot.id).executeTakeFirst()
+      : undefined;
+    const at = endsDone && !recording ? windDownEnd(now) : now;
+    await expireCallbackToken(trx, bot.id, at);
   }
 }
 

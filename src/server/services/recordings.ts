@@ -17,6 +17,7 @@ import { RecordingTooLargeError } from "../storage/recordings.js";
 import { enqueueWebhookEvents } from "../webhooks/outbox.js";
 import { appendLog, lockBot } from "./bot-state.js";
 import type { BotService } from "./bots.js";
+import { expireCallbackToken } from "./callback-token.js";
 import type { ServiceContext } from "./context.js";
 import { toRecording } from "./mappers.js";
 
@@ -76,6 +77,8 @@ export class RecordingService {
         )
         .execute();
       await appendLog(trx, botId, "info", `recording uploaded (${sizeBytes} bytes)`, now);
+      // Its runner already reported DONE: this upload was all it still had to deliver.
+      if (bot.status === "DONE") await expireCallbackToken(trx, botId, now);
       // recording.ready once per bot: a runner resending its upload (its answer was lost) is
       // the same recording, not news.
       if (!replaced) {
