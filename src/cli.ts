@@ -162,6 +162,11 @@ function untilSignal(): Promise<void> {
   });
 }
 
+// Everything meetbot writes is its own user's only: the database, recordings, the runner's work
+// files (spool, recording, artifacts) and what Chromium, ffmpeg and PulseAudio write for it, since
+// every process it starts inherits the mask (files 0600, directories 0700).
+process.umask(0o077);
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {

@@ -1,5 +1,5 @@
 import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import pRetry, { AbortError } from "p-retry";
 import type { Logger } from "pino";
 import { request } from "undici";
@@ -9,7 +9,8 @@ type UploadConfig = Pick<BotConfig, "botId" | "upload" | "callback">;
 
 /**
  * PUTs the finished recording to the control plane, streamed from disk (a recording can be
- * gigabytes). Retried with backoff for about ten minutes; the file stays on disk either way.
+ * gigabytes). Retried with backoff for about ten minutes; removed once the server stored it, kept
+ * on disk when the upload failed.
  */
 export async function uploadRecording(
   config: UploadConfig,
@@ -23,6 +24,8 @@ export async function uploadRecording(
     log,
   });
   log.info({ sizeBytes: size, durationMs: recording.durationMs }, "recording uploaded");
+  // The server has it now: no second copy of the meeting is left in the work dir.
+  await rm(recording.path, { force: true });
 }
 
 /** PUTs one failure artifact (screenshot, page HTML, trace); a few quick retries only. */

@@ -55,8 +55,9 @@ export class ConflictError extends ApiError {
 }
 
 export class PayloadTooLargeError extends ApiError {
-  constructor(detail = "Request body is too large") {
-    super(413, detail);
+  /** `unread`: answered before the body was read; the connection closes rather than drain it. */
+  constructor(detail = "Request body is too large", unread = false) {
+    super(413, detail, unread ? { connection: "close" } : {});
   }
 }
 

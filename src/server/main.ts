@@ -1,9 +1,9 @@
-import { mkdir } from "node:fs/promises";
 import { buildApp } from "./app.js";
 import { loadServerSecret } from "./auth/tokens.js";
 import { localUrl, resolveConfig, type StartServerOptions } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import { LocalProcessLauncher } from "./launcher/local-process.js";
+import { prepareDataDir } from "./storage/data-dir.js";
 
 export type { StartServerOptions } from "./config.js";
 export type { Launcher } from "./launcher/launcher.js";
@@ -19,9 +19,7 @@ export interface RunningServer {
 /** Starts the control plane: data dir, database (migrated), secret, HTTP. */
 export async function startServer(opts: StartServerOptions): Promise<RunningServer> {
   const config = resolveConfig(opts);
-  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-  await mkdir(config.paths.recordings, { recursive: true });
-  await mkdir(config.paths.bots, { recursive: true });
+  const abandoned = await prepareDataDir({ dataDir: config.dataDir, ...config.paths });
   const secret = await loadServerSecret(config.dataDir);
   const db = await openDatabase(config.database);
 
@@ -39,6 +37,8 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       return publicBaseUrl;
     },
   });
+  if (abandoned.length > 0)
+    app.log.info({ files: abandoned }, "removed unfinished uploads of an earlier run");
 
   try {
     await app.listen({ port: config.port, host: config.host });

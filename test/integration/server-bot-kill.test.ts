@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -99,6 +100,7 @@ describe("kill a bot in a call", () => {
     reporter.report({ type: "recording.stopped", data: { durationMs: 2_500, sizeBytes: bytes.length } });
     expect(await reporter.flush(10_000)).toBe(true); // (only to keep the log order below fixed)
     await uploadRecording(config, { path: recording, durationMs: 2_500 }, log); // rejects if refused
+    expect(existsSync(recording)).toBe(false); // the server has it: the runner's copy is gone
     const done = reporter.report({ type: "status", data: { status: "DONE" } });
     const late = reporter.report({ type: "heartbeat", data: {} });
     // The refusals neither block the queue nor make it retry: everything is handled, promptly.

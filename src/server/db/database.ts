@@ -1,3 +1,4 @@
+import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
 import SQLite from "better-sqlite3";
 import { type Dialect, Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect } from "kysely";
 import pg from "pg";
@@ -44,6 +45,17 @@ const numericTypes: pg.CustomTypesConfig = {
   }) as pg.CustomTypesConfig["getTypeParser"],
 };
 
+/**
+ * The database file is readable by its owner only (0600), created so or made so. SQLite gives
+ * the WAL and shared-memory files it creates beside it the database file's own mode.
+ */
+function ownerOnly(file: string): void {
+  closeSync(openSync(file, "a", 0o600));
+  for (const name of [file, `${file}-wal`, `${file}-shm`]) {
+    if (existsSync(name)) chmodSync(name, 0o600);
+  }
+}
+
 /** Opens the database, checks that it answers, and brings its schema up to date. */
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   const { dialect, name } =
@@ -61,6 +73,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
 function openSqlite(file: string): { dialect: Dialect; name: DialectName } {
   let database: SQLite.Database;
   try {
+    ownerOnly(file);
     database = new SQLite(file);
   } catch (err) {
     throw new StartupError(`cannot open the SQLite database ${file}: ${(err as Error).message}`, {

@@ -1,10 +1,11 @@
 import type { Readable } from "node:stream";
+import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { CallbackEvent } from "../../core/index.js";
 import { bearerToken } from "../auth/guard.js";
 import { MAX_INTEGER_COLUMN } from "../db/database.js";
-import { UnsupportedMediaTypeError, ValidationError } from "../errors.js";
+import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from "../errors.js";
 import { CallbackResult, Recording } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { MAX_RECORDING_BYTES } from "../services/recordings.js";
@@ -27,6 +28,17 @@ const UploadHeaders = z.looseObject({
 });
 
 const isMp4 = (contentType: string | undefined) => /^video\/mp4\s*(;|$)/i.test(contentType ?? "");
+
+/**
+ * An upload that declares more than `limit` bytes is refused before any of it is read (one
+ * without a Content-Length is still cut off at the limit while it streams in).
+ */
+function refuseDeclaredOver(request: FastifyRequest, limit: number): void {
+  const declared = Number(request.headers["content-length"]);
+  if (declared > limit) {
+    throw new PayloadTooLargeError(`Upload declares ${declared} bytes; the limit is ${limit}`, true);
+  }
+}
 
 /**
  * What runners call: event reports and the recording upload. Public in the spec; we require the
@@ -54,6 +66,7 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       onRequest: async (request) => {
         if (!/^application\/octet-stream\s*(;|$)/i.test(request.headers["content-type"] ?? ""))
           throw new UnsupportedMediaTypeError("application/octet-stream");
+        refuseDeclaredOver(request, MAX_ARTIFACT_BYTES);
       },
       schema: { params: ArtifactParams, response: { 201: ArtifactSaved } },
     },
@@ -81,6 +94,7 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       // Before any parser runs: a JSON parser with this route's body limit would buffer the upload.
       onRequest: async (request) => {
         if (!isMp4(request.headers["content-type"])) throw new UnsupportedMediaTypeError("video/mp4");
+        refuseDeclaredOver(request, MAX_RECORDING_BYTES);
       },
       schema: { params: BotParams, headers: UploadHeaders, response: { 201: Recording } },
     },

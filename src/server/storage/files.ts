@@ -16,7 +16,7 @@ export async function writeStreamAtomically(
   maxBytes: number,
   tooLarge: () => Error,
 ): Promise<{ sizeBytes: number }> {
-  await mkdir(path.dirname(final), { recursive: true });
+  await mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
   // A name of its own per upload: two uploads of one file at once each finish whole, the last wins.
   const part = `${final}.${randomBytes(6).toString("hex")}.part`;
   let sizeBytes = 0;
