@@ -155,6 +155,19 @@ describe("GET /v1/users/me/usage and /analytics", () => {
     );
   });
 
+  it("usage refuses a period before 1970 (years 0000-0099 were read as 1900-1999)", async () => {
+    for (const period of ["0050-03", "0000-01", "1969-12"]) {
+      const res = await server.api.get(`/v1/users/me/usage?period=${period}`, { token: user.token });
+      expect([period, res.status, res.body]).toEqual([
+        period,
+        422,
+        { detail: [{ loc: ["query", "period"], msg: "must be 1970-01 or later", type: "value_error" }] },
+      ]);
+    }
+    const first = await server.api.get("/v1/users/me/usage?period=1970-01", { token: user.token });
+    expect(first.body.period).toMatchObject({ name: "1970-01", start: "1970-01-01T00:00:00.000Z" });
+  });
+
   it("analytics gives one entry per UTC day, 30 days ending today by default", async () => {
     const res = await server.api.get("/v1/users/me/analytics", { token: user.token });
     expect(res.status).toBe(200);
@@ -202,6 +215,9 @@ describe("GET /v1/users/me/usage and /analytics", () => {
       ["?start=2020-01-01&end=2024-01-01", "start"],
       ["?end=2024-02-30", "end"],
       ["?days=367", "days"],
+      // Years 0000-0099 were read as 1900-1999.
+      ["?start=0099-01-01&end=0099-01-02", "start"],
+      ["?end=0050-06-01", "end"],
     ];
     for (const [query, name] of cases) {
       const res = await server.api.get(`/v1/users/me/analytics${query}`, { token: user.token });

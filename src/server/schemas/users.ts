@@ -44,7 +44,17 @@ export const UpdateProfileBody = z
   });
 export type UpdateProfileBody = z.infer<typeof UpdateProfileBody>;
 
-const Month = z.string().regex(/^[0-9]{4}-(0[1-9]|1[0-2])$/, "must be a month, YYYY-MM");
+/**
+ * Periods start no earlier than 1970: nothing meetbot keeps is older, and JavaScript's Date.UTC
+ * reads years 0-99 as 1900-1999, so they are refused rather than misread.
+ */
+const FIRST_YEAR = 1970;
+const fromFirstYear = (value: string) => Number(value.slice(0, 4)) >= FIRST_YEAR;
+
+const Month = z
+  .string()
+  .regex(/^[0-9]{4}-(0[1-9]|1[0-2])$/, "must be a month, YYYY-MM")
+  .refine(fromFirstYear, `must be ${FIRST_YEAR}-01 or later`);
 
 export const UsageQuery = z.object({
   period: Month.optional().describe("a UTC calendar month, YYYY-MM; default the current one"),
@@ -78,7 +88,10 @@ export const Usage = z.object({
 export type Usage = z.infer<typeof Usage>;
 
 export const MAX_ANALYTICS_DAYS = 366;
-const Day = z.iso.date().describe("YYYY-MM-DD (UTC)");
+const Day = z.iso
+  .date()
+  .refine(fromFirstYear, `must be ${FIRST_YEAR}-01-01 or later`)
+  .describe("YYYY-MM-DD (UTC)");
 
 export const AnalyticsQuery = z
   .object({
