@@ -4,7 +4,7 @@ import { DownloadSigner } from "./auth/signed-urls.js";
 import { JwtIssuer } from "./auth/tokens.js";
 import type { ServerConfig } from "./config.js";
 import type { Db } from "./db/database.js";
-import { clientErrorHandler, errorHandler } from "./errors.js";
+import { BadRequestError, clientErrorHandler, errorHandler } from "./errors.js";
 import { registerDocs } from "./http/docs.js";
 import { API_PREFIX, registerOpenApi, SANDBOX_PREFIX } from "./http/openapi.js";
 import { RateLimiter } from "./http/rate-limit.js";
@@ -16,6 +16,28 @@ import { createServices } from "./services/index.js";
 import { LocalRecordingStore } from "./storage/recordings.js";
 import { validatorCompiler } from "./validation.js";
 import { OutboxSignal } from "./webhooks/outbox.js";
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+/** Only a `\uD800`-`\uDFFF` escape can put a lone surrogate in text decoded from valid UTF-8. */
+const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * A string (key or value) anywhere in `value` holds half a UTF-16 pair: not text, and not storable
+ * as UTF-8. Walked without recursion: a body may nest 10,000 levels deep.
+ */
+function holdsLoneSurrogate(value: unknown): boolean {
+  const pending = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (typeof item === "string") {
+      if (LONE_SURROGATE.test(item)) return true;
+    } else if (item && typeof item === "object") {
+      for (const [key, member] of Object.entries(item)) pending.push(key, member);
+    }
+  }
+  return false;
+}
 
 /** Body limit of JSON routes; the recording upload sets its own. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -49,11 +71,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // JSON only: no text/plain parser, and an empty JSON body counts as no body (a bodyless POST such
   // as /deploy sent with a JSON content type is not an error; a route that needs a body says 422).
+  // Text that is not UTF-8 is refused, not decoded with replacement characters into what is stored.
   const json = app.getDefaultJsonParser("error", "error");
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if (body.length === 0) done(null, undefined);
-    else json(request, body as string, done);
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    let text: string;
+    try {
+      text = UTF8.decode(body as Buffer);
+    } catch {
+      return done(new BadRequestError("Request body is not valid UTF-8"));
+    }
+    json(request, text, (err, value) => {
+      if (!err && ESCAPED_SURROGATE.test(text) && holdsLoneSurrogate(value)) {
+        return done(
+          new BadRequestError(
+            "Request body has a lone surrogate (a \\uD800-\\uDFFF escape without its pair)",
+          ),
+        );
+      }
+      done(err, value);
+    });
   });
   app.decorateRequest("user", null);
   app.decorateRequest("credential", null);

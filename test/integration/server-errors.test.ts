@@ -109,6 +109,40 @@ describe("request bodies", () => {
     }
   });
 
+  it("JSON that is not UTF-8, or holds a lone surrogate, is 400 and nothing is stored", async () => {
+    const listed = async () => (await server.api.get("/v1/bots", { token: user.token })).body.total as number;
+    const before = await listed();
+    const title = (escaped: string) =>
+      `{"meetingInfo":${JSON.stringify(TEST_MEETING)},"meetingTitle":"${escaped}"}`;
+    const notUtf8 = Buffer.concat([
+      Buffer.from(title("A")).subarray(0, -2),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('"}'),
+    ]);
+    const cases: [string | Uint8Array, string][] = [
+      [notUtf8, "Request body is not valid UTF-8"],
+      [Buffer.from([0xef, 0xbb, 0xbf, 0xff, 0xfe]), "Request body is not valid UTF-8"],
+      [title("\\ud800"), "Request body has a lone surrogate (a \\uD800-\\uDFFF escape without its pair)"],
+      [title("x\\uDFFFy"), "Request body has a lone surrogate (a \\uD800-\\uDFFF escape without its pair)"],
+      [
+        `{"meetingInfo":${JSON.stringify(TEST_MEETING)},"\\ud83d":1}`,
+        "Request body has a lone surrogate (a \\uD800-\\uDFFF escape without its pair)",
+      ],
+    ];
+    for (const [body, detail] of cases) {
+      const res = await post(body, "application/json");
+      expectSpecError(res, 400);
+      expect(res.body.detail).toBe(detail);
+    }
+    expect(await listed()).toBe(before);
+    // A whole pair, escaped or as UTF-8, and an escaped backslash before "ud800", are text.
+    for (const escaped of ["\\ud83d\\udca9", "💩", "\\\\ud800"]) {
+      const res = await post(title(escaped), "application/json");
+      expect(res.status).toBe(201);
+      expect(res.body.meetingTitle).toBe(JSON.parse(`"${escaped}"`));
+    }
+  });
+
   it("a body that is not JSON is 415, also when the content type is missing", async () => {
     for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "application/xml"]) {
       const res = await post("meetingInfo=google", contentType);
