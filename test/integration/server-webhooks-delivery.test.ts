@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -6,10 +7,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../src/server/db/database.js";
 import { OutboundClient } from "../../src/server/webhooks/outbound.js";
 import { enqueueWebhookEvents } from "../../src/server/webhooks/outbox.js";
-import { claimDueDeliveries } from "../../src/server/webhooks/queue.js";
+import { attemptLeaseMs, claimDueDeliveries } from "../../src/server/webhooks/queue.js";
 import { WebhookWorker } from "../../src/server/webhooks/worker.js";
 import { testDialect } from "../helpers/postgres.js";
 import {
+  Api,
   deployedBot,
   openServerDatabase,
   registerUser,
@@ -459,5 +461,64 @@ describe("endpoints", () => {
       );
       expect(receiver.maxInFlight.get(hook.path)).toBe(1);
     }
+  });
+});
+
+describe("a server that dies during POST /v1/webhooks/{id}/test", () => {
+  it("holds the webhook's real deliveries no longer than a worker's claim; the test is then sent once more", async () => {
+    clock.set(Date.now()); // the receiver checks the child's signatures, made on the real clock
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-test-crash-"));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const env: NodeJS.ProcessEnv = { ...process.env, MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: "1" };
+    delete env.DATABASE_URL; // SQLite in dataDir, which the rest of the test opens too
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "src/cli.ts", "serve", "--port", "0", "--data-dir", dataDir],
+      { env, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    cleanups.push(async () => {
+      child.kill("SIGKILL");
+      await exited;
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = / on (http:\/\/\S+)/.exec(out);
+        if (match) resolve(match[1] as string);
+      });
+      child.once("exit", (code) => reject(new Error(`meetbot serve exited ${code}`)));
+    });
+    const crashing = { api: new Api(url) } as TestServer;
+    const owner = await registerUser(crashing.api);
+    const hook = await createWebhook(crashing, owner);
+    receiver.on(hook.path, (n) => (n === 1 ? { hang: true } : { status: 200 }));
+    crashing.api.post(`/v1/webhooks/${hook.id}/test`, { token: owner.token }).catch(() => {});
+    await receiver.waitFor(() => receiver.at(hook.path).length === 1);
+    child.kill("SIGKILL"); // mid-send: the test delivery stays "sending", its claim unreleased
+    await exited;
+    const crashedAt = Date.now();
+
+    // The same data dir served again; a real delivery is queued behind the interrupted test.
+    const again = await startTestServer({ ...WORKER_OFF, dataDir, databaseUrl: "" });
+    cleanups.push(() => again.close());
+    await deployedBot(again, owner);
+    const { worker } = await testWorker({ target: again });
+    clock.set(crashedAt + 5_000);
+    expect(await worker.runDue()).toBe(0); // the claim holds the endpoint, as any claim does...
+    // ...for as long as a worker's claim (the spec's 10 s connect and 30 s response timeouts).
+    clock.set(crashedAt + attemptLeaseMs({ connectTimeoutMs: 10_000, responseTimeoutMs: 30_000 }));
+    expect(await worker.runDue()).toBe(2); // the test once more, then the real delivery
+    expect(receiver.at(hook.path).map((d) => d.event)).toEqual([
+      "webhook.test",
+      "webhook.test",
+      "bot.deploying",
+    ]);
+    const log = await deliveriesOf(again, owner, hook.id);
+    expect(log.map((d) => [d.event, d.status, d.attempt])).toEqual([
+      ["bot.deploying", "succeeded", 1],
+      ["webhook.test", "succeeded", 1],
+    ]);
   });
 });

@@ -251,6 +251,38 @@ describe("webhook endpoints", () => {
       await production.close();
     }
   });
+
+  it("a test send refused at connect time names the host, never what it resolves to", async () => {
+    const dataDir = await mkdtemp(path.join(scratch, "ssrf-"));
+    // Saved while private targets were allowed, tested once they are not.
+    const development = await startTestServer({ dataDir, outbound: { allowPrivateTargets: true } });
+    const owner = await registerUser(development.api);
+    const hook = await development.api.post("/v1/webhooks", {
+      token: owner.token,
+      body: { name: "internal", url: "http://localhost:9/hook", events: ["*"] },
+    });
+    expect(hook.status).toBe(201);
+    await development.close();
+    const production = await startTestServer({ dataDir, outbound: { allowPrivateTargets: false } });
+    try {
+      const test = await production.api.post(`/v1/webhooks/${hook.body.id}/test`, { token: owner.token });
+      expect(test.body).toMatchObject({
+        success: false,
+        error: "refused_target",
+        errorMessage:
+          "localhost resolves to an address that is not public; set MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS=1 to allow it",
+      });
+      const log = await production.api.get(
+        `/v1/webhooks/${hook.body.id}/deliveries/${test.body.delivery.id}`,
+        {
+          token: owner.token,
+        },
+      );
+      expect(JSON.stringify(log.body)).not.toMatch(/127\.0\.0\.1|::1/);
+    } finally {
+      await production.close();
+    }
+  });
 });
 
 describe("deliveries", () => {

@@ -248,7 +248,9 @@ describe("OutboundClient: production mode refuses private targets before connect
     expect(result).toMatchObject({
       ok: false,
       error: "refused_target",
-      message: expect.stringMatching(/^innocent\.test: 127\.0\.0\.1 is a loopback address/),
+      // The name only: a refusal never tells the caller what an internal name resolves to.
+      message:
+        "innocent.test resolves to an address that is not public; set MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS=1 to allow it",
     });
     expect(r.connections).toBe(0);
   });
@@ -267,7 +269,7 @@ describe("OutboundClient: production mode refuses private targets before connect
     expect(result).toMatchObject({
       ok: false,
       error: "refused_target",
-      message: expect.stringContaining("cloud metadata"),
+      message: "metadata.test resolves to an address that is not public; webhooks may never target it",
     });
   });
 

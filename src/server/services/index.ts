@@ -1,7 +1,7 @@
 import { LocalArtifactStore } from "../storage/artifacts.js";
 import { Deliverer } from "../webhooks/deliver.js";
 import { OutboundClient } from "../webhooks/outbound.js";
-import { MAX_LOGGED_BODY_CHARS } from "../webhooks/queue.js";
+import { attemptLeaseMs, MAX_LOGGED_BODY_CHARS } from "../webhooks/queue.js";
 import { WebhookWorker } from "../webhooks/worker.js";
 import { ApiKeyService } from "./api-keys.js";
 import { ApiLogService } from "./api-logs.js";
@@ -46,7 +46,6 @@ export function createServices(ctx: ServiceContext): Services {
     ...ctx.config.outbound,
     maxResponseBytes: MAX_LOGGED_BODY_CHARS * 4,
   });
-  const { connectTimeoutMs, responseTimeoutMs } = ctx.config.outbound;
   return {
     users,
     apiKeys,
@@ -70,8 +69,7 @@ export function createServices(ctx: ServiceContext): Services {
       concurrency: ctx.config.webhooks.concurrency,
       pollIntervalMs: ctx.config.webhooks.pollIntervalMs,
       retentionMs: ctx.config.webhooks.retentionDays * 24 * 60 * 60 * 1000,
-      // Longer than any attempt can take (DNS and connect, then the response), with room to record it.
-      leaseMs: connectTimeoutMs + responseTimeoutMs + 30_000,
+      leaseMs: attemptLeaseMs(ctx.config.outbound),
     }),
   };
 }

@@ -23,7 +23,7 @@ import type { Deliverer } from "../webhooks/deliver.js";
 import { TEST_EVENT } from "../webhooks/events.js";
 import { checkTargetUrl } from "../webhooks/outbound.js";
 import { deliveryPayload, webhookEndpointKey } from "../webhooks/outbox.js";
-import { type DeliveryState, requeueDelivery, truncateBody } from "../webhooks/queue.js";
+import { attemptLeaseMs, type DeliveryState, requeueDelivery, truncateBody } from "../webhooks/queue.js";
 import {
   newDeliveryId,
   newWebhookSecret,
@@ -36,8 +36,6 @@ import type { ServiceContext } from "./context.js";
 export const MAX_WEBHOOKS_PER_USER = 20;
 /** p50ResponseTimeMs is the median of this many latest attempts that got an answer. */
 const P50_WINDOW = 1000;
-/** A test send holds its row this long at most (it is never left to the worker). */
-const TEST_LEASE_MS = 10 * 60_000;
 
 /** /v1/webhooks: endpoints, their delivery logs, redelivery, and the callbackUrl signing secret. */
 export class WebhookService {
@@ -158,7 +156,9 @@ export class WebhookService {
         attempts: 0,
         round_failures: 0,
         next_attempt_at: null,
-        lease_until: toIso(new Date(now.getTime() + TEST_LEASE_MS)),
+        // As long as a worker's claim: if this process dies mid-send, the endpoint's queue waits
+        // no longer than after a worker's crash, and a worker then sends the test once more.
+        lease_until: toIso(new Date(now.getTime() + attemptLeaseMs(this.ctx.config.outbound))),
         claim_token: claimToken,
         created_at: toIso(now),
       })

@@ -147,15 +147,25 @@ function embedded(inner: AddressClass, outer: string): AddressClass {
     : { category: inner.category, range: `${inner.range} in ${outer}` };
 }
 
-/** null when the address may be connected to under this policy, else why not (for logs and 422s). */
-export function vetAddress(address: string, policy: { allowPrivateTargets: boolean }): string | null {
+/**
+ * null when the address may be connected to under this policy, else why not (shown to the user:
+ * 422s, delivery logs, the test send). `name`: the host name the address was resolved from; the
+ * answer then names only it, never the address, so that the refusal does not tell a caller what
+ * an internal name resolves to.
+ */
+export function vetAddress(
+  address: string,
+  policy: { allowPrivateTargets: boolean },
+  name?: string,
+): string | null {
   const { category, range } = classifyAddress(address);
   if (category === "public") return null;
   if (policy.allowPrivateTargets && ALLOWED_WHEN_PRIVATE_TARGETS_ALLOWED.has(category)) return null;
-  if (category === "invalid") return `${address} is not an IP address`;
   const hint = ALLOWED_WHEN_PRIVATE_TARGETS_ALLOWED.has(category)
     ? "; set MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS=1 to allow it"
     : "; webhooks may never target it";
+  if (name !== undefined) return `${name} resolves to an address that is not public${hint}`;
+  if (category === "invalid") return `${address} is not an IP address`;
   return `${address} is ${DESCRIPTIONS[category]} (${range})${hint}`;
 }
 

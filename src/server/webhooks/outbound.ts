@@ -170,8 +170,8 @@ class Attempt {
       if (addresses.length === 0) return this.fail("dns_failed", `${hostname}: no addresses`);
     }
     for (const { address } of addresses) {
-      const refusal = vetAddress(address, this.policy);
-      if (refusal !== null) return this.fail("refused_target", literal ? refusal : `${hostname}: ${refusal}`);
+      const refusal = vetAddress(address, this.policy, literal ? undefined : hostname);
+      if (refusal !== null) return this.fail("refused_target", refusal);
     }
     if (!this.settled) this.send(addresses);
   }
@@ -213,7 +213,7 @@ class Attempt {
     request.on("socket", (socket: Socket) => {
       socket.once(secure ? "secureConnect" : "connect", () => {
         const refusal = socket.remoteAddress
-          ? vetAddress(socket.remoteAddress, this.policy)
+          ? vetAddress(socket.remoteAddress, this.policy, this.target.literal ? undefined : hostname)
           : "no remote address";
         if (refusal !== null) return this.fail("refused_target", refusal);
         connected = true;

@@ -23,6 +23,15 @@ export const DELIVERY_STATES = ["pending", "sending", "succeeded", "failed"] as 
 /** Spec §6: retries 30 s, 1 min, 2 min, 4 min and 8 min after each failed attempt; then failed. */
 export const RETRY_DELAYS_MS: readonly number[] = [30_000, 60_000, 120_000, 240_000, 480_000];
 
+/**
+ * How long a claim holds a delivery (and its endpoint's queue): longer than any attempt can take
+ * (DNS and connect, then the response), with room to record it. A sender that died mid-attempt
+ * (a worker, or the server during POST /v1/webhooks/{id}/test) holds the endpoint no longer.
+ */
+export function attemptLeaseMs(timeouts: { connectTimeoutMs: number; responseTimeoutMs: number }): number {
+  return timeouts.connectTimeoutMs + timeouts.responseTimeoutMs + 30_000;
+}
+
 /** Request and response bodies are kept (and shown) up to this many characters. */
 export const MAX_LOGGED_BODY_CHARS = 4096;
 

@@ -4,6 +4,7 @@ import type { Database, DialectName } from "../db/schema.js";
 import { Deliverer } from "./deliver.js";
 import type { OutboundClient } from "./outbound.js";
 import type { OutboxSignal } from "./outbox.js";
+import { TEST_EVENT } from "./events.js";
 import { type ClaimedDelivery, claimDueDeliveries, pruneFinishedDeliveries } from "./queue.js";
 
 /** Deliveries one lane sends to its endpoint before giving its slot back. */
@@ -122,7 +123,9 @@ export class WebhookWorker {
     for (;;) {
       const claimed = await this.claim(this.deps.concurrency);
       if (claimed.length === 0) return attempts;
-      await Promise.all(claimed.map((delivery) => this.deliverer.attempt(delivery, { retry: true })));
+      await Promise.all(
+        claimed.map((delivery) => this.deliverer.attempt(delivery, { retry: delivery.event !== TEST_EVENT })),
+      );
       attempts += claimed.length;
     }
   }
@@ -185,7 +188,10 @@ export class WebhookWorker {
   private async lane(first: ClaimedDelivery): Promise<void> {
     let delivery: ClaimedDelivery | undefined = first;
     for (let sent = 1; delivery; sent++) {
-      await this.deliverer.attempt(delivery, { retry: true, abandoned: () => this.abandoned });
+      await this.deliverer.attempt(delivery, {
+        retry: delivery.event !== TEST_EVENT,
+        abandoned: () => this.abandoned,
+      });
       if (!this.running || sent >= LANE_LENGTH) return;
       [delivery] = await claimDueDeliveries(this.deps.db, this.deps.dialect, {
         now: this.deps.now(),
