@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   deployedBot,
+  openServerDatabase,
   registerUser,
   startTestServer,
   type TestServer,
@@ -61,6 +62,40 @@ describe("the watchdog", () => {
     expect(server.launcher.stopped).not.toContain(alive.botId);
     beating = false;
     await beat;
+  });
+
+  it("sends a timed-out bot's bot.ended once its runner's wind-down is over, not before", async () => {
+    const hook = await server.api.post("/v1/webhooks", {
+      token: user.token,
+      body: { name: "ends", url: "https://hooks.example.com/ends", events: ["bot.error", "bot.ended"] },
+    });
+    expect(hook.status).toBe(201);
+    const { botId, runner } = await deployedBot(server, user, { heartbeatInterval: 500 });
+    await runner.status("JOINING_CALL");
+    await statusBecomes(botId, ["FATAL"]);
+    const db = await openServerDatabase(server);
+    try {
+      const queued = async () =>
+        (
+          await db.kysely
+            .selectFrom("webhook_deliveries")
+            .select("event")
+            .where("bot_id", "=", botId)
+            .orderBy("id")
+            .execute()
+        ).map((row) => row.event);
+      // Held: the runner may still be uploading its recording (a recording.ready to come first).
+      expect(await queued()).toEqual(["bot.error"]);
+      // The wind-down (an hour) is made to be over; the next sweep sends bot.ended.
+      await db.kysely
+        .updateTable("bots")
+        .set({ callback_token_expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where("id", "=", botId)
+        .execute();
+      await expect.poll(queued, { timeout: 10_000, interval: 100 }).toEqual(["bot.error", "bot.ended"]);
+    } finally {
+      await db.close();
+    }
   });
 
   it("leaves bots that are not running alone", async () => {

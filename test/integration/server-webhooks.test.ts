@@ -403,15 +403,23 @@ describe("deliveries", () => {
     expect(callbackLog.body.deliveries.every((d: { webhookId: null }) => d.webhookId === null)).toBe(true);
   });
 
-  it("a kill sends bot.error with code KILLED, then bot.ended; an inactive webhook gets nothing", async () => {
+  it("a kill sends bot.error with code KILLED; bot.ended comes last, after the recording the runner still delivers; an inactive webhook gets nothing", async () => {
     const owner = await registerUser(server.api);
-    const hook = await createWebhook(owner, { events: ["bot.error", "bot.ended"] });
+    const hook = await createWebhook(owner, { events: ["bot.error", "recording.ready", "bot.ended"] });
     const off = await createWebhook(owner, { isActive: false });
-    const { botId } = await deployedBot(server, owner);
+    const { botId, runner } = await deployedBot(server, owner);
+    await runner.status("JOINING_CALL");
+    await runner.status("IN_CALL");
     expect((await server.api.post(`/v1/bots/${botId}/kill`, { token: owner.token })).status).toBe(200);
-    await receiver.waitFor(() => receiver.at(hook.path).length === 2);
+    await receiver.waitFor(() => receiver.at(hook.path).length === 1);
+    // The runner leaves, finalizes and uploads, then sends its last report.
+    expect((await runner.status("CALL_ENDED", { subCode: "LEFT_ON_REQUEST" })).status).toBe(409);
+    expect((await runner.upload(mp4, 2000)).status).toBe(201);
+    expect((await runner.status("DONE")).status).toBe(409);
+    await receiver.waitFor(() => receiver.at(hook.path).length === 3);
     expect(receiver.at(hook.path).map((d) => [d.event, d.body.data])).toEqual([
       ["bot.error", { error: "killed on request", code: "KILLED" }],
+      ["recording.ready", expect.objectContaining({ fileSizeBytes: mp4.length })],
       ["bot.ended", { status: "FATAL", code: "KILLED" }],
     ]);
     const offLog = await server.api.get(`/v1/webhooks/${off.id}/deliveries`, { token: owner.token });

@@ -258,6 +258,8 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
       async up(db: Kysely<any>) {
         // When the bot's callback token stops working (null: while the bot runs).
         await db.schema.alterTable("bots").addColumn("callback_token_expires_at", "varchar(40)").execute();
+        // A server-ended bot's bot.ended webhook, held until its runner is done (outbox.ts).
+        await db.schema.alterTable("bots").addColumn("held_bot_ended", "text").execute();
       },
     },
   };

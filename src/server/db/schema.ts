@@ -106,6 +106,12 @@ export interface BotsTable {
    * (services/callback-token.ts). Null while the bot may still hear from its runner.
    */
   callback_token_expires_at: string | null;
+  /**
+   * JSON of the bot.ended webhook events (and their event time) of a bot the server ended while
+   * its runner may still deliver a recording: queued once that runner is done, so that bot.ended
+   * stays a bot's last delivery (webhooks/outbox.ts). Null otherwise.
+   */
+  held_bot_ended: string | null;
   /** JSON of DeploymentError; null unless FATAL. */
   deployment_error: string | null;
   last_heartbeat: string | null;

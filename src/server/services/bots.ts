@@ -302,7 +302,8 @@ export class BotService {
       // Its runner, if any, may still be leaving and uploading: its token lives on for a while.
       await expireCallbackToken(trx, botId, windDownEnd(now));
       await appendDerivedEvents(trx, bot, event, now, now);
-      await enqueueBotEvent(trx, bot, event, now, now);
+      // bot.ended waits for a runner that may still be delivering its recording (outbox.ts).
+      await enqueueBotEvent(trx, bot, event, now, now, { holdEnded: subCode !== "LAUNCH_FAILED" });
       return true;
     });
     if (failed) this.ctx.outbox.notify();

@@ -6,7 +6,7 @@ import { preparedQuery } from "../db/prepared.js";
 import type { BotRow, Database } from "../db/schema.js";
 import { BotNotFoundError, ConflictError, UnauthorizedError } from "../errors.js";
 import type { CallbackResult, DeploymentError } from "../schemas/index.js";
-import { enqueueBotEvent } from "../webhooks/outbox.js";
+import { enqueueBotEvent, releaseBotEnded } from "../webhooks/outbox.js";
 import {
   appendDerivedEvents,
   appendLog,
@@ -103,14 +103,14 @@ export class CallbackService {
             const note = `${event.data.status} reported after the bot ended ${current}; not applied (seq ${event.seq})`;
             await appendLog(trx, botId, "info", note, now);
             await keepLateArtifacts(trx, bot, event.data);
-            if (last) await this.runnerFinished(trx, bot, event.data.status, now);
+            if (last) queued.count += await this.runnerFinished(trx, bot, event.data.status, now);
           } else {
             await appendLog(trx, botId, "warn", `${illegal} (seq ${event.seq}) ignored`, now);
           }
           return { illegal };
         }
         status = event.data.status;
-        if (last) await this.runnerFinished(trx, bot, status, now);
+        if (last) queued.count += await this.runnerFinished(trx, bot, status, now);
       }
       await insertReceipt(trx, botId, event.seq, event.type, now);
       if (event.type === "log") await appendLog(trx, botId, event.data.level, event.data.message, eventTime);
@@ -125,20 +125,22 @@ export class CallbackService {
   /**
    * The runner's last report (DONE or its own FATAL, applied or not): it uploaded what it had
    * before sending it, so its token dies now; a DONE whose recording is not stored yet keeps it
-   * until the upload (or the wind-down) ends.
+   * until the upload (or the wind-down) ends. A bot the server ended gets its held bot.ended now,
+   * after the recording.ready of that upload. Returns the deliveries queued.
    */
   private async runnerFinished(
     trx: Kysely<Database>,
     bot: BotRow,
     reported: BotStatus,
     now: string,
-  ): Promise<void> {
+  ): Promise<number> {
     const endsDone = bot.status === "DONE" || (reported === "DONE" && !isTerminal(bot.status as BotStatus));
     const recording = endsDone
       ? await trx.selectFrom("recordings").select("bot_id").where("bot_id", "=", bot.id).executeTakeFirst()
       : undefined;
     const at = endsDone && !recording ? windDownEnd(now) : now;
     await expireCallbackToken(trx, bot.id, at);
+    return releaseBotEnded(trx, bot, now);
   }
 }
 

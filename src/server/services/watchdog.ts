@@ -1,4 +1,7 @@
 import { RUNNING_STATUSES } from "../../core/index.js";
+import { toIso } from "../db/database.js";
+import { releaseBotEnded } from "../webhooks/outbox.js";
+import { lockBot } from "./bot-state.js";
 import type { BotService } from "./bots.js";
 import type { ServiceContext } from "./context.js";
 
@@ -40,8 +43,9 @@ export class BotWatchdog {
     await this.sweeping;
   }
 
-  /** One pass over the running bots. */
+  /** One pass over the running bots, and over ended ones whose runner's wind-down is over. */
   async sweep(): Promise<void> {
+    await this.releaseHeldEnds();
     const now = this.ctx.now().getTime();
     const { launchTimeoutMs, heartbeatTimeoutMultiple } = this.ctx.config.watchdog;
     const running = await this.ctx.db
@@ -66,6 +70,27 @@ export class BotWatchdog {
           `no heartbeat or event for ${silentMs} ms (limit ${limit} ms)`,
         );
       }
+    }
+  }
+
+  /**
+   * A bot the server ended holds its bot.ended until its runner is done; a runner that never
+   * reported again gets it sent once its callback token has expired.
+   */
+  private async releaseHeldEnds(): Promise<void> {
+    const now = toIso(this.ctx.now());
+    const due = await this.ctx.db
+      .selectFrom("bots")
+      .select("id")
+      .where("held_bot_ended", "is not", null)
+      .where("callback_token_expires_at", "<=", now)
+      .execute();
+    for (const { id } of due) {
+      const queued = await this.ctx.db.transaction().execute(async (trx) => {
+        const bot = await lockBot(trx, this.ctx.dialect, id);
+        return bot ? releaseBotEnded(trx, bot, now) : 0;
+      });
+      if (queued > 0) this.ctx.outbox.notify();
     }
   }
 

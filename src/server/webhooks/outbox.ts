@@ -112,14 +112,44 @@ export async function enqueueWebhookEvents(
 /** The bot columns the outbox needs to turn a bot's event into deliveries. */
 export type OutboxBotRow = OutboxBot & { meeting_title: string; platform: string };
 
-/** `enqueueWebhookEvents` for a reported (or server-made) bot event, through core's mapping. */
-export function enqueueBotEvent(
+/**
+ * `enqueueWebhookEvents` for a reported (or server-made) bot event, through core's mapping.
+ * `holdEnded`: the bot.ended of this event is kept on the bot instead, for `releaseBotEnded`: a
+ * bot the server ends (a kill) still hears from its runner, whose recording.ready must not come
+ * after bot.ended.
+ */
+export async function enqueueBotEvent(
   db: Kysely<Database>,
   bot: OutboxBotRow,
   event: CallbackEvent,
   eventTime: string,
   now: string,
+  opts: { holdEnded?: boolean } = {},
 ): Promise<number> {
   const events = webhookEventsFor(event, { meetingTitle: bot.meeting_title, platform: bot.platform });
-  return enqueueWebhookEvents(db, bot, events, eventTime, now);
+  const held = opts.holdEnded ? events.filter((e) => e.event === ENDED) : [];
+  if (held.length > 0) {
+    const heldBotEnded = JSON.stringify({ eventTime, events: held } satisfies HeldBotEnded);
+    await db.updateTable("bots").set({ held_bot_ended: heldBotEnded }).where("id", "=", bot.id).execute();
+  }
+  const queuedNow = events.filter((e) => !held.includes(e));
+  return enqueueWebhookEvents(db, bot, queuedNow, eventTime, now);
+}
+
+const ENDED = "bot.ended";
+interface HeldBotEnded {
+  eventTime: string;
+  events: WebhookEventData[];
+}
+
+/** Queues the bot's held bot.ended, if any (its runner is done, or will never report). */
+export async function releaseBotEnded(
+  db: Kysely<Database>,
+  bot: OutboxBot & { held_bot_ended: string | null },
+  now: string,
+): Promise<number> {
+  if (bot.held_bot_ended === null) return 0;
+  const held = JSON.parse(bot.held_bot_ended) as HeldBotEnded;
+  await db.updateTable("bots").set({ held_bot_ended: null }).where("id", "=", bot.id).execute();
+  return enqueueWebhookEvents(db, bot, held.events, held.eventTime, now);
 }
