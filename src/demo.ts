@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { startMockHost } from "../fixtures/host/server.js";
 import { ApiClient, type BotEventView } from "./client/api-client.js";
+import { BOT_STATUSES } from "./core/index.js";
 import { verifyWebhook } from "./client/webhooks.js";
 import { inspectRecording } from "./runner/probe.js";
 import { startServer } from "./server/main.js";
@@ -53,10 +54,14 @@ export async function runDemo(): Promise<number> {
     say(`status ${deployed.status}`);
 
     // Statuses come from the aggregated event list, so none is missed however quickly they
-    // follow each other; participants and recording events from the bot's own list.
+    // follow each other; participants and recording events from the bot's own list. The
+    // aggregated list also has events that are not statuses (RECORDING): the bot's own list
+    // shows those (RECORDING_STARTED).
     const shown = new Set<string>();
     const showNew = async () => {
-      const statuses = (await api.events({ bot_id: bot.id, page_size: 100 })).events;
+      const statuses = (await api.events({ bot_id: bot.id, page_size: 100 })).events.filter((e) =>
+        (BOT_STATUSES as readonly string[]).includes(e.eventType),
+      );
       const events = await api.botEvents(bot.id);
       const fresh = [
         ...statuses.map((e) => ({
@@ -123,7 +128,6 @@ export async function runDemo(): Promise<number> {
 }
 
 function describe(event: BotEventView): string {
-  if (event.eventType === "RECORDING") return "";
   const data = event.data ?? {};
   const name = data.participantName;
   if (typeof name === "string") return `: ${name}`;

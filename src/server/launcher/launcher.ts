@@ -7,7 +7,7 @@ import type { BotConfig } from "../../core/index.js";
 export interface Launcher {
   /** Starts a runner for this bot; rejects if it cannot start. */
   launch(config: BotConfig): Promise<void>;
-  /** SIGTERM to that runner if running (used by /kill later). */
+  /** SIGTERM to that runner if running (POST /v1/bots/{id}/kill, the watchdog). */
   stop(botId: number): Promise<void>;
   /** Releases what the launcher holds besides running bots (e.g. warm runners). */
   close?(): Promise<void>;
