@@ -9,6 +9,7 @@ const PANEL_NAMES = "#participants-ul .participants-item__display-name";
 const TILE_NAMES = ".gallery-video-container__video-frame .video-avatar__avatar-footer";
 const ACTIVE_TILE = ".gallery-video-container__video-frame--active";
 const PARTICIPANTS_BUTTON = '#wc-footer button[aria-label^="open the participants list pane"]';
+const MODAL_TITLE = ".zm-modal-body-title";
 
 let idCounter = 0;
 
@@ -349,7 +350,7 @@ describe("how it ends", () => {
     await control("POST", id, "/end");
     const dialog = page.locator(H.endedDialog);
     await dialog.waitFor(WAIT);
-    expect(await page.locator(`${H.endedDialog} ${H.modalTitle}`).textContent()).toBe(
+    expect(await page.locator(`${H.endedDialog} ${MODAL_TITLE}`).textContent()).toBe(
       "This meeting has been ended by host",
     );
     expect(await page.locator(H.endedDialogButton).textContent()).toBe("OK");
@@ -369,7 +370,7 @@ describe("how it ends", () => {
     await joinOpenCall(id);
     await control("POST", id, "/remove");
     await page.locator(H.removedDialog).waitFor(WAIT);
-    expect(await page.locator(`${H.removedDialog} ${H.modalTitle}`).textContent()).toBe(
+    expect(await page.locator(`${H.removedDialog} ${MODAL_TITLE}`).textContent()).toBe(
       "You have been removed",
     );
     expect(await page.locator(H.footer).count()).toBe(1);
@@ -509,6 +510,7 @@ describe("the adapter on the mock", () => {
       ["microphone", 'clicked #preview-audio-control-button "Mute"'],
       ["camera", 'clicked #preview-video-control-button "Stop Video"'],
       ["joinAudio", "button.join-audio-by-voip__join-btn"],
+      ["participantsPanel", "opened"],
     ]);
     expect(await page.locator("#participants-ul").count()).toBe(1);
     await expect.poll(audibleAudio, WAIT).toBe(2);
