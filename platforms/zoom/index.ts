@@ -78,9 +78,17 @@ export const zoomAdapter: PlatformAdapter = {
       note("participantsPanel", "already open");
       return;
     }
-    // A toast over the button delays the click; Playwright waits until the button is on top.
-    await page.locator(ZOOM_HOOKS.participantsButton).first().click({ timeout: FORM_TIMEOUT_MS });
-    note("participantsPanel", "opened");
+    // In the background: the recording starts after this step, and until the panel is open the
+    // snapshot reads the tiles. A dialog or toast over the button delays the click (Playwright
+    // waits until the button is on top) without delaying the recording.
+    void page
+      .locator(ZOOM_HOOKS.participantsButton)
+      .first()
+      .click({ timeout: FORM_TIMEOUT_MS })
+      .then(
+        () => note("participantsPanel", "opened"),
+        (error: Error) => note("participantsPanel", `not opened: ${error.message.split("\n")[0]}`),
+      );
   },
 
   async leave(page: Page): Promise<void> {

@@ -501,6 +501,8 @@ describe("the adapter on the mock", () => {
       .poll(() => snapshot("Adapter Bot"), WAIT)
       .toMatchObject({ phase: "in_call", evidence: "footer + participantsButton" });
     await zoomAdapter.afterAdmission?.(page, { note });
+    // The panel is opened in the background, so as not to delay the recording.
+    await expect.poll(() => notes.some(([hook]) => hook === "participantsPanel"), WAIT).toBe(true);
     // Which variant of each hook it met, in order: the first visit's three dialogs, the passcode
     // field, the preview toggles as "Allow" left them (on), then the audio dialog in the call.
     expect(notes).toEqual([
@@ -560,6 +562,8 @@ describe("drifted layouts (ui=, fixtures/zoom/ui-variants.ts)", () => {
     await zoomAdapter.join(page, { displayName: name, info: { platform: "zoom", meetingId: id }, note });
     await expect.poll(() => snapshot(name), WAIT).toMatchObject({ phase: "in_call" });
     await zoomAdapter.afterAdmission?.(page, { note });
+    // The panel is opened in the background: its note comes once it is open.
+    await expect.poll(() => notes.some(([hook]) => hook === "participantsPanel"), WAIT).toBe(true);
     return notes.filter(([hook]) => hook === "popup" || hook === "participantsPanel");
   }
 
