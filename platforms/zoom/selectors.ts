@@ -23,7 +23,7 @@ export const ZOOM_HOOKS = {
   permissionButtonTexts: ["Allow", "Continue without microphone and camera"],
   /**
    * The name field: the React client's `#input-for-name`, the classic client's (`/wc/join/<id>`)
-   * `#inputname`. The classic one is matched by id alone: its placeholder "Your Name" is localized.
+   * `#inputname[placeholder="Your Name"]`, matched by id alone: a placeholder is display text.
    */
   nameInput: "#input-for-name, #inputname",
   /**
