@@ -1,7 +1,7 @@
 import type { Locator, Page } from "playwright";
 import type { MeetingInfo } from "../../src/core/index.js";
 import { type JoinNote, JoinRefused, type PlatformAdapter } from "../adapter.js";
-import { alternatives, firstVisible, ignoreNote, type Variants } from "../variants.js";
+import { alternatives, clickFirstClickable, firstVisible, ignoreNote, type Variants } from "../variants.js";
 import { ZOOM_HOOKS } from "./selectors.js";
 import { zoomSnapshot } from "./snapshot.js";
 import { zoomMeeting, zoomWebClientUrl } from "./url.js";
@@ -49,7 +49,8 @@ export const zoomAdapter: PlatformAdapter = {
 
   /**
    * Joins computer audio (the meeting is silent until then, and the recording needs its sound)
-   * and opens the participants panel (the roster exists only while it is open).
+   * and opens the participants panel (the roster exists only while it is open) unless its entries
+   * are already shown somewhere: the same button closes an open panel.
    */
   async afterAdmission(page: Page, { note = ignoreNote } = {}): Promise<void> {
     const byClass = page.locator(ZOOM_HOOKS.joinAudioButton);
@@ -73,8 +74,21 @@ export const zoomAdapter: PlatformAdapter = {
         .then(() => note("joinAudio", "answered late"))
         .catch(() => {});
     }
-    if ((await page.locator(ZOOM_HOOKS.participantsPanel).count()) > 0) return;
-    await page.locator(ZOOM_HOOKS.participantsButton).first().click({ timeout: FORM_TIMEOUT_MS });
+    if (await page.locator(ZOOM_HOOKS.participantName).first().isVisible()) {
+      note("participantsPanel", "already open");
+      return;
+    }
+    // In the background: the recording starts after this step, and until the panel is open the
+    // snapshot reads the tiles. A dialog or toast over the button delays the click (Playwright
+    // waits until the button is on top) without delaying the recording.
+    void page
+      .locator(ZOOM_HOOKS.participantsButton)
+      .first()
+      .click({ timeout: FORM_TIMEOUT_MS })
+      .then(
+        () => note("participantsPanel", "opened"),
+        (error: Error) => note("participantsPanel", `not opened: ${error.message.split("\n")[0]}`),
+      );
   },
 
   async leave(page: Page): Promise<void> {
@@ -94,8 +108,10 @@ export const zoomAdapter: PlatformAdapter = {
 };
 
 /**
- * Accepts the cookie banner, the terms and the permission dialog, in whatever order they show;
- * notes each as a "popup".
+ * Accepts the cookie banner, the terms and the permission dialog, in whatever order and stacking
+ * they show: what is on top first, and a click another dialog intercepts moves on to the next
+ * candidate (the permission dialog's overlay can lie over the cookie banner). Notes each as a
+ * "popup".
  */
 async function clearDialogs(page: Page, note: JoinNote): Promise<void> {
   const candidates: Variants = [
@@ -106,12 +122,12 @@ async function clearDialogs(page: Page, note: JoinNote): Promise<void> {
     ),
   ];
   // A click may bring the next dialog (terms, then permissions), so each round starts over:
-  // "Allow" answered the permission dialog, so its other button is gone too.
-  for (let round = 0; round < 6; round++) {
-    const dialog = await firstVisible(candidates);
-    if (!dialog) return;
-    await dialog.locator.click({ timeout: MAYBE_DIALOG_MS }).catch(() => {});
-    note("popup", dialog.variant);
+  // "Allow" answered the permission dialog, so its other button is gone too. None clickable
+  // (covered by something else): the caller's click waits, and clears again.
+  for (let round = 0; round < candidates.length + 2; round++) {
+    const clicked = await clickFirstClickable(candidates);
+    if (clicked === null) return;
+    note("popup", clicked);
   }
 }
 

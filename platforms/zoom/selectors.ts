@@ -8,7 +8,11 @@
  */
 export const ZOOM_HOOKS = {
   // ---- pre-join -------------------------------------------------------------------------------
-  /** OneTrust cookie banner; it can cover the form's lower part. */
+  /**
+   * OneTrust cookie banner; it can cover the form's lower part. Trap: it can also be covered
+   * itself (the permission dialog's overlay drawn over it), so it is clicked only once on top:
+   * see clickFirstClickable.
+   */
   cookieAccept: "#onetrust-accept-btn-handler",
   /** Terms of Service dialog ("I Agree"); shown before the form is usable, on a first visit. */
   termsAgree: "#wc_agree1",
@@ -17,7 +21,11 @@ export const ZOOM_HOOKS = {
    * client offer computer audio (Chromium's fake devices answer; the bot mutes right after).
    */
   permissionButtonTexts: ["Allow", "Continue without microphone and camera"],
-  nameInput: "#input-for-name",
+  /**
+   * The name field: the React client's `#input-for-name`, the classic client's (`/wc/join/<id>`)
+   * `#inputname[placeholder="Your Name"]`, matched by id alone: a placeholder is display text.
+   */
+  nameInput: "#input-for-name, #inputname",
   /**
    * Shown when the link carries no `pwd`. Trap: a passcode field alone is a normal pre-join form;
    * only Zoom's "Passcode wrong" says the passcode was refused.
@@ -28,9 +36,14 @@ export const ZOOM_HOOKS = {
   previewMicrophoneOnLabel: "Mute",
   previewCamera: "#preview-video-control-button",
   previewCameraOnLabel: "Stop Video",
-  /** Trap: the button is in the DOM before it works; it has class `disabled` until a name is typed. */
-  joinButton: "button.zm-btn.preview-join-button",
-  joinButtonReady: "button.zm-btn.preview-join-button:not(.disabled):not([disabled])",
+  /**
+   * The React client's Join, the classic client's `#joinBtn`. Trap: the button is in the DOM before
+   * it works; it is `disabled` (class or attribute) until a name is typed. Trap: a toast can lie
+   * over it for a moment; the click waits for it rather than clicking through.
+   */
+  joinButton: "button.zm-btn.preview-join-button, #joinBtn",
+  joinButtonReady:
+    "button.zm-btn.preview-join-button:not(.disabled):not([disabled]), #joinBtn:not(.disabled):not([disabled])",
 
   // ---- in the call ----------------------------------------------------------------------------
   /** The audio dialog after admission; until it is answered the meeting is silent. */
@@ -46,17 +59,24 @@ export const ZOOM_HOOKS = {
   participantsButton:
     '#wc-footer button[aria-label*="participants list"], #wc-footer button[aria-label*="participants pane"]',
   /**
-   * The participants panel exists only while open (opened from the footer button), so the bot
-   * opens it once in the call and the snapshot falls back to video tiles while it is closed.
+   * A roster entry's name, found wherever the roster is rendered. Trap: the panel's container is
+   * not stable (`#participants-ul` in `#wc-container-right`, other builds a floating window with
+   * another structure), so entries are found by their own hook, not inside one container. The
+   * roster exists only while the panel is open: the bot opens it when no entry is on the page
+   * (never blindly: the same button closes an open panel), and the snapshot falls back to the
+   * video tiles while it is closed.
    */
-  participantsPanel: "#participants-ul, .participants-section-container",
-  participantItem: "li.participants-li",
   participantName: ".participants-item__display-name",
   /**
-   * "(Me)", "(Host, me)", "(Host)", "(Guest)". Trap: the items have no per-person id (their
-   * `participants-list-N` ids are positions), so ids are derived from names.
+   * The entry around a name, where its tag is: the item's layout in any build, the `li` in the
+   * panel's list.
    */
-  participantLabel: ".participants-item__name-label",
+  participantItem: ".participants-item__item-layout, li.participants-li",
+  /**
+   * The entry's tag: "(Me)", "(Host, me)", "(Host)", "(Guest)". Trap: the items have no
+   * per-person id (their `participants-list-N` ids are positions), so ids are derived from names.
+   */
+  participantTag: ".participants-item__name-label",
   selfLabelPattern: "\\bme\\b",
   /** Gallery tiles, the speaker-view filmstrip and the big speaker frame, each with a name tag. */
   videoTile:
@@ -84,7 +104,6 @@ export const ZOOM_HOOKS = {
    * with no call underneath (no footer) the same dialog means "denied".
    */
   removedDialog: 'div[aria-label="You have been removed"]',
-  modalTitle: ".zm-modal-body-title",
   texts: {
     waitingRoom: [
       "Please wait, the meeting host will let you in soon",

@@ -8,7 +8,8 @@ type ZoomHooks = typeof ZOOM_HOOKS & SnapshotHooks;
  * The end and removal dialogs come first because they are drawn over the call; dead ends next;
  * admission is judged only by the footer's participants button, which the waiting screens lack.
  *
- * Participants come from the participants panel, or from the video tiles while it is closed.
+ * Participants come from the roster's entries wherever they are rendered, or from the video tiles
+ * while the participants panel is closed.
  * Zoom gives them no per-person id, so the id is derived from the name ("name:Alice", and
  * "name:Alice#2" for a second Alice): stable while the name is, the same from panel and tiles.
  */
@@ -58,12 +59,18 @@ export function zoomSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
       if (!idOf.has(name)) idOf.set(name, id);
       participants.push({ id, name });
     };
-    const panel = document.querySelector(hooks.participantsPanel);
-    if (panel) {
-      const items = [...panel.querySelectorAll(hooks.participantItem)].map((item) => ({
-        name: (item.querySelector(hooks.participantName)?.textContent ?? "").trim(),
-        isSelf: selfLabel.test(item.querySelector(hooks.participantLabel)?.textContent ?? ""),
-      }));
+    // Roster entries wherever the panel renders them; a hidden copy is not what the page shows.
+    const entries = [...document.querySelectorAll(hooks.participantName)].filter(
+      (name) => name.getClientRects().length > 0,
+    );
+    if (entries.length > 0) {
+      const items = entries.map((name) => {
+        const item = name.closest(hooks.participantItem) ?? name.parentElement;
+        return {
+          name: (name.textContent ?? "").trim(),
+          isSelf: selfLabel.test(item?.querySelector(hooks.participantTag)?.textContent ?? ""),
+        };
+      });
       // Zoom marks the bot "(Me)"; without that mark, the first entry with its name is the bot.
       if (!items.some((item) => item.isSelf)) {
         const bot = items.find((item) => item.name === self);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { MeetingState } from "../../fixtures/host/meetings.js";
 import { zoomAdapter } from "../../platforms/zoom/index.js";
+import { isOnTop } from "../../platforms/variants.js";
 import { ZOOM_HOOKS as H } from "../../platforms/zoom/selectors.js";
 import { collectNotes, host, page, snapshotOf, text, useMockBrowser, WAIT } from "../helpers/mock-browser.js";
 
@@ -9,6 +10,7 @@ const PANEL_NAMES = "#participants-ul .participants-item__display-name";
 const TILE_NAMES = ".gallery-video-container__video-frame .video-avatar__avatar-footer";
 const ACTIVE_TILE = ".gallery-video-container__video-frame--active";
 const PARTICIPANTS_BUTTON = '#wc-footer button[aria-label^="open the participants list pane"]';
+const MODAL_TITLE = ".zm-modal-body-title";
 
 let idCounter = 0;
 
@@ -349,7 +351,7 @@ describe("how it ends", () => {
     await control("POST", id, "/end");
     const dialog = page.locator(H.endedDialog);
     await dialog.waitFor(WAIT);
-    expect(await page.locator(`${H.endedDialog} ${H.modalTitle}`).textContent()).toBe(
+    expect(await page.locator(`${H.endedDialog} ${MODAL_TITLE}`).textContent()).toBe(
       "This meeting has been ended by host",
     );
     expect(await page.locator(H.endedDialogButton).textContent()).toBe("OK");
@@ -369,7 +371,7 @@ describe("how it ends", () => {
     await joinOpenCall(id);
     await control("POST", id, "/remove");
     await page.locator(H.removedDialog).waitFor(WAIT);
-    expect(await page.locator(`${H.removedDialog} ${H.modalTitle}`).textContent()).toBe(
+    expect(await page.locator(`${H.removedDialog} ${MODAL_TITLE}`).textContent()).toBe(
       "You have been removed",
     );
     expect(await page.locator(H.footer).count()).toBe(1);
@@ -499,6 +501,8 @@ describe("the adapter on the mock", () => {
       .poll(() => snapshot("Adapter Bot"), WAIT)
       .toMatchObject({ phase: "in_call", evidence: "footer + participantsButton" });
     await zoomAdapter.afterAdmission?.(page, { note });
+    // The panel is opened in the background, so as not to delay the recording.
+    await expect.poll(() => notes.some(([hook]) => hook === "participantsPanel"), WAIT).toBe(true);
     // Which variant of each hook it met, in order: the first visit's three dialogs, the passcode
     // field, the preview toggles as "Allow" left them (on), then the audio dialog in the call.
     expect(notes).toEqual([
@@ -509,6 +513,7 @@ describe("the adapter on the mock", () => {
       ["microphone", 'clicked #preview-audio-control-button "Mute"'],
       ["camera", 'clicked #preview-video-control-button "Stop Video"'],
       ["joinAudio", "button.join-audio-by-voip__join-btn"],
+      ["participantsPanel", "opened"],
     ]);
     expect(await page.locator("#participants-ul").count()).toBe(1);
     await expect.poll(audibleAudio, WAIT).toBe(2);
@@ -544,5 +549,105 @@ describe("the adapter on the mock", () => {
       });
     await zoomAdapter.leave(page);
     await expect.poll(() => attendeeStates(id), WAIT).toEqual(["left"]);
+  });
+});
+
+describe("drifted layouts (ui=, fixtures/zoom/ui-variants.ts)", () => {
+  /** The adapter from the form into the call, as the runner drives it; answers its notes. */
+  async function adapterJoins(id: string, ui: string, name = "Drift Bot") {
+    await control("PUT", id, "", { admit: "open", participants: 2, ui: [ui] });
+    await page.goto(`${host.url}/wc/${id}/join?pwd=`);
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "prejoin" });
+    const { notes, note } = collectNotes();
+    await zoomAdapter.join(page, { displayName: name, info: { platform: "zoom", meetingId: id }, note });
+    await expect.poll(() => snapshot(name), WAIT).toMatchObject({ phase: "in_call" });
+    await zoomAdapter.afterAdmission?.(page, { note });
+    // The panel is opened in the background: its note comes once it is open.
+    await expect.poll(() => notes.some(([hook]) => hook === "participantsPanel"), WAIT).toBe(true);
+    return notes.filter(([hook]) => hook === "popup" || hook === "participantsPanel");
+  }
+
+  it("permission dialog over the cookie banner: the covered banner waits until the dialog is answered", async () => {
+    const id = newId();
+    await control("PUT", id, "", { ui: ["zoom-permission-over-cookies"] });
+    await page.goto(`${host.url}/wc/${id}/join?pwd=`);
+    // The reported page: the banner is shown, but a click on it lands on the dialog's overlay.
+    await page.locator(H.cookieAccept).waitFor(WAIT);
+    expect(await isOnTop(page.locator(H.cookieAccept))).toBe(false);
+    expect(await page.locator(H.termsAgree).count()).toBe(0);
+
+    expect(await adapterJoins(id, "zoom-permission-over-cookies")).toEqual([
+      ["popup", 'permissions "Allow"'],
+      ["popup", "cookies #onetrust-accept-btn-handler"],
+      ["participantsPanel", "opened"],
+    ]);
+  });
+
+  it("all dialogs at once, the other way round: the adapter answers the one on top first", async () => {
+    expect(await adapterJoins(newId(), "zoom-dialogs-at-once")).toEqual([
+      ["popup", 'permissions "Allow"'],
+      ["popup", "terms #wc_agree1"],
+      ["popup", "cookies #onetrust-accept-btn-handler"],
+      ["participantsPanel", "opened"],
+    ]);
+  });
+
+  it("classic form: #inputname and #joinBtn, disabled until a name is typed", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual", ui: ["zoom-classic-form"] });
+    await openForm(id);
+    expect(await page.locator("#input-for-name, button.preview-join-button").count()).toBe(0);
+    expect(await page.locator('#inputname[placeholder="Your Name"]').count()).toBe(1);
+    expect(await page.locator("#joinBtn").isDisabled()).toBe(true);
+    expect(await snapshot()).toMatchObject({ phase: "prejoin", evidence: "nameInput" });
+
+    await adapterJoins(newId(), "zoom-classic-form");
+    expect(await page.locator(PANEL_NAMES).allTextContents()).toEqual([
+      "Drift Bot",
+      "Alice Example",
+      "Bob Example",
+    ]);
+  });
+
+  it("toasts over Join and the participants button for a moment, and an alert in the call", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual", ui: ["zoom-toasts-and-alert"] });
+    await openForm(id);
+    await page.locator(H.nameInput).fill("Meetbot");
+    // Typing the name brings the toast over Join; it goes away by itself.
+    expect(await isOnTop(page.locator(H.joinButtonReady))).toBe(false);
+    await expect.poll(() => isOnTop(page.locator(H.joinButtonReady)), WAIT).toBe(true);
+
+    expect(await adapterJoins(newId(), "zoom-toasts-and-alert")).toEqual([
+      ["popup", "cookies #onetrust-accept-btn-handler"],
+      ["popup", "terms #wc_agree1"],
+      ["popup", 'permissions "Allow"'],
+      ["participantsPanel", "opened"],
+    ]);
+    expect(await page.getByRole("alert").textContent()).toBe("Your internet connection is unstable");
+    expect(await snapshot("Drift Bot")).toMatchObject({
+      phase: "in_call",
+      participants: [{ name: "Alice Example" }, { name: "Bob Example" }],
+    });
+  });
+
+  it("panel already open elsewhere: kept open, its entries read (a namesake of the bot included)", async () => {
+    // The bot shares Alice's name: only the roster's "(Me)" tells them apart, the tiles cannot.
+    expect(await adapterJoins(newId(), "zoom-panel-open-elsewhere", "Alice Example")).toEqual([
+      ["popup", "cookies #onetrust-accept-btn-handler"],
+      ["popup", "terms #wc_agree1"],
+      ["popup", 'permissions "Allow"'],
+      ["participantsPanel", "already open"],
+    ]);
+    expect(await page.locator("#participants-ul, .participants-section-container").count()).toBe(0);
+    expect(await page.locator(".participants-item__display-name").allTextContents()).toEqual([
+      "Alice Example",
+      "Alice Example",
+      "Bob Example",
+    ]);
+    expect(await snapshot("Alice Example")).toMatchObject({
+      phase: "in_call",
+      participants: [{ name: "Alice Example" }, { name: "Bob Example" }],
+    });
   });
 });
