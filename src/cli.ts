@@ -121,7 +121,7 @@ async function serve(args: string[]): Promise<number> {
     "public-url": { type: "string" },
   });
   const { startServer } = await import("./server/main.js");
-  const { StartupError } = await import("./server/config.js");
+  const { StartupError } = await import("./server/startup-error.js");
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({
@@ -131,9 +131,9 @@ async function serve(args: string[]): Promise<number> {
       ...(values["public-url"] ? { publicBaseUrl: values["public-url"] as string } : {}),
     });
   } catch (error) {
-    // The operator's to fix (bad DATABASE_URL, database down): the reason, not a stack trace.
+    // The operator's to fix (a bad variable, database down): the reason, not a stack trace.
     if (!(error instanceof StartupError)) throw error;
-    process.stderr.write(`meetbot serve: ${error.message}\n`);
+    for (const line of error.message.split("\n")) process.stderr.write(`meetbot serve: ${line}\n`);
     return 1;
   }
   process.stdout.write(`meetbot control plane listening on ${server.url}\n`);

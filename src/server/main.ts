@@ -3,7 +3,7 @@ import { buildApp } from "./app.js";
 import { loadServerSecret } from "./auth/tokens.js";
 import { localUrl, resolveConfig, type StartServerOptions } from "./config.js";
 import { openDatabase } from "./db/database.js";
-import { LocalProcessLauncher } from "./launcher/local-process.js";
+import { LocalProcessLauncher, launcherOptions } from "./launcher/local-process.js";
 
 export type { StartServerOptions } from "./config.js";
 export type { Launcher } from "./launcher/launcher.js";
@@ -22,12 +22,12 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   await mkdir(config.paths.recordings, { recursive: true });
   await mkdir(config.paths.bots, { recursive: true });
-  const secret = await loadServerSecret(config.dataDir);
+  const secret = await loadServerSecret(config.dataDir, config.jwtSecret);
   const db = await openDatabase(config.database);
 
   let publicBaseUrl = config.publicBaseUrl;
   // A launcher handed in belongs to the caller; one made here is closed with the server.
-  const ownLauncher = opts.launcher ? null : new LocalProcessLauncher({ dataDir: config.dataDir });
+  const ownLauncher = opts.launcher ? null : new LocalProcessLauncher(launcherOptions(config));
   const launcher = opts.launcher ?? (ownLauncher as LocalProcessLauncher);
   const app = await buildApp({
     config,

@@ -15,7 +15,7 @@ import {
 import { migrateToLatest, migrations } from "../../src/server/db/migrations.js";
 import { lockBot } from "../../src/server/services/bot-state.js";
 import { scratchDatabase, testDialect } from "../helpers/postgres.js";
-import { StartupError } from "../../src/server/config.js";
+import { StartupError } from "../../src/server/startup-error.js";
 import { startServer } from "../../src/server/main.js";
 import { deployedBot, registerUser, startTestServer, TEST_MEETING } from "../helpers/server-harness.js";
 

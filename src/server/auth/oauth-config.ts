@@ -1,4 +1,4 @@
-import { StartupError } from "../config.js";
+import { StartupError } from "../startup-error.js";
 
 /** The OpenID Connect providers users can sign in with; the names are the path segment. */
 export const OAUTH_PROVIDERS = ["google", "microsoft"] as const;

@@ -1,11 +1,11 @@
 import SQLite from "better-sqlite3";
 import { type Dialect, Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect } from "kysely";
 import pg from "pg";
-import { StartupError } from "../config.js";
+import { StartupError } from "../startup-error.js";
 import { migrateToLatest } from "./migrations.js";
-import type { Database } from "./schema.js";
+import type { Database, DialectName } from "./schema.js";
 
-export type DialectName = "sqlite" | "postgres";
+export type { DialectName } from "./schema.js";
 
 /** Where the data lives: a SQLite file (the default) or a PostgreSQL database (DATABASE_URL). */
 export type DatabaseOptions =

@@ -1,6 +1,6 @@
 import { type CreateTableBuilder, type Kysely, type Migration, Migrator } from "kysely";
-import { StartupError } from "../config.js";
-import type { DialectName } from "./database.js";
+import { StartupError } from "../startup-error.js";
+import type { DialectName } from "./schema.js";
 
 /**
  * Migrations live in code (no files to ship or find at runtime) and use only portable SQL.

@@ -1,5 +1,8 @@
 import type { Generated, Insertable, Selectable } from "kysely";
 
+/** The two databases the same Kysely code runs on. */
+export type DialectName = "sqlite" | "postgres";
+
 /**
  * The Kysely view of the database. Portable on purpose (SQLite now, PostgreSQL later with the same
  * code): integer autoincrement ids, timestamps as ISO-8601 UTC text, JSON as text.
