@@ -11,7 +11,10 @@ export async function startBenchServer(mockUrl: string, warmRunners = 0) {
   const dataDir = await mkdtemp(join(tmpdir(), "meetbot-bench-"));
   // Runners reach the Zoom and Teams mocks through the server's base-URL settings, as an operator sets them.
   const env = { ...process.env, MEETBOT_ZOOM_WEB_BASE_URL: mockUrl, MEETBOT_TEAMS_WEB_BASE_URL: mockUrl };
-  const launcher = new LocalProcessLauncher({ ...launcherOptions(resolveConfig({ dataDir, env })), warmRunners });
+  const launcher = new LocalProcessLauncher({
+    ...launcherOptions(resolveConfig({ dataDir, env })),
+    warmRunners,
+  });
   const server = await startServer({
     port: 0,
     dataDir,

@@ -188,7 +188,8 @@ const perWindow = (fallback: number) =>
 const flag = (fallback: boolean) =>
   fromText(
     fallback,
-    (raw) => (({ "1": true, true: true, "0": false, false: false }) as Record<string, boolean>)[raw.toLowerCase()],
+    (raw) =>
+      (({ "1": true, true: true, "0": false, false: false }) as Record<string, boolean>)[raw.toLowerCase()],
     "1 or 0",
   );
 const httpUrl = fromText<string | undefined>(
@@ -196,7 +197,10 @@ const httpUrl = fromText<string | undefined>(
   (raw) => (/^https?:$/.test(URL.parse(raw)?.protocol ?? "") ? raw.replace(/\/+$/, "") : undefined),
   "an http(s) URL",
 );
-const optionalText = z.string().optional().transform((raw) => (raw?.trim() ? raw : undefined));
+const optionalText = z
+  .string()
+  .optional()
+  .transform((raw) => (raw?.trim() ? raw : undefined));
 
 const RunnerCommand = z.tuple([z.string().min(1)], z.string());
 
@@ -230,7 +234,10 @@ export const ServerEnv = z.object({
   MEETBOT_JWT_SECRET: optionalText.refine((value) => value === undefined || value.length >= 16, {
     message: "must be at least 16 characters",
   }),
-  MEETBOT_ALLOWED_MEETING_HOSTS: z.string().optional().transform((raw) => parseHostList(raw ?? "")),
+  MEETBOT_ALLOWED_MEETING_HOSTS: z
+    .string()
+    .optional()
+    .transform((raw) => parseHostList(raw ?? "")),
   MEETBOT_RATE_LIMIT_PER_MINUTE: perWindow(60),
   MEETBOT_RATE_LIMIT_PER_HOUR: perWindow(1000),
   MEETBOT_WATCHDOG_INTERVAL_MS: milliseconds(5_000),
@@ -307,7 +314,8 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       perMinute: opts.rateLimit?.perMinute ?? env.MEETBOT_RATE_LIMIT_PER_MINUTE,
       perHour: opts.rateLimit?.perHour ?? env.MEETBOT_RATE_LIMIT_PER_HOUR,
     },
-    oauth: opts.oauth ?? oauthConfigFromEnv(Object.fromEntries(OAUTH_VARIABLES.map((name) => [name, env[name]]))),
+    oauth:
+      opts.oauth ?? oauthConfigFromEnv(Object.fromEntries(OAUTH_VARIABLES.map((name) => [name, env[name]]))),
     outbound: {
       allowPrivateTargets: opts.outbound?.allowPrivateTargets ?? env.MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS,
       connectTimeoutMs: opts.outbound?.connectTimeoutMs ?? env.MEETBOT_WEBHOOK_CONNECT_TIMEOUT_MS,

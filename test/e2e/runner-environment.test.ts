@@ -64,7 +64,9 @@ describe("the runner's environment", { timeout: 120_000 }, () => {
     const { api, mock, control } = stack;
     const code = "env-cana-ryx";
     await control.configure("google", code, { participants: 2, admit: "open" });
-    const bot = await api.createBot({ meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/${code}` } });
+    const bot = await api.createBot({
+      meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/${code}` },
+    });
     await api.deploy(bot.id);
     await eventually(async () => {
       const events = await api.botEvents(bot.id);

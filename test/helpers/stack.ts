@@ -6,7 +6,11 @@ import { startMockHost } from "../../fixtures/host/server.js";
 import { ApiClient } from "../../src/client/api-client.js";
 import { inspectRecording, type RecordingInspection } from "../../src/runner/probe.js";
 import { resolveConfig, type WatchdogConfig } from "../../src/server/config.js";
-import { findRepoRoot, LocalProcessLauncher, launcherOptions } from "../../src/server/launcher/local-process.js";
+import {
+  findRepoRoot,
+  LocalProcessLauncher,
+  launcherOptions,
+} from "../../src/server/launcher/local-process.js";
 import { startServer } from "../../src/server/main.js";
 
 /**

@@ -86,8 +86,17 @@ describe("the server's configuration", () => {
 
   it("has a default for every variable: an empty environment is a working one", () => {
     const config = resolve({});
-    expect(config.watchdog).toEqual({ intervalMs: 5_000, launchTimeoutMs: 120_000, heartbeatTimeoutMultiple: 6 });
-    expect(config.webhooks).toEqual({ worker: true, concurrency: 16, pollIntervalMs: 1000, retentionDays: 30 });
+    expect(config.watchdog).toEqual({
+      intervalMs: 5_000,
+      launchTimeoutMs: 120_000,
+      heartbeatTimeoutMultiple: 6,
+    });
+    expect(config.webhooks).toEqual({
+      worker: true,
+      concurrency: 16,
+      pollIntervalMs: 1000,
+      retentionDays: 30,
+    });
     expect(config.database).toEqual({ kind: "sqlite", file: "/tmp/meetbot-config-test/meetbot.sqlite" });
     expect(config.jwtSecret).toBeUndefined();
     expect(config.runner).toEqual({
@@ -121,9 +130,9 @@ describe("the server's configuration", () => {
 
   it("lets an option win over the environment", () => {
     expect(resolve({ MEETBOT_WATCHDOG_INTERVAL_MS: "700" }).watchdog.intervalMs).toBe(700);
-    expect(resolve({ MEETBOT_WATCHDOG_INTERVAL_MS: "700" }, { watchdog: { intervalMs: 50 } }).watchdog.intervalMs).toBe(
-      50,
-    );
+    expect(
+      resolve({ MEETBOT_WATCHDOG_INTERVAL_MS: "700" }, { watchdog: { intervalMs: 50 } }).watchdog.intervalMs,
+    ).toBe(50);
   });
 
   it("refuses a timer longer than Node can wait (it would fire at once)", () => {

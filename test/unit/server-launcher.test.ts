@@ -102,7 +102,11 @@ describe("LocalProcessLauncher", () => {
       require("node:fs").writeFileSync(${JSON.stringify(ready)}, "");
       setInterval(() => {}, 1000);
     `;
-    const launcher = new LocalProcessLauncher({ dataDir, env: process.env, command: [process.execPath, "-e", script] });
+    const launcher = new LocalProcessLauncher({
+      dataDir,
+      env: process.env,
+      command: [process.execPath, "-e", script],
+    });
     await launcher.launch(config(9));
     await vi.waitFor(() => expect(existsSync(ready)).toBe(true), { timeout: 10_000 });
     expect(launcher.isRunning(9)).toBe(true);
@@ -125,7 +129,11 @@ describe("LocalProcessLauncher", () => {
   });
 
   it("keeps no handle on a runner it did not start", async () => {
-    const launcher = new LocalProcessLauncher({ dataDir, env: process.env, command: [process.execPath, "-e", ""] });
+    const launcher = new LocalProcessLauncher({
+      dataDir,
+      env: process.env,
+      command: [process.execPath, "-e", ""],
+    });
     await launcher.stop(12345);
     expect(launcher.waitForExit(12345)).toBeUndefined();
   });

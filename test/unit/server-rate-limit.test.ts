@@ -88,7 +88,8 @@ describe("RateLimiter", () => {
 
 describe("rate limit configuration", () => {
   const resolve = (env: NodeJS.ProcessEnv, rateLimit?: { perMinute?: number }) =>
-    resolveConfig({ dataDir: "/tmp/meetbot-config-test", env, ...(rateLimit ? { rateLimit } : {}) }).rateLimit;
+    resolveConfig({ dataDir: "/tmp/meetbot-config-test", env, ...(rateLimit ? { rateLimit } : {}) })
+      .rateLimit;
 
   it("defaults to the spec's 60 per minute and 1000 per hour", () => {
     expect(resolve({})).toEqual({ perMinute: 60, perHour: 1000 });

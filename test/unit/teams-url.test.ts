@@ -119,9 +119,7 @@ describe("teamsMeetingUrl from a pasted meetingUrl", () => {
   it("keeps a link on an operator-allowed host (such as the mock) as given", () => {
     const onMock = `${MOCK}/l/meetup-join/19%3ameeting_${ID}%40thread.v2/0?context=${CONTEXT}&admit=manual`;
     expect(teamsMeetingUrl(info({ meetingUrl: onMock }), noOverride)).toBe(onMock);
-    expect(
-      teamsMeetingUrl(info({ meetingUrl: onMock }), "http://elsewhere:1"),
-    ).toBe(onMock);
+    expect(teamsMeetingUrl(info({ meetingUrl: onMock }), "http://elsewhere:1")).toBe(onMock);
   });
 
   it("rejects a Teams-host URL that is not a join link", () => {

@@ -4,7 +4,12 @@ import { mkdir, open, rename } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { allowlistedEnv, type BotConfig, RunnerSettings, type RunnerSettingsInput } from "../../core/index.js";
+import {
+  allowlistedEnv,
+  type BotConfig,
+  RunnerSettings,
+  type RunnerSettingsInput,
+} from "../../core/index.js";
 import type { ServerConfig } from "../config.js";
 import type { Launcher } from "./launcher.js";
 
