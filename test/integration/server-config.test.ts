@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ServerEnv, resolveConfig } from "../../src/server/config.js";
+import { resolveConfig } from "../../src/server/config.js";
+import { ServerEnv } from "../../src/server/env.js";
 import { StartupError } from "../../src/server/startup-error.js";
 
 /**
