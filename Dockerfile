@@ -21,8 +21,10 @@ COPY fixtures ./fixtures
 RUN make build && npm prune --omit=dev --no-audit --no-fund
 ENV NODE_ENV=production
 
-# Not root: Chromium, Xvfb, PulseAudio and ffmpeg all run as this user (Chromium keeps
-# --no-sandbox, as a container is the sandbox). Its home holds the per-bot work dirs.
+# Not root: Chromium, Xvfb, PulseAudio and ffmpeg all run as this user, and Chromium keeps its
+# sandbox (only a root runner gets --no-sandbox). Debian's Chromium sandboxes with unprivileged
+# user namespaces, which Docker's default seccomp profile refuses: run the image with a profile
+# that allows them (see the README, "Chromium's sandbox"). Its home holds the per-bot work dirs.
 RUN useradd --create-home --uid 10001 meetbot
 USER meetbot
 

@@ -2,17 +2,23 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiClient } from "../src/client/api-client.js";
-import { LocalProcessLauncher } from "../src/server/launcher/local-process.js";
+import { resolveConfig } from "../src/server/config.js";
+import { LocalProcessLauncher, launcherOptions } from "../src/server/launcher/local-process.js";
 import { startServer } from "../src/server/main.js";
 
 /** A fresh control plane on a temporary data dir, with a signed-up client, for one measurement. */
 export async function startBenchServer(mockUrl: string, warmRunners = 0) {
   const dataDir = await mkdtemp(join(tmpdir(), "meetbot-bench-"));
+  // Runners reach the Zoom and Teams mocks through the server's base-URL settings, as an operator sets them.
   const env = { ...process.env, MEETBOT_ZOOM_WEB_BASE_URL: mockUrl, MEETBOT_TEAMS_WEB_BASE_URL: mockUrl };
-  const launcher = new LocalProcessLauncher({ dataDir, env, warmRunners });
+  const launcher = new LocalProcessLauncher({
+    ...launcherOptions(resolveConfig({ dataDir, env })),
+    warmRunners,
+  });
   const server = await startServer({
     port: 0,
     dataDir,
+    env,
     launcher,
     allowedMeetingHosts: ["127.0.0.1"],
     logLevel: "warn",

@@ -10,7 +10,7 @@
  */
 import { chromium } from "playwright";
 import { startMockHost } from "../fixtures/host/server.js";
-import { CHROMIUM_PATH } from "../src/runner/browser.js";
+import { DEFAULT_CHROMIUM_PATH } from "../src/core/index.js";
 import { describeOffsets, measureAvSync } from "./av-sync.js";
 import { startBenchServer } from "./bench-server.js";
 import { sampleTree } from "./process-tree.js";
@@ -117,7 +117,7 @@ async function measureFloor(mockUrl: string): Promise<number[]> {
   for (let i = 0; i < RUNS; i++) {
     const t0 = performance.now();
     const browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
+      executablePath: process.env.MEETBOT_CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH,
       headless: true,
       args: [
         "--no-sandbox",

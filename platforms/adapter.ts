@@ -1,5 +1,5 @@
 import type { Page } from "playwright";
-import type { MeetingInfo, Platform, SubCode } from "../src/core/index.js";
+import type { MeetingInfo, Platform, PlatformUrls, SubCode } from "../src/core/index.js";
 
 /**
  * Where the bot stands in the meeting, as read from the page. Every platform maps its own DOM
@@ -102,8 +102,8 @@ export const END_PHASES: Partial<Record<Phase, SubCode>> = {
  */
 export interface PlatformAdapter {
   platform: Platform;
-  /** The URL the browser opens for this meeting. */
-  meetingUrl(info: MeetingInfo): string;
+  /** The URL the browser opens for this meeting; `urls` replace the platforms' own origins. */
+  meetingUrl(info: MeetingInfo, urls: PlatformUrls): string;
   /**
    * Runs inside the page and reads the current phase and roster from the DOM. It is serialized,
    * so it must be self-contained: everything it needs comes in `hooks` (the platform's

@@ -10,7 +10,7 @@ Usage:
   meetbot run [--config FILE] [--headed]
       Run one bot. The config comes from --config FILE or the BOT_CONFIG environment variable.
       --headed shows the browser on your own $DISPLAY instead of a private virtual display.
-  meetbot run --warm [--width 1280 --height 720]
+  meetbot run --warm [--width 1280 --height 720] [--browser /usr/bin/chromium] [--log-level info]
       Prepare display, sound and browser first, then read the bot's config as one JSON line on
       stdin (what the server's warm pool, MEETBOT_WARM_RUNNERS, uses to join faster).
   meetbot mock [--port 8090] [--host 127.0.0.1]
@@ -83,6 +83,8 @@ async function run(args: string[]): Promise<number> {
     warm: { type: "boolean" },
     width: { type: "string" },
     height: { type: "string" },
+    browser: { type: "string" },
+    "log-level": { type: "string" },
   });
   let headedDisplay: string | undefined;
   if (values.headed) {
@@ -93,10 +95,23 @@ async function run(args: string[]): Promise<number> {
     }
   }
   if (values.warm) {
+    // The settings a warm runner's stage starts with, before its config arrives (same checks).
+    const { RunnerSettings } = await import("./core/index.js");
+    const settings = RunnerSettings.safeParse({
+      ...(values.browser !== undefined ? { browser: { executablePath: values.browser } } : {}),
+      ...(values["log-level"] !== undefined ? { logLevel: values["log-level"] } : {}),
+    });
+    if (!settings.success) {
+      const [issue] = settings.error.issues;
+      process.stderr.write(`meetbot run --warm: ${issue?.path.join(".")}: ${issue?.message}\n`);
+      return 2;
+    }
     const { runWarm } = await import("./runner/main.js");
     return runWarm({
       width: dimension(values.width, 1280, "width"),
       height: dimension(values.height, 720, "height"),
+      executablePath: settings.data.browser.executablePath,
+      logLevel: settings.data.logLevel,
       ...(headedDisplay ? { headedDisplay } : {}),
     });
   }
@@ -131,9 +146,9 @@ async function serve(args: string[]): Promise<number> {
       ...(values["public-url"] ? { publicBaseUrl: values["public-url"] as string } : {}),
     });
   } catch (error) {
-    // The operator's to fix (bad DATABASE_URL, database down): the reason, not a stack trace.
+    // The operator's to fix (a bad variable, database down): the reason, not a stack trace.
     if (!(error instanceof StartupError)) throw error;
-    process.stderr.write(`meetbot serve: ${error.message}\n`);
+    for (const line of error.message.split("\n")) process.stderr.write(`meetbot serve: ${line}\n`);
     return 1;
   }
   process.stdout.write(`meetbot control plane listening on ${server.url}\n`);

@@ -16,7 +16,7 @@ export const teamsAdapter: PlatformAdapter = {
   hooks: TEAMS_HOOKS,
   snapshot: teamsSnapshot,
 
-  meetingUrl: (info) => teamsMeetingUrl(info),
+  meetingUrl: (info, urls) => teamsMeetingUrl(info, urls.teamsWeb),
 
   async join(page: Page, { displayName, note = ignoreNote }): Promise<void> {
     const continueOnWeb = await firstVisible([

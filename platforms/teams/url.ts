@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { isPlatformHost, type MeetingInfo } from "../../src/core/index.js";
 
 /**
@@ -7,7 +6,8 @@ import { isPlatformHost, type MeetingInfo } from "../../src/core/index.js";
  *   https://teams.microsoft.com/l/meetup-join/19%3ameeting_<id>%40thread.v2/0?context={"Tid":"…","Oid":"…"}
  * Newer "meet" links carry a numeric id and a passcode:
  *   https://teams.microsoft.com/meet/<id>?p=<passcode>   (and teams.live.com/meet/… for personal accounts)
- * MEETBOT_TEAMS_WEB_BASE_URL replaces the origin, so the same adapter joins the mock host.
+ * BotConfig platformUrls.teamsWeb (MEETBOT_TEAMS_WEB_BASE_URL on the server) replaces the origin,
+ * so the same adapter joins the mock host.
  */
 
 export const DEFAULT_TEAMS_BASE_URL = "https://teams.microsoft.com";
@@ -18,14 +18,12 @@ const THREAD_ID = /^19:meeting_([^@/\s]+)@thread\.v2$/i;
 export type TeamsLink =
   { kind: "meetup-join"; meetingId: string; url: URL } | { kind: "meet"; meetingId: string; url: URL };
 
-const BaseUrl = z
-  .url({ protocol: /^https?$/, error: "MEETBOT_TEAMS_WEB_BASE_URL must be an http(s) URL" })
-  .transform((url) => url.replace(/\/+$/, ""));
-
-/** The origin (and optional path prefix) that replaces Teams' own, when one is set. */
-export function teamsBaseOverride(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const override = env.MEETBOT_TEAMS_WEB_BASE_URL?.trim();
-  return override ? BaseUrl.parse(override) : undefined;
+/**
+ * The origin (and optional path prefix) that replaces Teams' own, when one is set (an http(s)
+ * URL, checked by BotConfig), without a trailing slash.
+ */
+export function teamsBaseOverride(override: string | undefined): string | undefined {
+  return override?.trim() ? override.trim().replace(/\/+$/, "") : undefined;
 }
 
 /**
@@ -81,8 +79,8 @@ export function meetupJoinUrl(
  * join link, and moves onto the base-URL override when one is set; a link on another host (one
  * the operator allowed, such as the mock) is opened as given.
  */
-export function teamsMeetingUrl(info: MeetingInfo, env: NodeJS.ProcessEnv = process.env): string {
-  const override = teamsBaseOverride(env);
+export function teamsMeetingUrl(info: MeetingInfo, baseOverride: string | undefined): string {
+  const override = teamsBaseOverride(baseOverride);
   const { meetingId, tenantId, organizerId } = info;
   if (meetingId && tenantId && organizerId) {
     return meetupJoinUrl({ meetingId, tenantId, organizerId }, override ?? DEFAULT_TEAMS_BASE_URL);

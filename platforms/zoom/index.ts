@@ -1,10 +1,10 @@
 import type { Locator, Page } from "playwright";
-import type { MeetingInfo } from "../../src/core/index.js";
+import type { MeetingInfo, PlatformUrls } from "../../src/core/index.js";
 import { type JoinNote, JoinRefused, type PlatformAdapter } from "../adapter.js";
 import { alternatives, clickFirstClickable, firstVisible, ignoreNote, type Variants } from "../variants.js";
 import { ZOOM_HOOKS } from "./selectors.js";
 import { zoomSnapshot } from "./snapshot.js";
-import { zoomMeeting, zoomWebClientUrl } from "./url.js";
+import { zoomMeeting, zoomWebBaseUrl, zoomWebClientUrl } from "./url.js";
 
 const FORM_TIMEOUT_MS = 15_000;
 /** How long the bot gives a dialog it may or may not get (the leave confirmation). */
@@ -17,8 +17,8 @@ export const zoomAdapter: PlatformAdapter = {
   hooks: ZOOM_HOOKS,
   snapshot: zoomSnapshot,
 
-  meetingUrl(info: MeetingInfo): string {
-    return zoomWebClientUrl(zoomMeeting(info));
+  meetingUrl(info: MeetingInfo, urls: PlatformUrls): string {
+    return zoomWebClientUrl(zoomMeeting(info), zoomWebBaseUrl(urls.zoomWeb));
   },
 
   async join(page: Page, { displayName, info, note = ignoreNote }): Promise<void> {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { MeetingInfo } from "../../src/core/index.js";
 
-/** Zoom's React web client; MEETBOT_ZOOM_WEB_BASE_URL points bots elsewhere (our mock). */
+/** Zoom's React web client; BotConfig platformUrls.zoomWeb (MEETBOT_ZOOM_WEB_BASE_URL on the server) points bots elsewhere (our mock). */
 export const DEFAULT_ZOOM_WEB_BASE_URL = "https://app.zoom.us";
 
 /**
@@ -12,8 +12,6 @@ const MeetingId = z
   .string()
   .transform((raw) => raw.replace(/[\s-]/g, ""))
   .pipe(z.string().regex(/^\d{9,11}$/, "a Zoom meeting id is 9 to 11 digits"));
-
-const BaseUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 
 export interface ZoomMeeting {
   meetingId: string;
@@ -67,16 +65,13 @@ export function zoomMeeting(info: MeetingInfo): ZoomMeeting {
   return passcode ? { meetingId, passcode } : { meetingId };
 }
 
-/** The web client's base: the override from the environment, else Zoom's own. */
-export function zoomWebBaseUrl(env: NodeJS.ProcessEnv = process.env): string {
-  const raw = env.MEETBOT_ZOOM_WEB_BASE_URL || DEFAULT_ZOOM_WEB_BASE_URL;
-  const parsed = BaseUrl.safeParse(raw);
-  if (!parsed.success) throw new Error(`MEETBOT_ZOOM_WEB_BASE_URL '${raw}' must be an http(s) URL`);
-  return parsed.data.replace(/\/+$/, "");
+/** The web client's base: the override (an http(s) URL, checked by BotConfig), else Zoom's own. */
+export function zoomWebBaseUrl(override: string | undefined): string {
+  return (override || DEFAULT_ZOOM_WEB_BASE_URL).replace(/\/+$/, "");
 }
 
 /** `<base>/wc/<id>/join?pwd=<pwd>`: the page the bot opens. */
-export function zoomWebClientUrl(meeting: ZoomMeeting, base: string = zoomWebBaseUrl()): string {
+export function zoomWebClientUrl(meeting: ZoomMeeting, base: string): string {
   const url = new URL(`${base}/wc/${meeting.meetingId}/join`);
   if (meeting.passcode) url.searchParams.set("pwd", meeting.passcode);
   return url.toString();

@@ -4,6 +4,10 @@ import { MeetingInfo } from "./platform.js";
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 5_000;
 export const DEFAULT_AUTOMATIC_LEAVE_MS = 300_000;
 export const DEFAULT_MAX_DURATION_MS = 4 * 3_600_000;
+export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium";
+export const DEFAULT_FINAL_DELIVERY_TIMEOUT_MS = 120_000;
+/** pino's levels. */
+export const RUNNER_LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 /** All durations are milliseconds (the spec leaves the unit open; we chose ms everywhere). */
 export const AutomaticLeave = z.object({
@@ -23,6 +27,26 @@ export const RecordingOptions = z.object({
 export type RecordingOptions = z.infer<typeof RecordingOptions>;
 
 const HttpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
+
+/**
+ * What the operator decides for every runner. `meetbot serve` takes it from its own environment
+ * (MEETBOT_CHROMIUM_PATH, MEETBOT_ZOOM_WEB_BASE_URL, ...) and puts it in each BotConfig: the
+ * runner reads no environment of its own, and gets none of the server's secrets.
+ */
+export const RunnerSettings = z.object({
+  browser: z.object({ executablePath: z.string().min(1).default(DEFAULT_CHROMIUM_PATH) }).prefault({}),
+  /** Origins that replace the platforms' own web clients (a mock, a proxy); unset: the real sites. */
+  platformUrls: z.object({ zoomWeb: HttpUrl.optional(), teamsWeb: HttpUrl.optional() }).prefault({}),
+  logLevel: z.enum(RUNNER_LOG_LEVELS).default("info"),
+  /**
+   * How long a finished runner keeps trying to deliver its last events to an unreachable control
+   * plane before it exits. They stay in the spool file either way.
+   */
+  finalDeliveryTimeout: z.number().int().min(0).max(86_400_000).default(DEFAULT_FINAL_DELIVERY_TIMEOUT_MS),
+});
+export type RunnerSettings = z.infer<typeof RunnerSettings>;
+export type RunnerSettingsInput = z.input<typeof RunnerSettings>;
+export type PlatformUrls = RunnerSettings["platformUrls"];
 
 /**
  * The runner's only input. The server builds it on deploy; a developer can write one by hand
@@ -46,6 +70,7 @@ export const BotConfig = z.object({
   upload: z.object({ url: HttpUrl }),
   /** Runner scratch space (spool, recording). Defaults to a per-bot folder under the OS temp dir. */
   workDir: z.string().min(1).optional(),
+  ...RunnerSettings.shape,
 });
 export type BotConfig = z.infer<typeof BotConfig>;
 export type BotConfigInput = z.input<typeof BotConfig>;

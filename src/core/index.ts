@@ -1,4 +1,5 @@
 export * from "./bot-config.js";
 export * from "./events.js";
 export * from "./platform.js";
+export * from "./runner-env.js";
 export * from "./status.js";

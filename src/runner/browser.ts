@@ -4,9 +4,8 @@ import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright";
 import { chromium } from "playwright-extra";
 import StealthPlugin from "puppeteer-extra-plugin-stealth";
+import { childEnv } from "./child-process.js";
 import { BotFailure } from "./errors.js";
-
-export const CHROMIUM_PATH = process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 /**
  * Flags that matter (Playwright adds its own set, including a --disable-features list that a
@@ -15,7 +14,6 @@ export const CHROMIUM_PATH = process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chro
  * the autoplay policy lets the meeting's audio play without a user gesture.
  */
 const CHROMIUM_ARGS = [
-  "--no-sandbox",
   "--disable-gpu",
   "--disable-dev-shm-usage",
   "--disable-background-networking",
@@ -29,12 +27,23 @@ const CHROMIUM_ARGS = [
   "--use-fake-device-for-media-stream",
   "--window-position=0,0",
   // Fewer processes, less memory: one bot shows one page, so the GPU process (software here
-  // anyway), the zygotes and per-site renderers buy nothing.
+  // anyway) and per-site renderers buy nothing.
   "--in-process-gpu",
-  "--no-zygote",
   "--disable-site-isolation-trials",
   "--renderer-process-limit=1",
 ];
+
+/**
+ * Chromium's sandbox (user namespaces and seccomp) confines the renderer that runs the meeting's
+ * third-party code; it stays on whenever the runner is not root, as in the Docker image. Chromium
+ * refuses to start as root with it, so only a root runner gets --no-sandbox, and with it
+ * --no-zygote (one process fewer; Chromium allows that only without the sandbox).
+ */
+export function chromiumArgs(asRoot: boolean): string[] {
+  return asRoot ? ["--no-sandbox", "--no-zygote", ...CHROMIUM_ARGS] : CHROMIUM_ARGS;
+}
+
+const runsAsRoot = (): boolean => process.getuid?.() === 0;
 
 let stealthInstalled = false;
 
@@ -52,6 +61,8 @@ export interface BotBrowser {
  * preloads as a page of its own, in a second renderer (~75 MB PSS, measured).
  */
 export async function launchBrowser(opts: {
+  /** The Chromium binary (BotConfig browser.executablePath); browsers are never downloaded. */
+  executablePath: string;
   display: string;
   width: number;
   height: number;
@@ -65,7 +76,7 @@ export async function launchBrowser(opts: {
   let context: BrowserContext;
   try {
     context = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM_PATH,
+      executablePath: opts.executablePath,
       headless: false,
       viewport: null,
       // Playwright mutes audio only when headless, but say so: a muted bot records silence.
@@ -74,12 +85,12 @@ export async function launchBrowser(opts: {
       // the screen by a pixel (a window-manager workaround), which left a black line on the right
       // and bottom of every recording. The extra pixel lies off screen and is not recorded.
       args: [
-        ...CHROMIUM_ARGS,
+        ...chromiumArgs(runsAsRoot()),
         `--window-size=${opts.width + 1},${opts.height + 1}`,
         "--kiosk",
         "--app=data:,",
       ],
-      env: { ...process.env, ...opts.env, DISPLAY: opts.display },
+      env: childEnv({ ...opts.env, DISPLAY: opts.display }),
       timeout: 30_000,
     });
   } catch (error) {

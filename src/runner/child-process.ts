@@ -1,5 +1,6 @@
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { allowlistedEnv } from "../core/index.js";
 
 /**
  * Every helper process of a bot (Xvfb, PulseAudio, ffmpeg) is started through here, wrapped in
@@ -10,18 +11,30 @@ import { existsSync } from "node:fs";
  * Each child also gets its own process group, so a signal meant for the runner's group (a
  * terminal's Ctrl-C, a supervisor's group kill) reaches only the runner, which then stops its
  * children in the right order: leave the call, finalize the recording, then the display.
+ *
+ * A child's environment is the allowlist (childEnv) plus `env`: never the runner's whole own.
  */
 const SETPRIV = "/usr/bin/setpriv";
 
 export function spawnTied(
   command: string,
   args: readonly string[],
-  options: SpawnOptions & { deathSignal?: "TERM" | "KILL" } = {},
+  options: Omit<SpawnOptions, "env"> & { deathSignal?: "TERM" | "KILL"; env?: Record<string, string> } = {},
 ): ChildProcess {
-  const { deathSignal = "TERM", ...rest } = options;
-  const spawnOptions: SpawnOptions = { detached: true, ...rest };
+  const { deathSignal = "TERM", env, ...rest } = options;
+  const spawnOptions: SpawnOptions = { detached: true, ...rest, env: childEnv(env) };
   if (!existsSync(SETPRIV)) return spawn(command, args, spawnOptions);
   return spawn(SETPRIV, [`--pdeathsig=${deathSignal}`, "--", command, ...args], spawnOptions);
+}
+
+/**
+ * The environment of a program the runner starts: PATH, HOME, locale, TMPDIR (RUNNER_ENV_ALLOWLIST)
+ * and what that program needs (DISPLAY, PulseAudio's socket). Whatever else the runner's own
+ * environment holds (BOT_CONFIG with its callback token, in a container) stays out of reach of
+ * the browser and its pages.
+ */
+export function childEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return allowlistedEnv(process.env, extra);
 }
 
 /** Resolves with the exit code (or the signal's name) once the process has exited. */

@@ -79,6 +79,7 @@ export class BotLifecycle {
         {
           width: recording.width,
           height: recording.height,
+          executablePath: this.config.browser.executablePath,
           ...(this.opts.headedDisplay ? { headedDisplay: this.opts.headedDisplay } : {}),
         },
         this.log,
@@ -159,7 +160,7 @@ export class BotLifecycle {
   private async open(page: Page): Promise<void> {
     let url: string;
     try {
-      url = this.adapter.meetingUrl(this.config.meetingInfo);
+      url = this.adapter.meetingUrl(this.config.meetingInfo, this.config.platformUrls);
     } catch (error) {
       throw new BotFailure(
         "MEETING_NOT_FOUND",

@@ -1,20 +1,20 @@
 import { Writable } from "node:stream";
 import pino, { type Logger } from "pino";
-import type { LogLevel } from "../core/index.js";
+import type { LogLevel, RunnerSettings } from "../core/index.js";
 import type { Reporter } from "./reporter.js";
 
 const PINO_LEVEL_NAMES: Record<number, LogLevel> = { 40: "warn", 50: "error", 60: "error" };
 
 /** The runner's logger before the reporter exists (and the reporter's own, to avoid loops). */
-export function baseLogger(botId: number | null): Logger {
-  return pino({ level: process.env.MEETBOT_LOG_LEVEL ?? "info", base: { botId } });
+export function baseLogger(botId: number | null, level: RunnerSettings["logLevel"]): Logger {
+  return pino({ level, base: { botId } });
 }
 
 /**
  * The bot's logger: JSON lines to stdout, and every warn or error line also reported to the
  * control plane as a log event, so GET /v1/bots/{id}/logs shows what went wrong.
  */
-export function botLogger(botId: number, reporter: Reporter): Logger {
+export function botLogger(botId: number, level: RunnerSettings["logLevel"], reporter: Reporter): Logger {
   const toControlPlane = new Writable({
     write(chunk: Buffer, _encoding, done) {
       try {
@@ -36,7 +36,7 @@ export function botLogger(botId: number, reporter: Reporter): Logger {
     },
   });
   return pino(
-    { level: process.env.MEETBOT_LOG_LEVEL ?? "info", base: { botId } },
+    { level, base: { botId } },
     pino.multistream([
       { level: "trace", stream: process.stdout },
       { level: "warn", stream: toControlPlane },

@@ -2,18 +2,12 @@ import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { adapterFor } from "../../platforms/index.js";
-import type { BotConfig } from "../core/index.js";
+import type { BotConfig, RunnerSettings } from "../core/index.js";
 import { BotLifecycle } from "./lifecycle.js";
 import { baseLogger, botLogger } from "./logger.js";
 import { ConfigError, parseBotConfig } from "./config.js";
 import { Reporter } from "./reporter.js";
 import { prepareStage, type Stage } from "./stage.js";
-
-/**
- * How long a finished runner keeps trying to deliver its last events to an unreachable control
- * plane before it exits. They stay in the spool file either way.
- */
-const FINAL_DELIVERY_TIMEOUT_MS = Number(process.env.MEETBOT_FINAL_DELIVERY_TIMEOUT_MS ?? 120_000);
 
 export interface RunOptions {
   /** Use this X display (the developer's own) instead of a private Xvfb. */
@@ -29,8 +23,12 @@ export interface RunOptions {
 export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<number> {
   const workDir = config.workDir ?? join(tmpdir(), "meetbot", `bot-${config.botId}`);
   await mkdir(workDir, { recursive: true });
-  const reporter = new Reporter(config, workDir, baseLogger(config.botId).child({ component: "reporter" }));
-  const log = botLogger(config.botId, reporter);
+  const reporter = new Reporter(
+    config,
+    workDir,
+    baseLogger(config.botId, config.logLevel).child({ component: "reporter" }),
+  );
+  const log = botLogger(config.botId, config.logLevel, reporter);
   const lifecycle = new BotLifecycle(
     config,
     workDir,
@@ -60,7 +58,7 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
 
   const outcome = await lifecycle.run();
   clearInterval(heartbeat);
-  const delivered = await reporter.flush(FINAL_DELIVERY_TIMEOUT_MS);
+  const delivered = await reporter.flush(config.finalDeliveryTimeout);
   if (!delivered) log.error({ workDir }, "control plane unreachable: undelivered events remain in the spool");
   reporter.stop();
   process.off("SIGTERM", onSignal);
@@ -72,15 +70,18 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
  * A warm runner: it prepares a stage (display, sound, a launched browser) before it knows its
  * bot, then reads the BotConfig as one JSON line on stdin. A launcher that keeps one ready
  * saves a deploy the process start, the imports and the browser launch: most of the time to
- * join. A config for another recording size gets a fresh stage; stdin closing first, or SIGTERM,
- * ends the runner quietly.
+ * join. It starts with the settings the server puts in every BotConfig (browser, log level),
+ * given as flags; a config for another recording size or browser gets a fresh stage. stdin
+ * closing first, or SIGTERM, ends the runner quietly.
  */
 export async function runWarm(opts: {
   width: number;
   height: number;
+  executablePath: string;
+  logLevel: RunnerSettings["logLevel"];
   headedDisplay?: string;
 }): Promise<number> {
-  const log = baseLogger(null).child({ warm: true });
+  const log = baseLogger(null, opts.logLevel).child({ warm: true });
   const stage = await prepareStage(opts, log);
   log.info("warm: ready, waiting for a bot config on stdin");
   const line = await Promise.race([readLine(process.stdin), untilSignal()]);
@@ -98,7 +99,10 @@ export async function runWarm(opts: {
     process.stderr.write(`meetbot run --warm: ${error.message}\n`);
     return 2;
   }
-  const fits = config.recording.width === stage.width && config.recording.height === stage.height;
+  const fits =
+    config.recording.width === stage.width &&
+    config.recording.height === stage.height &&
+    config.browser.executablePath === stage.executablePath;
   if (!fits) await stage.close();
   return runBot(config, {
     ...(opts.headedDisplay ? { headedDisplay: opts.headedDisplay } : {}),

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { spawnTied, tailOutput, terminate, waitForExit } from "./child-process.js";
+import { childEnv, spawnTied, tailOutput, terminate, waitForExit } from "./child-process.js";
 import { BotFailure } from "./errors.js";
 
 /**
@@ -96,7 +96,7 @@ async function startXvfb(width: number, height: number, started: ChildProcess[])
 async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Promise<Record<string, string>> {
   // Our own daemon in user mode (system mode refuses root clients), without the default script:
   // no hardware probing, just the socket and one null sink that is therefore the default sink.
-  const env = { ...process.env, XDG_RUNTIME_DIR: runtimeDir, HOME: runtimeDir };
+  const env = { XDG_RUNTIME_DIR: runtimeDir, HOME: runtimeDir };
   await mkdir(join(runtimeDir, "pulse"), { recursive: true });
   const socket = join(runtimeDir, "pulse", "native");
   const pulse = spawnTied(
@@ -132,10 +132,10 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
  * reading ~190 kB/s into /dev/null, which costs next to nothing.
  */
 async function warmUpMonitor(pulseEnv: Record<string, string>): Promise<ChildProcess> {
-  const env = { ...process.env, ...pulseEnv };
+  const env = childEnv(pulseEnv);
   const devNull = openSync("/dev/null", "w");
   const reader = spawnTied("parec", ["--raw", "--latency-msec=20", "-d", `${SINK}.monitor`], {
-    env,
+    env: pulseEnv,
     stdio: ["ignore", devNull, "ignore"],
     deathSignal: "KILL",
   });
@@ -149,7 +149,7 @@ async function warmUpMonitor(pulseEnv: Record<string, string>): Promise<ChildPro
   return reader;
 }
 
-async function pactl(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
+async function pactl(env: Record<string, string>, args: string[]): Promise<string> {
   const { stdout } = await execFileAsync("pactl", args, { env }).catch(() => ({ stdout: "" }));
   return stdout;
 }
@@ -158,7 +158,7 @@ async function pactl(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
 async function waitForPulse(pulseEnv: Record<string, string>, pulse: ChildProcess): Promise<boolean> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline && pulse.exitCode === null) {
-    const probe = spawnTied("pactl", ["info"], { env: { ...process.env, ...pulseEnv }, stdio: "ignore" });
+    const probe = spawnTied("pactl", ["info"], { env: pulseEnv, stdio: "ignore" });
     if ((await waitForExit(probe)) === 0) return true;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

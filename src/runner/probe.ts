@@ -1,7 +1,17 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { childEnv } from "./child-process.js";
 
-export const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
+
+/** Runs ffmpeg or ffprobe to its end, with the allowlisted environment only; resolves with its output. */
+export function run(
+  file: string,
+  args: readonly string[],
+  options: { maxBuffer?: number } = {},
+): Promise<{ stdout: string; stderr: string }> {
+  return execFileAsync(file, args, { ...options, env: childEnv() });
+}
 
 /** Duration of a media file in ms, as ffprobe reads it (0 when unreadable). */
 export async function probeDuration(path: string): Promise<number> {

@@ -129,7 +129,7 @@ export class Recorder {
       path,
     ];
     const child = spawnTied("ffmpeg", args, {
-      env: { ...process.env, ...this.opts.pulseEnv },
+      env: this.opts.pulseEnv,
       stdio: ["pipe", "pipe", "pipe"],
     });
     this.child = child;

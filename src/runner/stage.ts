@@ -12,11 +12,13 @@ export interface Stage {
   browser: BotBrowser;
   width: number;
   height: number;
+  /** The Chromium binary the browser runs. */
+  executablePath: string;
   close(): Promise<void>;
 }
 
 export async function prepareStage(
-  opts: { width: number; height: number; headedDisplay?: string },
+  opts: { width: number; height: number; executablePath: string; headedDisplay?: string },
   log: Logger,
 ): Promise<Stage> {
   const uptimeMs = () => Math.round(process.uptime() * 1000);
@@ -29,6 +31,7 @@ export async function prepareStage(
   let browser: BotBrowser;
   try {
     browser = await launchBrowser({
+      executablePath: opts.executablePath,
       display: media.display,
       width: opts.width,
       height: opts.height,
@@ -44,6 +47,7 @@ export async function prepareStage(
     browser,
     width: opts.width,
     height: opts.height,
+    executablePath: opts.executablePath,
     close: async () => {
       await browser.close();
       await media.close();

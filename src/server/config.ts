@@ -1,10 +1,18 @@
 import path from "node:path";
+import { allowlistedEnv, type RunnerSettings } from "../core/index.js";
 import { type OAuthConfig, oauthConfigFromEnv } from "./auth/oauth-config.js";
 import type { DatabaseOptions } from "./db/database.js";
+import { OAUTH_VARIABLES, parseServerEnv } from "./env.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { StartupError } from "./startup-error.js";
 
+/**
+ * What `meetbot serve` (or a test, or the demo) asks for. Every field left out comes from the
+ * environment (ServerEnv in env.ts), then from its default.
+ */
 export interface StartServerOptions {
+  /** Where settings not given here come from; default process.env (the only reader of it). */
+  env?: NodeJS.ProcessEnv;
   /** 0 = a free port; default 8080. */
   port?: number;
   /** Default 127.0.0.1. */
@@ -22,7 +30,7 @@ export interface StartServerOptions {
   launcher?: Launcher;
   /** Meeting hosts accepted besides the real platforms' ("host" or "host:port"); default from env. */
   allowedMeetingHosts?: string[];
-  /** pino level; default "info". */
+  /** The server's pino level; default "info". */
   logLevel?: string;
   /** When the server gives up on silent bots; defaults from env (see WatchdogConfig). */
   watchdog?: Partial<WatchdogConfig>;
@@ -90,6 +98,18 @@ export interface WatchdogConfig {
   heartbeatTimeoutMultiple: number;
 }
 
+/** Runners: what the operator sets for every bot, and how the local launcher starts them. */
+export interface RunnerConfig {
+  /** Copied into every BotConfig (browser, platform URLs, log level, final delivery timeout). */
+  settings: RunnerSettings;
+  /** argv of a runner (env MEETBOT_RUNNER_COMMAND, a JSON array); undefined: `node bin/meetbot.js run`. */
+  command: [string, ...string[]] | undefined;
+  /** Runners kept started and waiting for a bot. Env MEETBOT_WARM_RUNNERS, default 0. */
+  warmRunners: number;
+  /** A runner's whole environment besides its config: the allowlisted variables of the server's. */
+  env: Record<string, string>;
+}
+
 export interface ServerConfig {
   host: string;
   port: number;
@@ -105,85 +125,84 @@ export interface ServerConfig {
   webhooks: WebhooksConfig;
   paths: { database: string; recordings: string; bots: string };
   database: DatabaseOptions;
+  /** Env MEETBOT_JWT_SECRET; undefined: the secret generated once into the data dir. */
+  jwtSecret: string | undefined;
+  runner: RunnerConfig;
 }
 
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_HOST = "127.0.0.1";
 
-export function resolveConfig(opts: StartServerOptions, env: NodeJS.ProcessEnv = process.env): ServerConfig {
+export function resolveConfig(opts: StartServerOptions): ServerConfig {
+  const raw = opts.env ?? process.env;
+  const env = parseServerEnv(raw);
   const dataDir = path.resolve(opts.dataDir);
   const port = opts.port ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`invalid port ${port}`);
+  const databaseUrl = opts.databaseUrl ?? env.DATABASE_URL;
   return {
     host: opts.host ?? DEFAULT_HOST,
     port,
     dataDir,
     publicBaseUrl: opts.publicBaseUrl === undefined ? undefined : normalizeBaseUrl(opts.publicBaseUrl),
-    allowedMeetingHosts: (
-      opts.allowedMeetingHosts ?? parseHostList(env.MEETBOT_ALLOWED_MEETING_HOSTS ?? "")
-    ).map((h) => h.trim().toLowerCase()),
+    allowedMeetingHosts: (opts.allowedMeetingHosts ?? env.MEETBOT_ALLOWED_MEETING_HOSTS).map((h) =>
+      h.trim().toLowerCase(),
+    ),
     logLevel: opts.logLevel ?? "info",
     watchdog: {
-      intervalMs: opts.watchdog?.intervalMs ?? positiveFromEnv(env, "MEETBOT_WATCHDOG_INTERVAL_MS", 5_000),
-      launchTimeoutMs:
-        opts.watchdog?.launchTimeoutMs ?? positiveFromEnv(env, "MEETBOT_LAUNCH_TIMEOUT_MS", 120_000),
+      intervalMs: opts.watchdog?.intervalMs ?? env.MEETBOT_WATCHDOG_INTERVAL_MS,
+      launchTimeoutMs: opts.watchdog?.launchTimeoutMs ?? env.MEETBOT_LAUNCH_TIMEOUT_MS,
       heartbeatTimeoutMultiple:
-        opts.watchdog?.heartbeatTimeoutMultiple ??
-        positiveFromEnv(env, "MEETBOT_HEARTBEAT_TIMEOUT_MULTIPLE", 6),
+        opts.watchdog?.heartbeatTimeoutMultiple ?? env.MEETBOT_HEARTBEAT_TIMEOUT_MULTIPLE,
     },
     rateLimit: {
-      perMinute: opts.rateLimit?.perMinute ?? countFromEnv(env, "MEETBOT_RATE_LIMIT_PER_MINUTE", 60),
-      perHour: opts.rateLimit?.perHour ?? countFromEnv(env, "MEETBOT_RATE_LIMIT_PER_HOUR", 1000),
+      perMinute: opts.rateLimit?.perMinute ?? env.MEETBOT_RATE_LIMIT_PER_MINUTE,
+      perHour: opts.rateLimit?.perHour ?? env.MEETBOT_RATE_LIMIT_PER_HOUR,
     },
-    oauth: opts.oauth ?? oauthConfigFromEnv(env),
+    oauth:
+      opts.oauth ?? oauthConfigFromEnv(Object.fromEntries(OAUTH_VARIABLES.map((name) => [name, env[name]]))),
     outbound: {
-      allowPrivateTargets:
-        opts.outbound?.allowPrivateTargets ?? flagFromEnv(env, "MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS"),
-      connectTimeoutMs:
-        opts.outbound?.connectTimeoutMs ?? positiveFromEnv(env, "MEETBOT_WEBHOOK_CONNECT_TIMEOUT_MS", 10_000),
-      responseTimeoutMs:
-        opts.outbound?.responseTimeoutMs ??
-        positiveFromEnv(env, "MEETBOT_WEBHOOK_RESPONSE_TIMEOUT_MS", 30_000),
+      allowPrivateTargets: opts.outbound?.allowPrivateTargets ?? env.MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS,
+      connectTimeoutMs: opts.outbound?.connectTimeoutMs ?? env.MEETBOT_WEBHOOK_CONNECT_TIMEOUT_MS,
+      responseTimeoutMs: opts.outbound?.responseTimeoutMs ?? env.MEETBOT_WEBHOOK_RESPONSE_TIMEOUT_MS,
     },
     webhooks: {
-      worker:
-        opts.webhooks?.worker ??
-        ((env.MEETBOT_WEBHOOK_WORKER ?? "").trim() === "" || flagFromEnv(env, "MEETBOT_WEBHOOK_WORKER")),
-      concurrency:
-        opts.webhooks?.concurrency ?? Math.ceil(positiveFromEnv(env, "MEETBOT_WEBHOOK_CONCURRENCY", 16)),
-      pollIntervalMs:
-        opts.webhooks?.pollIntervalMs ?? positiveFromEnv(env, "MEETBOT_WEBHOOK_POLL_INTERVAL_MS", 1000),
-      retentionDays:
-        opts.webhooks?.retentionDays ?? positiveFromEnv(env, "MEETBOT_WEBHOOK_RETENTION_DAYS", 30),
+      worker: opts.webhooks?.worker ?? env.MEETBOT_WEBHOOK_WORKER,
+      concurrency: opts.webhooks?.concurrency ?? env.MEETBOT_WEBHOOK_CONCURRENCY,
+      pollIntervalMs: opts.webhooks?.pollIntervalMs ?? env.MEETBOT_WEBHOOK_POLL_INTERVAL_MS,
+      retentionDays: opts.webhooks?.retentionDays ?? env.MEETBOT_WEBHOOK_RETENTION_DAYS,
     },
     paths: {
       database: path.join(dataDir, "meetbot.sqlite"),
       recordings: path.join(dataDir, "recordings"),
       bots: path.join(dataDir, "bots"),
     },
-    database: resolveDatabase(opts.databaseUrl ?? env.DATABASE_URL ?? "", dataDir, env),
+    database: resolveDatabase(databaseUrl, dataDir, env.MEETBOT_DATABASE_POOL_SIZE),
+    jwtSecret: env.MEETBOT_JWT_SECRET,
+    runner: {
+      settings: {
+        browser: { executablePath: env.MEETBOT_CHROMIUM_PATH },
+        platformUrls: {
+          ...(env.MEETBOT_ZOOM_WEB_BASE_URL ? { zoomWeb: env.MEETBOT_ZOOM_WEB_BASE_URL } : {}),
+          ...(env.MEETBOT_TEAMS_WEB_BASE_URL ? { teamsWeb: env.MEETBOT_TEAMS_WEB_BASE_URL } : {}),
+        },
+        logLevel: env.MEETBOT_LOG_LEVEL,
+        finalDeliveryTimeout: env.MEETBOT_FINAL_DELIVERY_TIMEOUT_MS,
+      },
+      command: env.MEETBOT_RUNNER_COMMAND,
+      warmRunners: env.MEETBOT_WARM_RUNNERS,
+      env: allowlistedEnv(raw),
+    },
   };
 }
 
-/** DATABASE_URL (postgres:// or postgresql://) selects PostgreSQL; unset or empty, SQLite in dataDir. */
-function resolveDatabase(url: string, dataDir: string, env: NodeJS.ProcessEnv): DatabaseOptions {
+/** postgres:// or postgresql:// selects PostgreSQL; empty, SQLite in dataDir. */
+function resolveDatabase(url: string, dataDir: string, poolSize: number): DatabaseOptions {
   if (url.trim() === "") return { kind: "sqlite", file: path.join(dataDir, "meetbot.sqlite") };
   if (!/^postgres(ql)?:\/\//i.test(url)) {
     throw new StartupError("DATABASE_URL must start with postgres:// or postgresql:// (unset it for SQLite)");
   }
-  const poolSize = env.MEETBOT_DATABASE_POOL_SIZE;
-  const n = poolSize === undefined || poolSize === "" ? 10 : Number(poolSize);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) {
-    throw new StartupError(`MEETBOT_DATABASE_POOL_SIZE must be an integer 1-1000, got "${poolSize}"`);
-  }
-  return { kind: "postgres", url, poolSize: n };
-}
-
-export function parseHostList(value: string): string[] {
-  return value
-    .split(",")
-    .map((h) => h.trim())
-    .filter(Boolean);
+  return { kind: "postgres", url, poolSize };
 }
 
 export function normalizeBaseUrl(value: string): string {
@@ -198,31 +217,4 @@ export function normalizeBaseUrl(value: string): string {
 export function localUrl(host: string, port: number): string {
   const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
-}
-
-/** "1"/"true" on, "0"/"false"/unset off; anything else is a typo worth stopping for. */
-function flagFromEnv(env: NodeJS.ProcessEnv, name: string): boolean {
-  const value = (env[name] ?? "").trim().toLowerCase();
-  if (value === "1" || value === "true") return true;
-  if (value === "" || value === "0" || value === "false") return false;
-  throw new StartupError(`${name} must be 1 or 0, got "${env[name]}"`);
-}
-
-function positiveFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const value = env[name];
-  if (value === undefined || value === "") return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${value}"`);
-  return n;
-}
-
-/** A non-negative integer (0 allowed: it switches a limit off). */
-function countFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const value = env[name];
-  if (value === undefined || value === "") return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) {
-    throw new Error(`${name} must be a non-negative integer, got "${value}"`);
-  }
-  return n;
 }

@@ -2,7 +2,7 @@ import { buildApp } from "./app.js";
 import { loadServerSecret } from "./auth/tokens.js";
 import { localUrl, resolveConfig, type StartServerOptions } from "./config.js";
 import { openDatabase } from "./db/database.js";
-import { LocalProcessLauncher } from "./launcher/local-process.js";
+import { LocalProcessLauncher, launcherOptions } from "./launcher/local-process.js";
 import { prepareDataDir } from "./storage/data-dir.js";
 
 export type { StartServerOptions } from "./config.js";
@@ -20,12 +20,12 @@ export interface RunningServer {
 export async function startServer(opts: StartServerOptions): Promise<RunningServer> {
   const config = resolveConfig(opts);
   const abandoned = await prepareDataDir({ dataDir: config.dataDir, ...config.paths });
-  const secret = await loadServerSecret(config.dataDir);
+  const secret = await loadServerSecret(config.dataDir, config.jwtSecret);
   const db = await openDatabase(config.database);
 
   let publicBaseUrl = config.publicBaseUrl;
   // A launcher handed in belongs to the caller; one made here is closed with the server.
-  const ownLauncher = opts.launcher ? null : new LocalProcessLauncher({ dataDir: config.dataDir });
+  const ownLauncher = opts.launcher ? null : new LocalProcessLauncher(launcherOptions(config));
   const launcher = opts.launcher ?? (ownLauncher as LocalProcessLauncher);
   const app = await buildApp({
     config,

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { processTree } from "../../bench/process-tree.js";
 import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
+import { DEFAULT_CHROMIUM_PATH } from "../../src/core/index.js";
 import { type BotBrowser, launchBrowser } from "../../src/runner/browser.js";
 import { type MediaEnvironment, startMediaEnvironment } from "../../src/runner/media-env.js";
 
@@ -20,7 +21,13 @@ let browser: BotBrowser;
 beforeAll(async () => {
   mock = await startMockHost({ port: 0 });
   media = await startMediaEnvironment({ width: 1280, height: 720 });
-  browser = await launchBrowser({ display: media.display, width: 1280, height: 720, env: media.pulseEnv });
+  browser = await launchBrowser({
+    executablePath: DEFAULT_CHROMIUM_PATH,
+    display: media.display,
+    width: 1280,
+    height: 720,
+    env: media.pulseEnv,
+  });
   await browser.page.goto(`${mock.url}/meet/one-page-only?admit=open&participants=2`);
 }, 60_000);
 afterAll(async () => {

@@ -32,21 +32,21 @@ describe(
   { timeout: 90_000 },
   () => {
     it("no Xvfb: MEDIA_SETUP_FAILED naming Xvfb", async () => {
-      stack = await startStack({ runnerEnv: { PATH: pathWithout(["Xvfb"]) } });
+      stack = await startStack({ env: { PATH: pathWithout(["Xvfb"]) } });
       const final = await deployAndWait(stack);
       expect(final.deploymentError?.code).toBe("MEDIA_SETUP_FAILED");
       expect(final.deploymentError?.message).toMatch(/Xvfb/);
     });
 
     it("no PulseAudio: MEDIA_SETUP_FAILED naming PulseAudio", async () => {
-      stack = await startStack({ runnerEnv: { PATH: pathWithout(["pulseaudio"]) } });
+      stack = await startStack({ env: { PATH: pathWithout(["pulseaudio"]) } });
       const final = await deployAndWait(stack);
       expect(final.deploymentError?.code).toBe("MEDIA_SETUP_FAILED");
       expect(final.deploymentError?.message).toMatch(/PulseAudio/);
     });
 
     it("no Chromium: BROWSER_LAUNCH_FAILED", async () => {
-      stack = await startStack({ runnerEnv: { MEETBOT_CHROMIUM_PATH: "/nonexistent/chromium" } });
+      stack = await startStack({ env: { MEETBOT_CHROMIUM_PATH: "/nonexistent/chromium" } });
       const final = await deployAndWait(stack);
       expect(final.deploymentError?.code).toBe("BROWSER_LAUNCH_FAILED");
       expect(final.deploymentError?.message).toMatch(/Chromium failed to start/);

@@ -5,8 +5,12 @@ import { join } from "node:path";
 import { startMockHost } from "../../fixtures/host/server.js";
 import { ApiClient } from "../../src/client/api-client.js";
 import { inspectRecording, type RecordingInspection } from "../../src/runner/probe.js";
-import { findRepoRoot, LocalProcessLauncher } from "../../src/server/launcher/local-process.js";
-import type { WatchdogConfig } from "../../src/server/config.js";
+import { resolveConfig, type WatchdogConfig } from "../../src/server/config.js";
+import {
+  findRepoRoot,
+  LocalProcessLauncher,
+  launcherOptions,
+} from "../../src/server/launcher/local-process.js";
 import { startServer } from "../../src/server/main.js";
 
 /**
@@ -15,29 +19,39 @@ import { startServer } from "../../src/server/main.js";
  * default local launcher. Nothing is faked but the meeting pages.
  */
 export async function startStack(
-  opts: { warmRunners?: number; runnerEnv?: NodeJS.ProcessEnv; watchdog?: Partial<WatchdogConfig> } = {},
+  opts: {
+    warmRunners?: number;
+    /** Set in the server's environment (as on `meetbot serve`) besides this process's. */
+    env?: NodeJS.ProcessEnv;
+    watchdog?: Partial<WatchdogConfig>;
+  } = {},
 ) {
   if (!existsSync(join(findRepoRoot(), "dist", "src", "cli.js"))) {
     throw new Error("end-to-end tests run the compiled runner: run `make build` first");
   }
   const mock = await startMockHost({ port: 0 });
   const dataDir = await mkdtemp(join(tmpdir(), "meetbot-e2e-"));
-  // Runners reach the Zoom and Teams mocks through the adapters' base-URL overrides.
-  const runnerEnv = {
+  // Runners reach the Zoom and Teams mocks through the server's base-URL settings, which it puts
+  // in every BotConfig: set the way an operator sets them on `meetbot serve`.
+  const env = {
     ...process.env,
     MEETBOT_ZOOM_WEB_BASE_URL: mock.url,
     MEETBOT_TEAMS_WEB_BASE_URL: mock.url,
-    ...opts.runnerEnv,
+    ...opts.env,
   };
-  const launcher = new LocalProcessLauncher({ dataDir, env: runnerEnv, warmRunners: opts.warmRunners ?? 0 });
   const serverOptions = {
     dataDir,
+    env,
     allowedMeetingHosts: ["127.0.0.1"],
     logLevel: "warn",
     // Tests poll as fast as they like; rate limits have tests of their own.
     rateLimit: { perMinute: 0, perHour: 0 },
     ...(opts.watchdog ? { watchdog: opts.watchdog } : {}),
   };
+  // The launcher `meetbot serve` would make from that configuration; the tests keep a handle on it.
+  const newLauncher = (warmRunners: number) =>
+    new LocalProcessLauncher({ ...launcherOptions(resolveConfig(serverOptions)), warmRunners });
+  const launcher = newLauncher(opts.warmRunners ?? 0);
   let server = await startServer({ ...serverOptions, port: 0, launcher });
   const api = new ApiClient(server.url);
   await api.register(`e2e-${Date.now()}@example.com`, "e2e-password-123", "E2E");
@@ -72,7 +86,7 @@ export async function startStack(
       return async (restartOpts = {}) => {
         let serverLauncher = launcher;
         if (restartOpts.freshLauncher) {
-          serverLauncher = new LocalProcessLauncher({ dataDir, env: runnerEnv, warmRunners: 0 });
+          serverLauncher = newLauncher(0);
           extraLaunchers.push(serverLauncher);
         }
         server = await startServer({ ...serverOptions, port, launcher: serverLauncher });

@@ -44,6 +44,12 @@ describe("meetbot run: config", () => {
     expect(stderr).toContain(`${file} is not valid JSON`);
   });
 
+  it("checks a warm runner's settings before it starts anything", () => {
+    const { code, stderr } = meetbotRun(["--warm", "--log-level", "loud"]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^meetbot run --warm: logLevel: /);
+  });
+
   it("rejects unknown flags with usage and exits 2", () => {
     const { code, stderr } = meetbotRun(["--frobnicate"]);
     expect(code).toBe(2);

@@ -4,9 +4,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BotConfig } from "../../src/core/index.js";
+import { resolveConfig } from "../../src/server/config.js";
 import {
   findRepoRoot,
   LocalProcessLauncher,
+  launcherOptions,
   resolveRunnerCommand,
 } from "../../src/server/launcher/local-process.js";
 
@@ -33,34 +35,36 @@ const config = (botId: number) =>
     workDir: path.join(dataDir, "bots", String(botId), "work"),
   });
 
-/** A stand-in runner: writes what it received and its process ids, prints to both streams. */
+/**
+ * A stand-in runner: writes what it received (config, environment) and its process ids into its
+ * work dir, prints to both streams.
+ */
 const REPORT_SCRIPT = `
 const fs = require("node:fs");
+const config = JSON.parse(process.env.BOT_CONFIG);
 const stat = fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
-fs.writeFileSync(process.env.REPORT_FILE, JSON.stringify({
-  config: JSON.parse(process.env.BOT_CONFIG), pid: process.pid, pgrp: Number(stat[2]), sid: Number(stat[3]),
-  inherited: process.env.FROM_PARENT,
+fs.writeFileSync(config.workDir + "/report.json", JSON.stringify({
+  config, pid: process.pid, pgrp: Number(stat[2]), sid: Number(stat[3]), env: process.env,
 }));
 console.log("runner says hello on stdout");
 console.error("runner says hello on stderr");
 `;
 
 describe("LocalProcessLauncher", () => {
-  it("starts the command detached, with BOT_CONFIG and the parent env, logging to runner.log", async () => {
-    const report = path.join(dataDir, "report.json");
+  it("starts the command detached, with BOT_CONFIG and only the allowlisted env, logging to runner.log", async () => {
     const launcher = new LocalProcessLauncher({
       dataDir,
       command: [process.execPath, "-e", REPORT_SCRIPT],
-      env: { ...process.env, REPORT_FILE: report, FROM_PARENT: "yes" },
+      env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", MEETBOT_JWT_SECRET: "s".repeat(32), FROM_PARENT: "yes" },
     });
     const cfg = config(7);
     await launcher.launch(cfg);
     const exit = await launcher.waitForExit(7);
     expect(exit).toEqual({ code: 0, signal: null });
 
-    const got = JSON.parse(await readFile(report, "utf8"));
+    const got = JSON.parse(await readFile(path.join(cfg.workDir as string, "report.json"), "utf8"));
     expect(got.config).toEqual(cfg);
-    expect(got.inherited).toBe("yes");
+    expect(got.env).toEqual({ PATH: "/usr/bin:/bin", LANG: "C.UTF-8", BOT_CONFIG: JSON.stringify(cfg) });
     // its own process group and session: stopping the server does not stop it
     expect(got.pgrp).toBe(got.pid);
     expect(got.sid).toBe(got.pid);
@@ -78,6 +82,7 @@ describe("LocalProcessLauncher", () => {
   it("appends to runner.log across launches", async () => {
     const launcher = new LocalProcessLauncher({
       dataDir,
+      env: process.env,
       command: [process.execPath, "-e", "console.log('run')"],
     });
     await launcher.launch(config(3));
@@ -97,7 +102,11 @@ describe("LocalProcessLauncher", () => {
       require("node:fs").writeFileSync(${JSON.stringify(ready)}, "");
       setInterval(() => {}, 1000);
     `;
-    const launcher = new LocalProcessLauncher({ dataDir, command: [process.execPath, "-e", script] });
+    const launcher = new LocalProcessLauncher({
+      dataDir,
+      env: process.env,
+      command: [process.execPath, "-e", script],
+    });
     await launcher.launch(config(9));
     await vi.waitFor(() => expect(existsSync(ready)).toBe(true), { timeout: 10_000 });
     expect(launcher.isRunning(9)).toBe(true);
@@ -110,27 +119,39 @@ describe("LocalProcessLauncher", () => {
   });
 
   it("rejects launch when the command cannot be spawned", async () => {
-    const launcher = new LocalProcessLauncher({ dataDir, command: [path.join(dataDir, "no-such-runner")] });
+    const launcher = new LocalProcessLauncher({
+      dataDir,
+      env: process.env,
+      command: [path.join(dataDir, "no-such-runner")],
+    });
     await expect(launcher.launch(config(4))).rejects.toThrow(/ENOENT/);
     expect(launcher.isRunning(4)).toBe(false);
   });
 
   it("keeps no handle on a runner it did not start", async () => {
-    const launcher = new LocalProcessLauncher({ dataDir, command: [process.execPath, "-e", ""] });
+    const launcher = new LocalProcessLauncher({
+      dataDir,
+      env: process.env,
+      command: [process.execPath, "-e", ""],
+    });
     await launcher.stop(12345);
     expect(launcher.waitForExit(12345)).toBeUndefined();
   });
 });
 
-/** A stand-in warm runner: says it is warm, then writes the config line it gets on stdin. */
+/**
+ * A stand-in warm runner (its report folder the first argument): says it is warm with which
+ * arguments, then writes the config line it gets on stdin.
+ */
 const WARM_SCRIPT = `
 const fs = require("node:fs");
-if (!process.argv.includes("--warm")) process.exit(3);
-console.log("warm and waiting, pid " + process.pid);
+const [reportDir, ...args] = process.argv.slice(1);
+if (!args.includes("--warm")) process.exit(3);
+console.log("warm and waiting, pid " + process.pid + ", args " + JSON.stringify(args));
 let text = "";
 process.stdin.on("data", (c) => { text += c; });
 process.stdin.on("end", () => {
-  fs.writeFileSync(process.env.REPORT_DIR + "/" + process.pid + ".json", text);
+  fs.writeFileSync(reportDir + "/" + process.pid + ".json", text);
   console.log("got my bot");
 });
 `;
@@ -147,12 +168,13 @@ async function until<T>(check: () => Promise<T | undefined> | T | undefined, wha
 
 describe("LocalProcessLauncher with warm runners", () => {
   it("hands a deploy to a waiting runner on stdin, moves its log to the bot's, and refills the pool", async () => {
-    const env = { ...process.env, REPORT_DIR: dataDir };
     const launcher = new LocalProcessLauncher({
       dataDir,
-      command: [process.execPath, "-e", WARM_SCRIPT, "--"],
-      env,
+      command: [process.execPath, "-e", WARM_SCRIPT, "--", dataDir],
+      env: process.env,
       warmRunners: 1,
+      // A warm runner starts its browser before any bot config: it gets the settings as flags.
+      settings: { browser: { executablePath: "/opt/chromium/chrome" }, logLevel: "debug" },
     });
     const warmDir = path.join(dataDir, "warm");
     const firstLog = await until(
@@ -177,7 +199,9 @@ describe("LocalProcessLauncher with warm runners", () => {
     expect(BotConfig.parse(JSON.parse(received))).toEqual(config(21));
     await launcher.waitForExit(21);
     const botLog = await readFile(launcher.logFile(21), "utf8");
-    expect(botLog).toContain(`warm and waiting, pid ${pid}`);
+    expect(botLog).toContain(
+      `warm and waiting, pid ${pid}, args ${JSON.stringify(["--warm", "--browser", "/opt/chromium/chrome", "--log-level", "debug"])}`,
+    );
     expect(botLog).toContain("got my bot");
 
     // The pool refills with a new runner, which close() stops since no bot claimed it.
@@ -204,23 +228,56 @@ function isAlive(pid: number): boolean {
 }
 
 describe("resolveRunnerCommand", () => {
-  it("prefers the option, then MEETBOT_RUNNER_COMMAND, then node bin/meetbot.js run", () => {
-    expect(resolveRunnerCommand(["a", "b"], { MEETBOT_RUNNER_COMMAND: '["c"]' })).toEqual(["a", "b"]);
-    expect(resolveRunnerCommand(undefined, { MEETBOT_RUNNER_COMMAND: '["c","--x"]' })).toEqual(["c", "--x"]);
-    expect(resolveRunnerCommand(undefined, {})).toEqual([
+  it("prefers the option, then node bin/meetbot.js run", () => {
+    expect(resolveRunnerCommand(["a", "b"])).toEqual(["a", "b"]);
+    expect(resolveRunnerCommand(undefined)).toEqual([
       process.execPath,
       "--max-semi-space-size=1",
       path.join(findRepoRoot(), "bin", "meetbot.js"),
       "run",
     ]);
   });
+});
 
-  it("refuses a MEETBOT_RUNNER_COMMAND that is not a JSON array of strings", () => {
+describe("the server's runner configuration", () => {
+  const resolve = (env: NodeJS.ProcessEnv) => resolveConfig({ dataDir, env });
+
+  it("takes MEETBOT_RUNNER_COMMAND as a JSON array and refuses anything else, naming it", () => {
+    expect(resolve({ MEETBOT_RUNNER_COMMAND: '["c","--x"]' }).runner.command).toEqual(["c", "--x"]);
+    expect(resolve({}).runner.command).toBeUndefined();
     for (const bad of ["node run", "[]", '[""]', "[1]", '{"a":1}']) {
-      expect(() => resolveRunnerCommand(undefined, { MEETBOT_RUNNER_COMMAND: bad }), bad).toThrow(
-        /MEETBOT_RUNNER_COMMAND/,
-      );
+      expect(() => resolve({ MEETBOT_RUNNER_COMMAND: bad }), bad).toThrow(/^MEETBOT_RUNNER_COMMAND: must be/);
     }
+  });
+
+  it("gives runners only the allowlisted variables of its environment", () => {
+    const runner = resolve({
+      PATH: "/usr/bin",
+      HOME: "/home/op",
+      LC_ALL: "C.UTF-8",
+      TMPDIR: "/var/tmp",
+      MEETBOT_JWT_SECRET: "s".repeat(32),
+      DATABASE_URL: "postgres://u:p@db/x",
+      MEETBOT_CHROMIUM_PATH: "/opt/chromium/chrome",
+    }).runner;
+    expect(runner.env).toEqual({ PATH: "/usr/bin", HOME: "/home/op", LC_ALL: "C.UTF-8", TMPDIR: "/var/tmp" });
+    // What the runner needs from the operator goes in its BotConfig instead.
+    expect(runner.settings.browser.executablePath).toBe("/opt/chromium/chrome");
+  });
+
+  it("hands the runner settings to the launcher it makes", () => {
+    const config = resolve({ PATH: "/usr/bin", MEETBOT_WARM_RUNNERS: "2", MEETBOT_LOG_LEVEL: "debug" });
+    expect(launcherOptions(config)).toEqual({
+      dataDir,
+      env: { PATH: "/usr/bin" },
+      warmRunners: 2,
+      settings: {
+        browser: { executablePath: "/usr/bin/chromium" },
+        platformUrls: {},
+        logLevel: "debug",
+        finalDeliveryTimeout: 120_000,
+      },
+    });
   });
 });
 

@@ -88,7 +88,7 @@ describe("RateLimiter", () => {
 
 describe("rate limit configuration", () => {
   const resolve = (env: NodeJS.ProcessEnv, rateLimit?: { perMinute?: number }) =>
-    resolveConfig({ dataDir: "/tmp/meetbot-config-test", ...(rateLimit ? { rateLimit } : {}) }, env)
+    resolveConfig({ dataDir: "/tmp/meetbot-config-test", env, ...(rateLimit ? { rateLimit } : {}) })
       .rateLimit;
 
   it("defaults to the spec's 60 per minute and 1000 per hour", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MeetingInfo } from "../../src/core/index.js";
+import { MeetingInfo, RunnerSettings } from "../../src/core/index.js";
 import {
   meetingIdFromThread,
   meetupJoinUrl,
@@ -15,8 +15,8 @@ const CONTEXT = encodeURIComponent(`{"Tid":"${TENANT}","Oid":"${ORGANIZER}"}`);
 const REAL_LINK = `https://teams.microsoft.com/l/meetup-join/19%3ameeting_${ID}%40thread.v2/0?context=${CONTEXT}`;
 const MOCK = "http://127.0.0.1:41234";
 
-const noOverride = {};
-const toMock = { MEETBOT_TEAMS_WEB_BASE_URL: MOCK };
+const noOverride = undefined;
+const toMock = MOCK;
 
 /** MeetingInfo as the server and runner accept it (parsed by the core schema). */
 const info = (fields: Record<string, string>) => MeetingInfo.parse({ platform: "teams", ...fields });
@@ -32,29 +32,30 @@ describe("teamsMeetingUrl from meetingId + tenantId + organizerId", () => {
     expect(JSON.parse(url.searchParams.get("context") ?? "")).toEqual({ Tid: TENANT, Oid: ORGANIZER });
   });
 
-  it("uses MEETBOT_TEAMS_WEB_BASE_URL as the origin, with or without a trailing slash", () => {
+  it("uses the base-URL override (platformUrls.teamsWeb) as the origin, with or without a trailing slash", () => {
     const expected = `${MOCK}/l/meetup-join/19%3ameeting_${ID}%40thread.v2/0?context=${CONTEXT}`;
     expect(teamsMeetingUrl(ids, toMock)).toBe(expected);
-    expect(teamsMeetingUrl(ids, { MEETBOT_TEAMS_WEB_BASE_URL: `${MOCK}/` })).toBe(expected);
+    expect(teamsMeetingUrl(ids, `${MOCK}/`)).toBe(expected);
   });
 
   it("keeps a path prefix of the base URL", () => {
-    expect(teamsMeetingUrl(ids, { MEETBOT_TEAMS_WEB_BASE_URL: "http://proxy.local/teams/" })).toBe(
+    expect(teamsMeetingUrl(ids, "http://proxy.local/teams/")).toBe(
       `http://proxy.local/teams/l/meetup-join/19%3ameeting_${ID}%40thread.v2/0?context=${CONTEXT}`,
     );
   });
 
   it("ignores an empty override", () => {
-    expect(teamsMeetingUrl(ids, { MEETBOT_TEAMS_WEB_BASE_URL: "  " })).toBe(REAL_LINK);
+    expect(teamsMeetingUrl(ids, "  ")).toBe(REAL_LINK);
   });
 
-  it("rejects an override that is not an http(s) URL", () => {
-    expect(() => teamsMeetingUrl(ids, { MEETBOT_TEAMS_WEB_BASE_URL: "teams.local" })).toThrow(
-      /MEETBOT_TEAMS_WEB_BASE_URL/,
-    );
-    expect(() => teamsMeetingUrl(ids, { MEETBOT_TEAMS_WEB_BASE_URL: "ftp://teams.local" })).toThrow(
-      /MEETBOT_TEAMS_WEB_BASE_URL/,
-    );
+  it("takes only an http(s) override from a BotConfig", () => {
+    for (const teamsWeb of ["teams.local", "ftp://teams.local"]) {
+      const parsed = RunnerSettings.safeParse({ platformUrls: { teamsWeb } });
+      expect(parsed.error?.issues[0], teamsWeb).toMatchObject({
+        path: ["platformUrls", "teamsWeb"],
+        message: "must be an http(s) URL",
+      });
+    }
   });
 
   it("accepts the whole thread id, decoded or encoded, as the meetingId", () => {
@@ -118,9 +119,7 @@ describe("teamsMeetingUrl from a pasted meetingUrl", () => {
   it("keeps a link on an operator-allowed host (such as the mock) as given", () => {
     const onMock = `${MOCK}/l/meetup-join/19%3ameeting_${ID}%40thread.v2/0?context=${CONTEXT}&admit=manual`;
     expect(teamsMeetingUrl(info({ meetingUrl: onMock }), noOverride)).toBe(onMock);
-    expect(
-      teamsMeetingUrl(info({ meetingUrl: onMock }), { MEETBOT_TEAMS_WEB_BASE_URL: "http://elsewhere:1" }),
-    ).toBe(onMock);
+    expect(teamsMeetingUrl(info({ meetingUrl: onMock }), "http://elsewhere:1")).toBe(onMock);
   });
 
   it("rejects a Teams-host URL that is not a join link", () => {
@@ -182,8 +181,8 @@ describe("helpers", () => {
     expect(meetingIdFromThread("%E0%A4%A")).toBeNull();
   });
 
-  it("teamsBaseOverride is undefined without the variable", () => {
-    expect(teamsBaseOverride({})).toBeUndefined();
+  it("teamsBaseOverride is undefined without an override", () => {
+    expect(teamsBaseOverride(undefined)).toBeUndefined();
     expect(teamsBaseOverride(toMock)).toBe(MOCK);
   });
 });

@@ -189,7 +189,7 @@ describe("checkTargetUrl", () => {
 });
 
 describe("config.outbound", () => {
-  const resolve = (env: NodeJS.ProcessEnv) => resolveConfig({ dataDir: "/tmp/meetbot-test" }, env).outbound;
+  const resolve = (env: NodeJS.ProcessEnv) => resolveConfig({ dataDir: "/tmp/meetbot-test", env }).outbound;
 
   it("defaults to production mode and the spec's timeouts", () => {
     expect(resolve({})).toEqual({
@@ -212,7 +212,7 @@ describe("config.outbound", () => {
 
   it("stops on a setting that is neither 1 nor 0 rather than guessing", () => {
     expect(() => resolve({ MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: "yes" })).toThrow(
-      'MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS must be 1 or 0, got "yes"',
+      'MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: must be 1 or 0 (got "yes")',
     );
   });
 });

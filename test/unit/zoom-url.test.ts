@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { zoomAdapter } from "../../platforms/zoom/index.js";
 import {
   normalizeMeetingId,
@@ -7,13 +7,9 @@ import {
   zoomWebBaseUrl,
   zoomWebClientUrl,
 } from "../../platforms/zoom/url.js";
-import type { MeetingInfo } from "../../src/core/index.js";
+import { type MeetingInfo, RunnerSettings } from "../../src/core/index.js";
 
 const zoom = (fields: Omit<MeetingInfo, "platform">): MeetingInfo => ({ platform: "zoom", ...fields });
-
-afterEach(() => {
-  vi.unstubAllEnvs();
-});
 
 describe("normalizeMeetingId", () => {
   it("keeps the digits of ids written with spaces or dashes, as Zoom does", () => {
@@ -105,12 +101,11 @@ describe("zoomMeeting", () => {
 
 describe("the web client URL", () => {
   it("is app.zoom.us/wc/<id>/join?pwd=<pwd> by default", () => {
-    vi.stubEnv("MEETBOT_ZOOM_WEB_BASE_URL", "");
-    expect(zoomWebBaseUrl()).toBe("https://app.zoom.us");
-    expect(zoomAdapter.meetingUrl(zoom({ meetingId: "12345678901", meetingPassword: "abc123" }))).toBe(
+    expect(zoomWebBaseUrl(undefined)).toBe("https://app.zoom.us");
+    expect(zoomAdapter.meetingUrl(zoom({ meetingId: "12345678901", meetingPassword: "abc123" }), {})).toBe(
       "https://app.zoom.us/wc/12345678901/join?pwd=abc123",
     );
-    expect(zoomAdapter.meetingUrl(zoom({ meetingId: "12345678901" }))).toBe(
+    expect(zoomAdapter.meetingUrl(zoom({ meetingId: "12345678901" }), {})).toBe(
       "https://app.zoom.us/wc/12345678901/join",
     );
   });
@@ -122,24 +117,26 @@ describe("the web client URL", () => {
   });
 
   it("converts a pasted invite link to the web client", () => {
-    vi.stubEnv("MEETBOT_ZOOM_WEB_BASE_URL", "");
     expect(
-      zoomAdapter.meetingUrl(zoom({ meetingUrl: "https://us05web.zoom.us/j/98765432101?pwd=Xy.1" })),
+      zoomAdapter.meetingUrl(zoom({ meetingUrl: "https://us05web.zoom.us/j/98765432101?pwd=Xy.1" }), {}),
     ).toBe("https://app.zoom.us/wc/98765432101/join?pwd=Xy.1");
   });
 
-  it("uses MEETBOT_ZOOM_WEB_BASE_URL (the mock), without a trailing slash, for ids and links", () => {
-    vi.stubEnv("MEETBOT_ZOOM_WEB_BASE_URL", "http://127.0.0.1:41234/");
-    expect(zoomAdapter.meetingUrl(zoom({ meetingId: "123 456 789", meetingPassword: "pw" }))).toBe(
+  it("uses the base-URL override (platformUrls.zoomWeb: the mock), without a trailing slash, for ids and links", () => {
+    const urls = { zoomWeb: "http://127.0.0.1:41234/" };
+    expect(zoomAdapter.meetingUrl(zoom({ meetingId: "123 456 789", meetingPassword: "pw" }), urls)).toBe(
       "http://127.0.0.1:41234/wc/123456789/join?pwd=pw",
     );
-    expect(zoomAdapter.meetingUrl(zoom({ meetingUrl: "https://zoom.us/j/12345678901?pwd=q" }))).toBe(
+    expect(zoomAdapter.meetingUrl(zoom({ meetingUrl: "https://zoom.us/j/12345678901?pwd=q" }), urls)).toBe(
       "http://127.0.0.1:41234/wc/12345678901/join?pwd=q",
     );
   });
 
-  it("rejects an override that is not an http(s) URL", () => {
-    vi.stubEnv("MEETBOT_ZOOM_WEB_BASE_URL", "ftp://example.com");
-    expect(() => zoomWebBaseUrl()).toThrow(/MEETBOT_ZOOM_WEB_BASE_URL/);
+  it("takes only an http(s) override from a BotConfig", () => {
+    const parsed = RunnerSettings.safeParse({ platformUrls: { zoomWeb: "ftp://example.com" } });
+    expect(parsed.error?.issues[0]).toMatchObject({
+      path: ["platformUrls", "zoomWeb"],
+      message: "must be an http(s) URL",
+    });
   });
 });

@@ -9,18 +9,12 @@ export const REFRESH_TOKEN_TTL_S = 7 * 24 * 60 * 60;
 export type TokenType = "access" | "refresh";
 
 /**
- * The server's one secret: env MEETBOT_JWT_SECRET, else 32 random bytes generated once and kept
- * (hex, mode 0600) in `<dataDir>/jwt-secret`. Purpose-specific keys are derived from it.
+ * The server's one secret: the configured one (env MEETBOT_JWT_SECRET, checked by the server's
+ * config), else 32 random bytes generated once and kept (hex, mode 0600) in `<dataDir>/jwt-secret`.
+ * Purpose-specific keys are derived from it.
  */
-export async function loadServerSecret(
-  dataDir: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<Buffer> {
-  const fromEnv = env.MEETBOT_JWT_SECRET;
-  if (fromEnv) {
-    if (fromEnv.length < 16) throw new Error("MEETBOT_JWT_SECRET must be at least 16 characters");
-    return Buffer.from(fromEnv, "utf8");
-  }
+export async function loadServerSecret(dataDir: string, configured?: string): Promise<Buffer> {
+  if (configured) return Buffer.from(configured, "utf8");
   const file = path.join(dataDir, "jwt-secret");
   await mkdir(dataDir, { recursive: true });
   try {

@@ -6,6 +6,8 @@ import { StartupError } from "../startup-error.js";
 import { migrateToLatest } from "./migrations.js";
 import type { Database, DialectName } from "./schema.js";
 
+export type { DialectName } from "./schema.js";
+
 /** Where the data lives: a SQLite file (the default) or a PostgreSQL database (DATABASE_URL). */
 export type DatabaseOptions =
   | { kind: "sqlite"; file: string }

@@ -1,6 +1,6 @@
 import type { Generated, Insertable, Selectable } from "kysely";
 
-/** The database engines this schema runs on, with the same code. */
+/** The two databases the same Kysely code runs on. */
 export type DialectName = "sqlite" | "postgres";
 
 /**

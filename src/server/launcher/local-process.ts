@@ -4,36 +4,53 @@ import { mkdir, open, rename } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import type { BotConfig } from "../../core/index.js";
+import {
+  allowlistedEnv,
+  type BotConfig,
+  RunnerSettings,
+  type RunnerSettingsInput,
+} from "../../core/index.js";
+import type { ServerConfig } from "../config.js";
 import type { Launcher } from "./launcher.js";
 
 export interface LocalProcessLauncherOptions {
   /** Runner logs go to `<dataDir>/bots/<id>/runner.log`. */
   dataDir: string;
-  /** argv of the runner; default env MEETBOT_RUNNER_COMMAND (JSON array), else `node bin/meetbot.js run`. */
+  /**
+   * Where a runner's environment comes from. Only the allowlisted variables (PATH, HOME, locale,
+   * TMPDIR: RUNNER_ENV_ALLOWLIST) are passed on, whatever else it holds: a runner and the
+   * browser it drives hold no secret of the server's.
+   */
+  env: Readonly<Record<string, string | undefined>>;
+  /** argv of the runner; default `node bin/meetbot.js run`. */
   command?: string[];
-  /** Environment of the runner besides BOT_CONFIG; default this process's. */
-  env?: NodeJS.ProcessEnv;
   /**
    * How many warm runners to keep ready (display, sound and browser already up, waiting for a
    * config): a deploy then skips most of the time to join, at the cost of an idle browser each.
-   * Default env MEETBOT_WARM_RUNNERS, else 0.
+   * Default 0.
    */
   warmRunners?: number;
+  /**
+   * What a warm runner's browser and logs start with, before its bot's config arrives: the
+   * settings the server puts in every BotConfig. Default RunnerSettings' defaults.
+   */
+  settings?: RunnerSettingsInput;
+}
+
+/** The launcher `meetbot serve` makes: runners started as the server's configuration says. */
+export function launcherOptions(config: ServerConfig): LocalProcessLauncherOptions {
+  return {
+    dataDir: config.dataDir,
+    env: config.runner.env,
+    ...(config.runner.command ? { command: config.runner.command } : {}),
+    warmRunners: config.runner.warmRunners,
+    settings: config.runner.settings,
+  };
 }
 
 interface Runner {
   child: ChildProcess;
   exited: Promise<RunnerExit>;
-}
-
-function warmRunnersFromEnv(env: NodeJS.ProcessEnv): number {
-  const value = env.MEETBOT_WARM_RUNNERS;
-  if (value === undefined || value === "") return 0;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 16)
-    throw new Error("MEETBOT_WARM_RUNNERS must be an integer 0-16");
-  return n;
 }
 
 export interface RunnerExit {
@@ -55,23 +72,8 @@ export function findRepoRoot(from: string = import.meta.url): string {
   }
 }
 
-export function resolveRunnerCommand(
-  option: string[] | undefined,
-  env: NodeJS.ProcessEnv,
-): [string, ...string[]] {
+export function resolveRunnerCommand(option: string[] | undefined): [string, ...string[]] {
   if (option) return Command.parse(option);
-  const fromEnv = env.MEETBOT_RUNNER_COMMAND;
-  if (fromEnv) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(fromEnv);
-    } catch {
-      throw new Error("MEETBOT_RUNNER_COMMAND must be a JSON array of strings");
-    }
-    const result = Command.safeParse(parsed);
-    if (!result.success) throw new Error("MEETBOT_RUNNER_COMMAND must be a JSON array of strings");
-    return result.data;
-  }
   // A 1 MB young generation: the runner's heap is small and mostly idle, and V8's default
   // semi-spaces cost ~40 MB of PSS per bot (measured with `make bench`).
   return [process.execPath, "--max-semi-space-size=1", path.join(findRepoRoot(), "bin", "meetbot.js"), "run"];
@@ -83,7 +85,8 @@ export function resolveRunnerCommand(
  */
 export class LocalProcessLauncher implements Launcher {
   private readonly command: [string, ...string[]];
-  private readonly env: NodeJS.ProcessEnv;
+  private readonly env: Record<string, string>;
+  private readonly settings: RunnerSettings;
   private readonly children = new Map<number, Runner>();
   /** Warm runners: started, stage prepared, waiting for a config on stdin. */
   private readonly warm: Array<Runner & { logFile: string }> = [];
@@ -91,9 +94,10 @@ export class LocalProcessLauncher implements Launcher {
   private closed = false;
 
   constructor(private readonly options: LocalProcessLauncherOptions) {
-    this.env = options.env ?? process.env;
-    this.command = resolveRunnerCommand(options.command, this.env);
-    this.warmTarget = options.warmRunners ?? warmRunnersFromEnv(this.env);
+    this.env = allowlistedEnv(options.env);
+    this.command = resolveRunnerCommand(options.command);
+    this.warmTarget = options.warmRunners ?? 0;
+    this.settings = RunnerSettings.parse(options.settings ?? {});
     void this.replenish();
   }
 
@@ -139,9 +143,9 @@ export class LocalProcessLauncher implements Launcher {
       const dir = path.join(this.options.dataDir, "warm");
       await mkdir(dir, { recursive: true });
       const logFile = path.join(dir, `runner-${Date.now()}-${this.warm.length}.log`);
-      const runner = await this.spawnRunner(logFile, { args: ["--warm"], env: {}, stdin: true }).catch(
-        () => null,
-      );
+      const { browser, logLevel } = this.settings;
+      const args = ["--warm", "--browser", browser.executablePath, "--log-level", logLevel];
+      const runner = await this.spawnRunner(logFile, { args, env: {}, stdin: true }).catch(() => null);
       if (!runner) return; // cannot start runners at all; a deploy will say why
       const entry = { ...runner, logFile };
       this.warm.push(entry);
@@ -162,7 +166,7 @@ export class LocalProcessLauncher implements Launcher {
 
   private async spawnRunner(
     logFile: string,
-    how: { args: string[]; env: NodeJS.ProcessEnv; stdin?: boolean },
+    how: { args: string[]; env: Record<string, string>; stdin?: boolean },
   ): Promise<Runner> {
     const log = await open(logFile, "a", 0o600);
     try {

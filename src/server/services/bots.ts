@@ -278,6 +278,8 @@ export class BotService {
       callback: { baseUrl, token },
       upload: { url: `${baseUrl}${recordingUploadPath(bot.id)}` },
       workDir: path.join(this.ctx.config.paths.bots, String(bot.id), "work"),
+      // The operator's runner settings travel in the config: runners inherit no server environment.
+      ...this.ctx.config.runner.settings,
     };
   }
 

@@ -1,0 +1,160 @@
+import { z } from "zod";
+import {
+  DEFAULT_CHROMIUM_PATH,
+  DEFAULT_FINAL_DELIVERY_TIMEOUT_MS,
+  RUNNER_LOG_LEVELS,
+  type RunnerSettings,
+} from "../core/index.js";
+import { OAUTH_PROVIDERS, type OAuthProviderName } from "./auth/oauth-config.js";
+import { StartupError } from "./startup-error.js";
+
+/** The longest delay a Node timer takes (a longer one fires at once). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A variable read as text: unset and empty are the same (the default applies), anything else must
+ * parse or startup stops with `<NAME>: <message>`.
+ */
+function fromText<T>(fallback: T, parse: (raw: string) => T | undefined, expected: string) {
+  return z
+    .string()
+    .optional()
+    .transform((raw, ctx): T => {
+      if (raw === undefined || raw.trim() === "") return fallback;
+      const value = parse(raw.trim());
+      if (value === undefined) {
+        ctx.addIssue({ code: "custom", message: `must be ${expected} (got "${raw}")` });
+        return z.NEVER;
+      }
+      return value;
+    });
+}
+
+function wholeNumber(raw: string, min: number, max: number): number | undefined {
+  if (!/^\d+$/.test(raw)) return undefined;
+  const n = Number(raw);
+  return n >= min && n <= max ? n : undefined;
+}
+
+const milliseconds = (fallback: number) =>
+  fromText(fallback, (raw) => wholeNumber(raw, 1, MAX_TIMER_MS), "a whole number of milliseconds, 1 or more");
+const wholeFrom = (fallback: number, min: number, max: number) =>
+  fromText(fallback, (raw) => wholeNumber(raw, min, max), `a whole number from ${min} to ${max}`);
+const positive = (fallback: number) =>
+  fromText(
+    fallback,
+    (raw) => (/^\d*\.?\d+$/.test(raw) && Number(raw) > 0 ? Number(raw) : undefined),
+    "a positive number",
+  );
+/** A request count per window; 0 switches that window's limit off. */
+const perWindow = (fallback: number) =>
+  fromText(fallback, (raw) => wholeNumber(raw, 0, 1_000_000_000), "a whole number (0 turns the limit off)");
+const flag = (fallback: boolean) =>
+  fromText(
+    fallback,
+    (raw) =>
+      (({ "1": true, true: true, "0": false, false: false }) as Record<string, boolean>)[raw.toLowerCase()],
+    "1 or 0",
+  );
+const httpUrl = fromText<string | undefined>(
+  undefined,
+  (raw) => (/^https?:$/.test(URL.parse(raw)?.protocol ?? "") ? raw.replace(/\/+$/, "") : undefined),
+  "an http(s) URL",
+);
+const optionalText = z
+  .string()
+  .optional()
+  .transform((raw) => (raw?.trim() ? raw : undefined));
+
+const RunnerCommand = z.tuple([z.string().min(1)], z.string());
+
+type OAuthVariable =
+  | `MEETBOT_OAUTH_${Uppercase<OAuthProviderName>}_${"CLIENT_ID" | "CLIENT_SECRET" | "ISSUER"}`
+  | "MEETBOT_OAUTH_REDIRECT_URL";
+export const OAUTH_VARIABLES: OAuthVariable[] = [
+  ...OAUTH_PROVIDERS.flatMap((name) =>
+    (["CLIENT_ID", "CLIENT_SECRET", "ISSUER"] as const).map(
+      (part) => `MEETBOT_OAUTH_${name.toUpperCase() as Uppercase<OAuthProviderName>}_${part}` as const,
+    ),
+  ),
+  "MEETBOT_OAUTH_REDIRECT_URL",
+];
+/** Read as text here; oauthConfigFromEnv checks them together (both client halves, issuer URLs). */
+const oauthVariables = Object.fromEntries(OAUTH_VARIABLES.map((name) => [name, optionalText])) as Record<
+  OAuthVariable,
+  typeof optionalText
+>;
+
+/**
+ * Every environment variable the server reads, with its default; the README's "Environment"
+ * table lists the same. Besides these, only the runner allowlist (RUNNER_ENV_ALLOWLIST: PATH,
+ * HOME, locale, TMPDIR) is read, to be passed on to runners unchanged.
+ */
+export const ServerEnv = z.object({
+  /** Checked in resolveDatabase (it may come from an option too), never echoed: it holds a password. */
+  DATABASE_URL: z.string().default(""),
+  MEETBOT_DATABASE_POOL_SIZE: wholeFrom(10, 1, 1000),
+  /** The server's one secret, never echoed in an error. */
+  MEETBOT_JWT_SECRET: optionalText.refine((value) => value === undefined || value.length >= 16, {
+    message: "must be at least 16 characters",
+  }),
+  MEETBOT_ALLOWED_MEETING_HOSTS: z
+    .string()
+    .optional()
+    .transform((raw) => parseHostList(raw ?? "")),
+  MEETBOT_RATE_LIMIT_PER_MINUTE: perWindow(60),
+  MEETBOT_RATE_LIMIT_PER_HOUR: perWindow(1000),
+  MEETBOT_WATCHDOG_INTERVAL_MS: milliseconds(5_000),
+  MEETBOT_LAUNCH_TIMEOUT_MS: milliseconds(120_000),
+  MEETBOT_HEARTBEAT_TIMEOUT_MULTIPLE: positive(6),
+  MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: flag(false),
+  MEETBOT_WEBHOOK_CONNECT_TIMEOUT_MS: milliseconds(10_000),
+  MEETBOT_WEBHOOK_RESPONSE_TIMEOUT_MS: milliseconds(30_000),
+  MEETBOT_WEBHOOK_WORKER: flag(true),
+  MEETBOT_WEBHOOK_CONCURRENCY: wholeFrom(16, 1, 1000),
+  MEETBOT_WEBHOOK_POLL_INTERVAL_MS: milliseconds(1000),
+  MEETBOT_WEBHOOK_RETENTION_DAYS: positive(30),
+  ...oauthVariables,
+  MEETBOT_RUNNER_COMMAND: fromText<[string, ...string[]] | undefined>(
+    undefined,
+    (raw) => {
+      try {
+        return RunnerCommand.parse(JSON.parse(raw));
+      } catch {
+        return undefined;
+      }
+    },
+    'a JSON array of strings, the program first (like ["node","bin/meetbot.js","run"])',
+  ),
+  MEETBOT_WARM_RUNNERS: wholeFrom(0, 0, 16),
+  // These reach runners in their BotConfig (RunnerSettings), never through the environment.
+  MEETBOT_CHROMIUM_PATH: fromText(DEFAULT_CHROMIUM_PATH, (raw) => raw, "a path"),
+  MEETBOT_LOG_LEVEL: fromText<RunnerSettings["logLevel"]>(
+    "info",
+    (raw) => RUNNER_LOG_LEVELS.find((level) => level === raw),
+    `one of ${RUNNER_LOG_LEVELS.join(", ")}`,
+  ),
+  MEETBOT_FINAL_DELIVERY_TIMEOUT_MS: fromText(
+    DEFAULT_FINAL_DELIVERY_TIMEOUT_MS,
+    (raw) => wholeNumber(raw, 0, 86_400_000),
+    "a whole number of milliseconds, 0 to 86400000",
+  ),
+  MEETBOT_ZOOM_WEB_BASE_URL: httpUrl,
+  MEETBOT_TEAMS_WEB_BASE_URL: httpUrl,
+});
+export type ServerEnv = z.infer<typeof ServerEnv>;
+
+/** The environment, checked: a bad variable stops startup with one line per variable naming it. */
+export function parseServerEnv(env: NodeJS.ProcessEnv): ServerEnv {
+  const parsed = ServerEnv.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+  throw new StartupError(lines.join("\n"));
+}
+
+function parseHostList(value: string): string[] {
+  return value
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
+}
