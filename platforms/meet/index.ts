@@ -6,9 +6,17 @@ import { MEET_HOOKS } from "./selectors.js";
 import { meetSnapshot } from "./snapshot.js";
 
 const FORM_TIMEOUT_MS = 15_000;
-/** How long one click may wait for its target before the pop-ups are looked at again. */
-const CLICK_ATTEMPT_MS = 1_000;
+/**
+ * How long one click may wait for its target (Playwright retries meanwhile while something covers
+ * it, so a toast of a second is outlasted) before the pop-ups are looked at again: a dialog that
+ * opened after they were dismissed never goes away by itself. Not shorter: a busy page can take
+ * a second to settle, and a click given up on for that only delays the join.
+ */
+const CLICK_ATTEMPT_MS = 3_000;
+/** Kept short: the recording starts only after this step. Two attempts. */
 const PEOPLE_TIMEOUT_MS = 5_000;
+/** From the click on People to its entries on screen. */
+const ROSTER_RENDER_MS = 2_000;
 /** Pop-ups dismissed in one go: enough for a stack of them, bounded in case one keeps coming back. */
 const MAX_POPUP_ROUNDS = 4;
 
@@ -37,7 +45,8 @@ export const meetAdapter: PlatformAdapter = {
     for (const [hook, selector] of toggles) {
       const toggle = page.locator(selector).first();
       if (await toggle.isVisible()) {
-        await clickPast(page, toggle, note, FORM_TIMEOUT_MS);
+        const off = async () => !(await toggle.isVisible());
+        await clickPast(page, toggle, { hook, note, timeoutMs: FORM_TIMEOUT_MS, done: off });
         note(hook, `clicked ${selector}`);
       } else {
         note(hook, `no ${selector}: already off`);
@@ -49,7 +58,10 @@ export const meetAdapter: PlatformAdapter = {
     const cta = await firstVisible(buttonsNamed(page, MEET_HOOKS.joinButtonTexts));
     if (!cta) throw new Error(`the call-to-action (${MEET_HOOKS.joinButtonTexts.join(" / ")}) went away`);
     note("joinButton", cta.variant);
-    await clickPast(page, cta.locator, note, FORM_TIMEOUT_MS);
+    // Once clicked it is disabled, then replaced by the lobby or the call.
+    const enabled = page.getByRole("button", { name: exactly([cta.variant]), disabled: false });
+    const asked = async () => (await enabled.filter({ visible: true }).count()) === 0;
+    await clickPast(page, cta.locator, { hook: "joinButton", note, timeoutMs: FORM_TIMEOUT_MS, done: asked });
   },
 
   /**
@@ -59,19 +71,27 @@ export const meetAdapter: PlatformAdapter = {
   async afterAdmission(page: Page, { note = ignoreNote } = {}): Promise<void> {
     // Entries by their own hook, wherever the panel puts them: its container's label drifts.
     const shownEntries = page.locator(MEET_HOOKS.rosterEntry).filter({ visible: true });
-    if ((await shownEntries.count()) > 0) {
+    const shown = async () => (await shownEntries.count()) > 0;
+    if (await shown()) {
       note("roster", "already open");
       return;
     }
-    await clickPast(page, page.locator(MEET_HOOKS.peopleButton).first(), note, PEOPLE_TIMEOUT_MS);
-    await shownEntries.first().waitFor({ timeout: PEOPLE_TIMEOUT_MS });
+    const people = page.locator(MEET_HOOKS.peopleButton).first();
+    await clickPast(page, people, { hook: "peopleButton", note, timeoutMs: PEOPLE_TIMEOUT_MS, done: shown });
+    await shownEntries.first().waitFor({ timeout: ROSTER_RENDER_MS });
     note("roster", "opened with peopleButton");
   },
 
   async leave(page: Page): Promise<void> {
     const leave = page.locator(MEET_HOOKS.leaveCall).first();
     if (await leave.isVisible().catch(() => false)) {
-      await clickPast(page, leave, ignoreNote, 3_000).catch(() => {});
+      const gone = async () => !(await leave.isVisible());
+      await clickPast(page, leave, {
+        hook: "leaveCall",
+        note: ignoreNote,
+        timeoutMs: 3_000,
+        done: gone,
+      }).catch(() => {});
     }
   },
 };
@@ -84,22 +104,48 @@ function buttonsNamed(page: Page, texts: readonly string[]): Variants {
   ]);
 }
 
+interface ClickPast {
+  /** The step, for the notes of attempts that did not go through. */
+  hook: string;
+  note: JoinNote;
+  timeoutMs: number;
+  /**
+   * Whether the click already had its effect. Checked before every attempt: a click whose
+   * attempt timed out may still have landed, and a toggle must not be clicked twice.
+   */
+  done: () => Promise<boolean>;
+}
+
 /**
  * Clicks `target` whatever opens over it: before each attempt the pop-ups on top are dismissed,
  * and an attempt that stays intercepted (by a toast, or a dialog that opened meanwhile) gives up
  * after CLICK_ATTEMPT_MS so the pop-ups are looked at again, until `timeoutMs`.
  */
-async function clickPast(page: Page, target: Locator, note: JoinNote, timeoutMs: number): Promise<void> {
+async function clickPast(
+  page: Page,
+  target: Locator,
+  { hook, note, timeoutMs, done }: ClickPast,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  for (let attempt = 1; ; attempt++) {
+    if (attempt > 1 && (await done())) return;
     await dismissPopups(page, note);
     try {
       await target.click({ timeout: CLICK_ATTEMPT_MS });
       return;
     } catch (error) {
       if (Date.now() >= deadline) throw error;
+      note(hook, `attempt ${attempt} did not go through: ${firstLine(error)}`);
     }
   }
+}
+
+/** What a Playwright error says in short: its first line, and what covered the target if anything did. */
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const summary = (message.split("\n")[0] ?? "").replace(/\.$/, "");
+  const cover = /(<[^\n]*?) intercepts pointer events/.exec(message)?.[1];
+  return cover ? `${summary}; ${cover} covers it` : summary;
 }
 
 /**
