@@ -135,13 +135,13 @@ async function clickPast(
       return;
     } catch (error) {
       if (Date.now() >= deadline) throw error;
-      note(hook, `attempt ${attempt} did not go through: ${firstLine(error)}`);
+      note(hook, `attempt ${attempt} did not go through: ${shortReason(error)}`);
     }
   }
 }
 
 /** What a Playwright error says in short: its first line, and what covered the target if anything did. */
-function firstLine(error: unknown): string {
+function shortReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const summary = (message.split("\n")[0] ?? "").replace(/\.$/, "");
   const cover = /(<[^\n]*?) intercepts pointer events/.exec(message)?.[1];
