@@ -1,11 +1,24 @@
 import type { Locator, Page } from "playwright";
 import type { MeetingInfo } from "../../src/core/index.js";
 import type { JoinNote, PlatformAdapter } from "../adapter.js";
-import { exactly, ignoreNote } from "../variants.js";
+import { clickFirstClickable, exactly, firstVisible, ignoreNote, type Variants } from "../variants.js";
 import { MEET_HOOKS } from "./selectors.js";
 import { meetSnapshot } from "./snapshot.js";
 
 const FORM_TIMEOUT_MS = 15_000;
+/**
+ * How long one click may wait for its target (Playwright retries meanwhile while something covers
+ * it, so a toast of a second is outlasted) before the pop-ups are looked at again: a dialog that
+ * opened after they were dismissed never goes away by itself. Not shorter: a busy page can take
+ * a second to settle, and a click given up on for that only delays the join.
+ */
+const CLICK_ATTEMPT_MS = 3_000;
+/** Kept short: the recording starts only after this step. Two attempts. */
+const PEOPLE_TIMEOUT_MS = 5_000;
+/** From the click on People to its entries on screen. */
+const ROSTER_RENDER_MS = 2_000;
+/** Pop-ups dismissed in one go: enough for a stack of them, bounded in case one keeps coming back. */
+const MAX_POPUP_ROUNDS = 4;
 
 export const meetAdapter: PlatformAdapter = {
   platform: "google",
@@ -18,11 +31,13 @@ export const meetAdapter: PlatformAdapter = {
   },
 
   async join(page: Page, { displayName, note = ignoreNote }): Promise<void> {
+    const name = page.locator(MEET_HOOKS.nameInput).first();
+    await name.waitFor({ timeout: FORM_TIMEOUT_MS });
     await dismissPopups(page, note);
-    const name = page.locator(MEET_HOOKS.nameInput);
+    // fill() types into the field even under a pop-up; only clicks can land on what covers a control.
     await name.fill(displayName, { timeout: FORM_TIMEOUT_MS });
-    // Joining muted and camera-off: the bot only listens. The buttons flip their label once
-    // clicked, so a missing "Turn off" button means it is already off.
+    // Joining muted and camera-off: the bot only listens. The toggles flip their label once
+    // clicked, so a missing "Turn off" toggle means it is already off.
     const toggles = [
       ["microphone", MEET_HOOKS.microphoneOff],
       ["camera", MEET_HOOKS.cameraOff],
@@ -30,44 +45,118 @@ export const meetAdapter: PlatformAdapter = {
     for (const [hook, selector] of toggles) {
       const toggle = page.locator(selector).first();
       if (await toggle.isVisible()) {
-        await toggle.click();
+        const off = async () => !(await toggle.isVisible());
+        await clickPast(page, toggle, { hook, note, timeoutMs: FORM_TIMEOUT_MS, done: off });
         note(hook, `clicked ${selector}`);
       } else {
         note(hook, `no ${selector}: already off`);
       }
     }
-    const cta = page.getByRole("button", { name: exactly(MEET_HOOKS.joinButtonTexts) }).first();
-    await cta.waitFor({ timeout: FORM_TIMEOUT_MS });
-    note("joinButton", await accessibleText(cta).catch(() => "?"));
-    await cta.click({ timeout: FORM_TIMEOUT_MS });
+    const anyCta = page.getByRole("button", { name: exactly(MEET_HOOKS.joinButtonTexts) });
+    await anyCta.filter({ visible: true }).first().waitFor({ timeout: FORM_TIMEOUT_MS });
+    // In the list's order, not the page's: "Join here too" rather than "Switch here" when both show.
+    const cta = await firstVisible(buttonsNamed(page, MEET_HOOKS.joinButtonTexts));
+    if (!cta) throw new Error(`the call-to-action (${MEET_HOOKS.joinButtonTexts.join(" / ")}) went away`);
+    note("joinButton", cta.variant);
+    // Once clicked it is disabled, then replaced by the lobby or the call.
+    const enabled = page.getByRole("button", { name: exactly([cta.variant]), disabled: false });
+    const asked = async () => (await enabled.filter({ visible: true }).count()) === 0;
+    await clickPast(page, cta.locator, { hook: "joinButton", note, timeoutMs: FORM_TIMEOUT_MS, done: asked });
   },
 
-  /** Meet renders the participant list only while the People panel is open. */
-  async afterAdmission(page: Page): Promise<void> {
-    if (await page.locator(MEET_HOOKS.roster).first().isVisible()) return;
-    await page.locator(MEET_HOOKS.peopleButton).first().click({ timeout: 5_000 });
+  /**
+   * Meet may render the participant list only while the People panel is open. If it stays
+   * closed (the button could not be clicked), the snapshot names participants from the tiles.
+   */
+  async afterAdmission(page: Page, { note = ignoreNote } = {}): Promise<void> {
+    // Entries by their own hook, wherever the panel puts them: its container's label drifts.
+    const shownEntries = page.locator(MEET_HOOKS.rosterEntry).filter({ visible: true });
+    const shown = async () => (await shownEntries.count()) > 0;
+    if (await shown()) {
+      note("roster", "already open");
+      return;
+    }
+    const people = page.locator(MEET_HOOKS.peopleButton).first();
+    await clickPast(page, people, { hook: "peopleButton", note, timeoutMs: PEOPLE_TIMEOUT_MS, done: shown });
+    await shownEntries.first().waitFor({ timeout: ROSTER_RENDER_MS });
+    note("roster", "opened with peopleButton");
   },
 
   async leave(page: Page): Promise<void> {
     const leave = page.locator(MEET_HOOKS.leaveCall).first();
-    if (await leave.isVisible().catch(() => false)) await leave.click({ timeout: 3_000 }).catch(() => {});
+    if (await leave.isVisible().catch(() => false)) {
+      const gone = async () => !(await leave.isVisible());
+      await clickPast(page, leave, {
+        hook: "leaveCall",
+        note: ignoreNote,
+        timeoutMs: 3_000,
+        done: gone,
+      }).catch(() => {});
+    }
   },
 };
 
-async function dismissPopups(page: Page, note: JoinNote): Promise<void> {
-  const popup = page.getByRole("button", { name: exactly(MEET_HOOKS.dismissButtonTexts) });
-  for (const button of await popup.all()) {
-    if (!(await button.isVisible())) continue;
-    const text = await accessibleText(button).catch(() => "?");
-    await button.click().catch(() => {});
-    note("popup", text);
+/** One role=button locator per text, named by it, visible ones only. */
+function buttonsNamed(page: Page, texts: readonly string[]): Variants {
+  return texts.map((text) => [
+    text,
+    page.getByRole("button", { name: exactly([text]) }).filter({ visible: true }),
+  ]);
+}
+
+interface ClickPast {
+  /** The step, for the notes of attempts that did not go through. */
+  hook: string;
+  note: JoinNote;
+  timeoutMs: number;
+  /**
+   * Whether the click already had its effect. Checked before every attempt: a click whose
+   * attempt timed out may still have landed, and a toggle must not be clicked twice.
+   */
+  done: () => Promise<boolean>;
+}
+
+/**
+ * Clicks `target` whatever opens over it: before each attempt the pop-ups on top are dismissed,
+ * and an attempt that stays intercepted (by a toast, or a dialog that opened meanwhile) gives up
+ * after CLICK_ATTEMPT_MS so the pop-ups are looked at again, until `timeoutMs`.
+ */
+async function clickPast(
+  page: Page,
+  target: Locator,
+  { hook, note, timeoutMs, done }: ClickPast,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    if (attempt > 1 && (await done())) return;
+    await dismissPopups(page, note);
+    try {
+      await target.click({ timeout: CLICK_ATTEMPT_MS });
+      return;
+    } catch (error) {
+      if (Date.now() >= deadline) throw error;
+      note(hook, `attempt ${attempt} did not go through: ${shortReason(error)}`);
+    }
   }
 }
 
-/** A button's name as its role locator matched it: its aria-label, else its text. */
-async function accessibleText(button: Locator): Promise<string> {
-  const timeout = 2_000;
-  return (
-    (await button.getAttribute("aria-label", { timeout })) ?? (await button.innerText({ timeout })).trim()
-  );
+/** What a Playwright error says in short: its first line, and what covered the target if anything did. */
+function shortReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const summary = (message.split("\n")[0] ?? "").replace(/\.$/, "");
+  const cover = /(<[^\n]*?) intercepts pointer events/.exec(message)?.[1];
+  return cover ? `${summary}; ${cover} covers it` : summary;
+}
+
+/**
+ * Dismisses the pop-ups that can cover the form, whatever their order or stacking: each round
+ * clicks the one on top (clickFirstClickable), so a stack takes a round per layer.
+ */
+async function dismissPopups(page: Page, note: JoinNote): Promise<void> {
+  const popups = buttonsNamed(page, MEET_HOOKS.dismissButtonTexts);
+  for (let round = 0; round < MAX_POPUP_ROUNDS; round++) {
+    const dismissed = await clickFirstClickable(popups);
+    if (dismissed === null) return;
+    note("popup", dismissed);
+  }
 }

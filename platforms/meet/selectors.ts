@@ -4,9 +4,15 @@
  */
 export const MEET_HOOKS = {
   nameInput: 'input[type="text"][aria-label="Your name"]',
+  /** Any element, not only a button: Meet has rendered the toggles as `div[role="button"]` too. */
   microphoneOff: '[aria-label="Turn off microphone"]',
   cameraOff: '[aria-label="Turn off camera"]',
-  /** Texts of the pre-join call-to-action, in the order Meet offers them. */
+  /**
+   * Texts of the pre-join call-to-action (a `<span>` in a button; matched as the button's
+   * accessible name, so an aria-hidden icon beside it does not count). The bot takes the first
+   * one shown in this order: "Join here too" before "Switch here", which would end the call on
+   * the account's other device.
+   */
   joinButtonTexts: [
     "Ask to join",
     "Join now",
@@ -15,17 +21,34 @@ export const MEET_HOOKS = {
     "Join here too",
     "Switch here",
   ],
-  /** Pop-ups that can cover the pre-join form. */
+  /**
+   * Pop-ups that can cover the pre-join form, in any order and stacked either way (the device
+   * modal's scrim over the "Got it" pop-up): the bot clicks the one on top first. Trap: never
+   * "Allow microphone and camera" beside the latter, which asks for the devices the bot turns off.
+   */
   dismissButtonTexts: ["Got it", "Continue without microphone and camera"],
   /** Trap: "Leave call" is already in the toolbar in the lobby, so it never proves admission. */
   leaveCall: 'button[aria-label="Leave call"]',
-  /** Only rendered once admitted (label like "People - 3"). */
+  /** Only rendered once admitted (label like "People - 3"); also opens and closes the roster. */
   peopleButton: 'button[aria-label^="People"]',
+  /**
+   * Evidence of admission only, never a scope for the entries. Trap: Meet also renders the
+   * entries in a container labelled otherwise ("Contributors" in a region "In the meeting").
+   */
   roster: '[aria-label="Participants"]',
-  rosterEntry: "[data-participant-id]",
+  /**
+   * A roster entry, found wherever it is rendered; it names its participant in aria-label. Trap:
+   * the panel may be closed at admission and then not in the DOM at all (see `tile`).
+   */
+  rosterEntry: "[data-participant-id][aria-label]",
+  /** On the bot's own roster entry or tile. */
   selfMarker: "[data-self-name]",
-  /** A participant's video tile; the roster entries carry the same attribute, so scope by roster. */
+  /**
+   * A participant's video tile (entries carry the same id attribute): who is speaking, and who is
+   * there while no roster entry is rendered. Its name is in `tileName`, not in an aria-label.
+   */
   tile: "[data-participant-id]",
+  tileName: "span.notranslate",
   /** Meet marks the tile of whoever is talking: an audio level above 0, or its speaking classes. */
   speakingTile: '[data-audio-level]:not([data-audio-level="0"]), .Oaajhc, .HX2H7',
   texts: {

@@ -6,7 +6,8 @@ type MeetHooks = typeof MEET_HOOKS & SnapshotHooks;
 /**
  * Runs in the page (see PlatformAdapter.snapshot). The end and failure screens are checked
  * first because they replace the call; admission is judged only by the People button and the
- * roster, which the lobby does not have.
+ * roster, which the lobby does not have. Participants come from the roster entries, or from
+ * the tiles while no entry is rendered.
  */
 export function meetSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
   const hooks = rawHooks as MeetHooks;
@@ -40,20 +41,29 @@ export function meetSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
   if (admitted) {
     const participants: Participant[] = [];
     const seen = new Set<string>();
-    for (const entry of document.querySelectorAll(`${hooks.roster} ${hooks.rosterEntry}`)) {
-      const id = entry.getAttribute("data-participant-id") ?? "";
-      const name = (entry.getAttribute("aria-label") ?? "").trim();
+    const add = (element: Element, name: string) => {
+      const id = element.getAttribute("data-participant-id") ?? "";
       const isSelf =
-        entry.matches(hooks.selfMarker) ||
-        entry.querySelector(hooks.selfMarker) !== null ||
+        element.matches(hooks.selfMarker) ||
+        element.querySelector(hooks.selfMarker) !== null ||
         name === hooks.selfName;
-      if (!id || isSelf || seen.has(id)) continue;
+      if (!id || !name || isSelf || seen.has(id)) return;
       seen.add(id);
       participants.push({ id, name });
+    };
+    // The entries wherever the page renders them, whatever their container is labelled.
+    for (const entry of document.querySelectorAll(hooks.rosterEntry)) {
+      add(entry, (entry.getAttribute("aria-label") ?? "").trim());
+    }
+    // A closed roster may not be in the DOM at all: then the tiles say who is there.
+    if (participants.length === 0) {
+      for (const tile of document.querySelectorAll(hooks.tile)) {
+        if (tile.matches(hooks.rosterEntry)) continue;
+        add(tile, (tile.querySelector(hooks.tileName)?.textContent ?? "").trim());
+      }
     }
     const speakers = new Set<string>();
     for (const tile of document.querySelectorAll(hooks.tile)) {
-      if (tile.closest(hooks.roster)) continue;
       const id = tile.getAttribute("data-participant-id") ?? "";
       const talking = tile.matches(hooks.speakingTile) || tile.querySelector(hooks.speakingTile) !== null;
       if (talking && seen.has(id)) speakers.add(id);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { MeetingState } from "../../fixtures/host/meetings.js";
 import { meetAdapter } from "../../platforms/meet/index.js";
+import { isOnTop } from "../../platforms/variants.js";
 import { collectNotes, host, page, snapshotOf, text, useMockBrowser, WAIT } from "../helpers/mock-browser.js";
 
 // The hooks as real-Meet adapters use them (see /work/shared/notes/platform-hooks.md).
@@ -317,5 +318,151 @@ describe("the adapter on the mock", () => {
       ["joinButton", "Join now"],
     ]);
     await expect.poll(snapshot, WAIT).toMatchObject({ phase: "in_call", evidence: "peopleButton" });
+  });
+});
+
+describe("drifted layouts (ui=, fixtures/meet/ui-variants.ts) and the adapter on them", () => {
+  const snapshot = () => snapshotOf(meetAdapter, "Adapter Bot");
+  const named = (label: string) => page.getByRole("button", { name: label, exact: true });
+  const MIC_OFF = ["microphone", 'clicked [aria-label="Turn off microphone"]'];
+  const CAMERA_OFF = ["camera", 'clicked [aria-label="Turn off camera"]'];
+
+  /** A fresh meeting in the drifted layout `ui`, its pre-join form on screen; answers its code. */
+  async function openDrifted(ui: string, scenario: Record<string, unknown> = {}) {
+    const code = newCode();
+    await control("PUT", code, "", { admit: "manual", ...scenario, ui: [ui] });
+    await page.goto(`${host.url}/meet/${code}`);
+    await page.locator(NAME_INPUT).waitFor(WAIT);
+    return code;
+  }
+
+  /** The adapter's join or afterAdmission on the page; answers what it noted. */
+  async function adapter(step: "join" | "afterAdmission") {
+    const { notes, note } = collectNotes();
+    if (step === "join") {
+      await meetAdapter.join(page, {
+        displayName: "Adapter Bot",
+        info: { platform: "google", meetingUrl: page.url() },
+        note,
+      });
+    } else {
+      await meetAdapter.afterAdmission?.(page, { note });
+    }
+    return notes;
+  }
+
+  it("meet-alt-join-texts: div toggles and Ask to join anyway (an icon beside it), which the adapter clicks", async () => {
+    await openDrifted("meet-alt-join-texts");
+    expect(await page.locator('div[role="button"][aria-label="Turn off microphone"]').count()).toBe(1);
+    expect(await page.locator('button[aria-label="Turn off microphone"]').count()).toBe(0);
+    expect(await page.locator("button span").allTextContents()).toEqual(["Ask to join anyway"]);
+    // The div toggles work as the buttons do (the form is gone once the adapter asked to join).
+    const micToggle = page.locator('div[role="button"][aria-label$=" microphone"]');
+    await micToggle.click();
+    expect(await micToggle.getAttribute("aria-label")).toBe("Turn on microphone");
+    expect(await micToggle.getAttribute("data-is-muted")).toBe("true");
+    await micToggle.click();
+    expect(await micToggle.getAttribute("aria-label")).toBe("Turn off microphone");
+
+    expect(await adapter("join")).toEqual([MIC_OFF, CAMERA_OFF, ["joinButton", "Ask to join anyway"]]);
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "lobby" });
+  });
+
+  it("meet-other-device: Switch here, then Join here too; the adapter takes Join here too", async () => {
+    await openDrifted("meet-other-device", { admit: "open" });
+    expect(await page.locator("button span").allTextContents()).toEqual([
+      "Microphone",
+      "Camera",
+      "Switch here",
+      "Join here too",
+    ]);
+    expect(await adapter("join")).toEqual([MIC_OFF, CAMERA_OFF, ["joinButton", "Join here too"]]);
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "in_call", evidence: "peopleButton" });
+  });
+
+  it("meet-dialogs-stacked: the modal covers Got it, which covers the form; the adapter dismisses the top one first", async () => {
+    await openDrifted("meet-dialogs-stacked");
+    const cta = page.locator("button.cta");
+    expect(await isOnTop(named("Continue without microphone and camera"))).toBe(true);
+    expect(await isOnTop(named("Got it"))).toBe(false);
+    expect(await named("Got it").isVisible()).toBe(true);
+    expect(await isOnTop(cta)).toBe(false);
+
+    expect(await adapter("join")).toEqual([
+      ["popup", "Continue without microphone and camera"],
+      ["popup", "Got it"],
+      MIC_OFF,
+      CAMERA_OFF,
+      ["joinButton", "Ask to join"],
+    ]);
+    expect(await page.locator('[role="dialog"]').count()).toBe(0);
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "lobby" });
+  });
+
+  it("meet-modal-on-toggle: the modal opens mid-form; the adapter dismisses it before the next click", async () => {
+    await openDrifted("meet-modal-on-toggle");
+    expect(await page.locator('[role="dialog"]').count()).toBe(0);
+    expect(await adapter("join")).toEqual([
+      MIC_OFF,
+      ["popup", "Continue without microphone and camera"],
+      CAMERA_OFF,
+      ["joinButton", "Ask to join"],
+    ]);
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "lobby" });
+  });
+
+  it("meet-roster-closed: no roster in the DOM until People opens it, labelled otherwise; tiles name the participants meanwhile", async () => {
+    const code = await openDrifted("meet-roster-closed");
+    await adapter("join");
+    await control("POST", code, "/admit");
+    const participants = [
+      { id: "p-1", name: "Alice Example" },
+      { id: "p-2", name: "Bob Example" },
+    ];
+    // From the tiles: no entry is rendered yet, and nothing is labelled "Participants".
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "in_call", participants });
+    expect(await page.locator("[data-participant-id][aria-label]").count()).toBe(0);
+
+    expect(await adapter("afterAdmission")).toEqual([["roster", "opened with peopleButton"]]);
+    const entries = page.locator(
+      '[aria-label="In the meeting"] [aria-label="Contributors"] [data-participant-id]',
+    );
+    expect(await entries.evaluateAll((nodes) => nodes.map((n) => n.getAttribute("aria-label")))).toEqual([
+      "Adapter Bot",
+      "Alice Example",
+      "Bob Example",
+    ]);
+    expect(await page.locator('[aria-label="Participants"]').count()).toBe(0);
+    expect((await snapshot()).participants).toEqual(participants);
+
+    await page.locator(PEOPLE).click();
+    expect(await page.locator("[data-participant-id][aria-label]").count()).toBe(0);
+  });
+
+  it("meet-alert-and-toasts: a toast covers the call-to-action, then People, for a moment; an alert stays; the adapter gets through", async () => {
+    const code = await openDrifted("meet-alert-and-toasts");
+    const cta = page.locator("button.cta");
+    await page.locator(NAME_INPUT).fill("Adapter Bot");
+    await page.locator('[aria-label="Turn off microphone"]').click();
+    expect(await page.getByRole("status").textContent()).toBe("Your microphone is off");
+    expect(await isOnTop(cta)).toBe(false);
+    await page.getByRole("status").waitFor({ state: "detached", ...WAIT });
+    expect(await isOnTop(cta)).toBe(true);
+
+    expect(await adapter("join")).toEqual([
+      ["microphone", 'no [aria-label="Turn off microphone"]: already off'],
+      CAMERA_OFF,
+      ["joinButton", "Ask to join"],
+    ]);
+    await control("POST", code, "/admit");
+    await page.locator(PEOPLE).waitFor(WAIT);
+    expect(await page.getByRole("status").textContent()).toBe("Your camera is off");
+    expect(await isOnTop(page.locator(PEOPLE))).toBe(false);
+    expect(await page.getByRole("alert").count()).toBe(1);
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "in_call", evidence: "peopleButton" });
+    expect((await snapshot()).participants.map((p) => p.name)).toEqual(["Alice Example", "Bob Example"]);
+
+    expect(await adapter("afterAdmission")).toEqual([["roster", "opened with peopleButton"]]);
+    expect(await page.locator(ROSTER_ENTRIES).first().isVisible()).toBe(true);
   });
 });
