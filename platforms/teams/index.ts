@@ -34,7 +34,12 @@ export const teamsAdapter: PlatformAdapter = {
       ),
     ]);
     note("launcher", continueOnWeb?.variant ?? "none shown");
-    if (continueOnWeb) await clickPastOverlays(page, [[continueOnWeb.variant, continueOnWeb.locator]], note);
+    if (continueOnWeb) {
+      await clickPastOverlays(page, [[continueOnWeb.variant, continueOnWeb.locator]], {
+        note,
+        done: hidden(continueOnWeb.locator),
+      });
+    }
 
     // The web client loads its pre-join form, or says why there is none (meeting not found,
     // sign-in wall, ...). On a dead end the runner reads the page and reports it; not a join error.
@@ -48,15 +53,26 @@ export const teamsAdapter: PlatformAdapter = {
     const computerAudio = page.getByRole("radio", { name: startsWith(prejoin.computerAudioText) }).first();
     const offered = (await computerAudio.count()) > 0;
     if (offered && !(await computerAudio.isChecked())) {
-      await clickPastOverlays(page, [[`"${prejoin.computerAudioText}"`, computerAudio]], note);
+      await clickPastOverlays(page, [[`"${prejoin.computerAudioText}"`, computerAudio]], {
+        note,
+        done: () => computerAudio.isChecked(),
+      });
     }
     note("audioOption", offered ? `checked "${prejoin.computerAudioText}"` : "none offered");
 
-    await clickPastOverlays(page, [[prejoin.joinButton, page.locator(prejoin.joinButton)]], note);
+    // Once clicked, Join now is disabled (or gone) while the request is out.
+    const join = page.locator(prejoin.joinButton).first();
+    await clickPastOverlays(page, [[prejoin.joinButton, join]], {
+      note,
+      done: async () => !(await join.isEnabled().catch(() => false)),
+    });
     // With camera and microphone off Teams may ask "Are you sure you don't want audio or video?".
     if (await asksToConfirmNoAudioVideo(page)) {
       const proceed = page.getByRole("button", { name: prejoin.noAudioVideoContinueText, exact: true });
-      await clickPastOverlays(page, [[`"${prejoin.noAudioVideoContinueText}"`, proceed]], note);
+      await clickPastOverlays(page, [[`"${prejoin.noAudioVideoContinueText}"`, proceed]], {
+        note,
+        done: hidden(proceed),
+      });
       note("noAudioVideoConfirm", `clicked "${prejoin.noAudioVideoContinueText}"`);
     } else {
       note("noAudioVideoConfirm", "not asked");
@@ -77,10 +93,10 @@ export const teamsAdapter: PlatformAdapter = {
     const opened = await clickPastOverlays(
       page,
       call.peopleButton.map((selector) => [selector, page.locator(selector)] as const),
-      note,
+      { note, done: async () => (await items.count()) > 0 },
     );
     await items.first().waitFor({ state: "attached", timeout: STEP_TIMEOUT_MS });
-    note("roster", `opened with ${opened}`);
+    note("roster", `opened with ${opened ?? "a click that timed out as it landed"}`);
   },
 
   async leave(page: Page): Promise<void> {
@@ -98,13 +114,22 @@ export const teamsAdapter: PlatformAdapter = {
  * Clicks one of `targets` (variants of one control), dismissing on the way whatever dialog, banner
  * or toast lies over it: each round clicks what is on top, a target first; a covered or
  * intercepted click moves to the next candidate, and a toast with no button is waited out by
- * the next round. Returns the target variant clicked; throws when none could be within the step.
+ * the next round. Returns the target variant clicked, or null when `done` says the click's
+ * effect is there although no click reported success; throws when neither happens within the step.
+ *
+ * Trap: on a loaded machine a click can land and still time out, so before trying again `done`
+ * is asked (a second click would undo a switch, or wait forever for a dialog it closed).
  */
-async function clickPastOverlays(page: Page, targets: Variants, note: JoinNote): Promise<string> {
+async function clickPastOverlays(
+  page: Page,
+  targets: Variants,
+  { note, done }: { note: JoinNote; done: () => Promise<boolean> },
+): Promise<string | null> {
   const names = new Set(targets.map(([variant]) => variant));
   const anyTarget = targets.map(([, locator]) => locator).reduce((all, locator) => all.or(locator));
   const deadline = Date.now() + STEP_TIMEOUT_MS;
-  for (;;) {
+  for (let round = 0; ; round++) {
+    if (round > 0 && (await done())) return null;
     const left = deadline - Date.now();
     if (left <= 0) throw new Error(`could not click ${[...names].join(" or ")}: covered or gone`);
     // Nothing to click yet: wait for it rather than spin.
@@ -114,6 +139,8 @@ async function clickPastOverlays(page: Page, targets: Variants, note: JoinNote):
     if (clicked !== null) note("overlay", `dismissed: ${clicked}`);
   }
 }
+
+const hidden = (locator: Locator) => async () => !(await locator.isVisible().catch(() => false));
 
 /** Every "Dismiss" of a dialog, banner or toast, each a candidate of its own (the visible ones count). */
 async function dismissButtons(page: Page): Promise<Variants> {
@@ -175,14 +202,22 @@ async function switchOff(page: Page, note: JoinNote, hook: string, selector: str
     note(hook, `no ${selector}`);
     return;
   }
-  const state = await toggle.evaluate((element) => ({
-    ariaChecked: element.getAttribute("aria-checked") === "true",
-    checked: (element as HTMLInputElement).checked === true,
-  }));
+  const readState = () =>
+    toggle.evaluate((element) => ({
+      ariaChecked: element.getAttribute("aria-checked") === "true",
+      checked: (element as HTMLInputElement).checked === true,
+    }));
+  const state = await readState();
   if (!state.ariaChecked && !state.checked) {
     note(hook, `already off: ${selector}`);
     return;
   }
-  await clickPastOverlays(page, [[selector, toggle]], note);
+  await clickPastOverlays(page, [[selector, toggle]], {
+    note,
+    done: async () => {
+      const now = await readState();
+      return !now.ariaChecked && !now.checked;
+    },
+  });
   note(hook, `switched off: ${selector} (on by ${state.ariaChecked ? "aria-checked" : "checked"})`);
 }
