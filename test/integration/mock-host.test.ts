@@ -185,6 +185,7 @@ describe("control API: configuring meetings", () => {
       leaveAfterMs: 30000,
       media: "speech",
       page: "blocked",
+      ui: [],
     });
     expect(created.participants.map((p) => p.name)).toEqual([
       "Alice Example",
