@@ -67,7 +67,9 @@ describe.concurrent.each(cells)("$platform ui=$name", { timeout: 180_000 }, (cel
     expect(events.filter((e) => e.eventType === "BOT_LEFT").map((e) => e.data?.subCode)).toEqual([
       "MEETING_ENDED",
     ]);
-    const joined = events.filter((e) => e.eventType === "PARTICIPANT_JOINED").map((e) => e.data?.participantName);
+    const joined = events
+      .filter((e) => e.eventType === "PARTICIPANT_JOINED")
+      .map((e) => e.data?.participantName);
     expect([...joined].sort()).toEqual(PARTICIPANTS);
 
     const recording = await stack.api.recording(bot.id);
