@@ -1,11 +1,19 @@
 import type { Locator, Page } from "playwright";
 import type { JoinNote, PlatformAdapter } from "../adapter.js";
-import { exactly, firstVisible, ignoreNote, startsWith } from "../variants.js";
+import {
+  alternatives,
+  clickFirstClickable,
+  exactly,
+  firstVisible,
+  ignoreNote,
+  startsWith,
+  type Variants,
+} from "../variants.js";
 import { TEAMS_HOOKS } from "./selectors.js";
 import { teamsSnapshot } from "./snapshot.js";
 import { teamsMeetingUrl } from "./url.js";
 
-const { launcher, prejoin, call } = TEAMS_HOOKS;
+const { launcher, prejoin, call, overlays } = TEAMS_HOOKS;
 
 /** Teams' web client takes seconds to load after the launcher; a dead end counts as loaded. */
 const CLIENT_LOAD_TIMEOUT_MS = 30_000;
@@ -26,43 +34,125 @@ export const teamsAdapter: PlatformAdapter = {
       ),
     ]);
     note("launcher", continueOnWeb?.variant ?? "none shown");
-    if (continueOnWeb) await continueOnWeb.locator.click({ timeout: STEP_TIMEOUT_MS });
+    if (continueOnWeb) {
+      await clickPastOverlays(page, [[continueOnWeb.variant, continueOnWeb.locator]], {
+        note,
+        done: hidden(continueOnWeb.locator),
+      });
+    }
 
     // The web client loads its pre-join form, or says why there is none (meeting not found,
     // sign-in wall, ...). On a dead end the runner reads the page and reports it; not a join error.
     if (!(await showsJoinForm(page))) return;
 
+    // Typing needs no click, so a dialog over the form does not stop it.
     await page.locator(prejoin.nameInput).fill(displayName, { timeout: STEP_TIMEOUT_MS });
     await switchOff(page, note, "camera", prejoin.cameraSwitch);
     await switchOff(page, note, "microphone", prejoin.microphoneSwitch);
     // Computer audio with a muted microphone: the bot hears (and records) the meeting.
-    const computerAudio = page.getByRole("radio", { name: startsWith(prejoin.computerAudioText) });
+    const computerAudio = page.getByRole("radio", { name: startsWith(prejoin.computerAudioText) }).first();
     const offered = (await computerAudio.count()) > 0;
-    if (offered) await computerAudio.first().check({ timeout: STEP_TIMEOUT_MS });
+    if (offered && !(await computerAudio.isChecked())) {
+      await clickPastOverlays(page, [[`"${prejoin.computerAudioText}"`, computerAudio]], {
+        note,
+        done: () => computerAudio.isChecked(),
+      });
+    }
     note("audioOption", offered ? `checked "${prejoin.computerAudioText}"` : "none offered");
 
-    await page.locator(prejoin.joinButton).first().click({ timeout: STEP_TIMEOUT_MS });
+    // Once clicked, Join now is disabled (or gone) while the request is out.
+    const join = page.locator(prejoin.joinButton).first();
+    await clickPastOverlays(page, [[prejoin.joinButton, join]], {
+      note,
+      done: async () => !(await join.isEnabled().catch(() => false)),
+    });
     // With camera and microphone off Teams may ask "Are you sure you don't want audio or video?".
-    const asked = await asksToConfirmNoAudioVideo(page);
-    note("noAudioVideoConfirm", asked ? `clicked "${prejoin.noAudioVideoContinueText}"` : "not asked");
-    if (asked) {
-      await page
-        .getByRole("button", { name: prejoin.noAudioVideoContinueText, exact: true })
-        .click({ timeout: STEP_TIMEOUT_MS });
+    if (await asksToConfirmNoAudioVideo(page)) {
+      const proceed = page.getByRole("button", { name: prejoin.noAudioVideoContinueText, exact: true });
+      await clickPastOverlays(page, [[`"${prejoin.noAudioVideoContinueText}"`, proceed]], {
+        note,
+        done: hidden(proceed),
+      });
+      note("noAudioVideoConfirm", `clicked "${prejoin.noAudioVideoContinueText}"`);
+    } else {
+      note("noAudioVideoConfirm", "not asked");
     }
+  },
+
+  /**
+   * Opens the People panel when no roster item is rendered: real pages render the roster only
+   * while the panel is open, and it is often closed on admission. The stage tiles name the
+   * others meanwhile, but the roster is the complete list (tiles are only those on the stage).
+   */
+  async afterAdmission(page: Page, { note = ignoreNote } = {}): Promise<void> {
+    const items = page.locator(call.rosterItem);
+    if ((await items.count()) > 0) {
+      note("roster", "rendered");
+      return;
+    }
+    const opened = await clickPastOverlays(
+      page,
+      call.peopleButton.map((selector) => [selector, page.locator(selector)] as const),
+      { note, done: async () => (await items.count()) > 0 },
+    );
+    await items.first().waitFor({ state: "attached", timeout: STEP_TIMEOUT_MS });
+    note("roster", `opened with ${opened ?? "a click that timed out as it landed"}`);
   },
 
   async leave(page: Page): Promise<void> {
     // In the call and in the lobby the hang-up button leaves; a lobby without one has Cancel.
-    for (const selector of [call.hangup, prejoin.cancelButton]) {
-      const button = page.locator(selector).first();
-      if (await button.isVisible().catch(() => false)) {
-        await button.click({ timeout: 3_000 }).catch(() => {});
-        return;
-      }
-    }
+    // Best effort: whichever is on top, without waiting out what covers them.
+    const buttons = [...alternatives(call.hangup), prejoin.cancelButton];
+    await clickFirstClickable(
+      buttons.map((selector) => [selector, page.locator(selector)] as const),
+      { clickTimeoutMs: 3_000 },
+    );
   },
 };
+
+/**
+ * Clicks one of `targets` (variants of one control), dismissing on the way whatever dialog, banner
+ * or toast lies over it: each round clicks what is on top, a target first; a covered or
+ * intercepted click moves to the next candidate, and a toast with no button is waited out by
+ * the next round. Returns the target variant clicked, or null when `done` says the click's
+ * effect is there although no click reported success; throws when neither happens within the step.
+ *
+ * Trap: on a loaded machine a click can land and still time out, so before trying again `done`
+ * is asked (a second click would undo a switch, or wait forever for a dialog it closed).
+ */
+async function clickPastOverlays(
+  page: Page,
+  targets: Variants,
+  { note, done }: { note: JoinNote; done: () => Promise<boolean> },
+): Promise<string | null> {
+  const names = new Set(targets.map(([variant]) => variant));
+  const anyTarget = targets.map(([, locator]) => locator).reduce((all, locator) => all.or(locator));
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  for (let round = 0; ; round++) {
+    if (round > 0 && (await done())) return null;
+    const left = deadline - Date.now();
+    if (left <= 0) throw new Error(`could not click ${[...names].join(" or ")}: covered or gone`);
+    // Nothing to click yet: wait for it rather than spin.
+    await anyTarget.filter({ visible: true }).first().waitFor({ state: "visible", timeout: left });
+    const clicked = await clickFirstClickable([...targets, ...(await dismissButtons(page))]);
+    if (clicked !== null && names.has(clicked)) return clicked;
+    if (clicked !== null) note("overlay", `dismissed: ${clicked}`);
+  }
+}
+
+const hidden = (locator: Locator) => async () => !(await locator.isVisible().catch(() => false));
+
+/** Every "Dismiss" of a dialog, banner or toast, each a candidate of its own (the visible ones count). */
+async function dismissButtons(page: Page): Promise<Variants> {
+  const buttons = page
+    .locator(overlays.container)
+    .getByRole("button", { name: exactly(overlays.dismissTexts) });
+  const count = await buttons.count();
+  return Array.from({ length: count }, (_, i) => [
+    `"${overlays.dismissTexts.join('" / "')}" #${i + 1}`,
+    buttons.nth(i),
+  ]);
+}
 
 /** Waits until the pre-join form (true) or a screen that says why there is none (false). */
 async function showsJoinForm(page: Page): Promise<boolean> {
@@ -112,14 +202,22 @@ async function switchOff(page: Page, note: JoinNote, hook: string, selector: str
     note(hook, `no ${selector}`);
     return;
   }
-  const state = await toggle.evaluate((element) => ({
-    ariaChecked: element.getAttribute("aria-checked") === "true",
-    checked: (element as HTMLInputElement).checked === true,
-  }));
+  const readState = () =>
+    toggle.evaluate((element) => ({
+      ariaChecked: element.getAttribute("aria-checked") === "true",
+      checked: (element as HTMLInputElement).checked === true,
+    }));
+  const state = await readState();
   if (!state.ariaChecked && !state.checked) {
     note(hook, `already off: ${selector}`);
     return;
   }
-  await toggle.click({ timeout: STEP_TIMEOUT_MS });
+  await clickPastOverlays(page, [[selector, toggle]], {
+    note,
+    done: async () => {
+      const now = await readState();
+      return !now.ariaChecked && !now.checked;
+    },
+  });
   note(hook, `switched off: ${selector} (on by ${state.ariaChecked ? "aria-checked" : "checked"})`);
 }

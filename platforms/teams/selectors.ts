@@ -35,25 +35,50 @@ export const TEAMS_HOOKS = {
     noAudioVideoTitle: "Are you sure you don't want audio or video?",
     noAudioVideoContinueText: "Continue without audio or video",
   },
+  /**
+   * What may lie over the control the bot needs, on any screen: dialogs (the device prompt
+   * "Select Allow to let Microsoft Teams use your mic and camera", sometimes over the no-audio
+   * confirmation), banners ("Recording has started") and toasts. Trap: they come in any order,
+   * stacked or late, so the bot acts on whichever is on top, and a toast may have no button at all
+   * (it goes away by itself: the covered click is tried again).
+   */
+  overlays: {
+    container: '[role="dialog"], [role="alertdialog"], [role="alert"], [role="status"]',
+    /** The button that closes one (Teams' banners and prompts say "Dismiss"). */
+    dismissTexts: ["Dismiss"],
+  },
   call: {
     /**
      * Trap: the hang-up button is in the lobby's toolbar too, so it never proves admission on
      * its own; in_call also needs one of `callOnly` below. Ids and data-tid vary by build.
      */
-    hangup: '#hangup-button, button[data-tid="hangup-main-btn"], [data-inp="hangup-button"]',
+    hangup:
+      '#hangup-button, button[data-tid="hangup-main-btn"], [data-inp="hangup-button"], button[aria-label="Leave (Ctrl+Shift+H)"]',
     /** Only rendered once admitted: the People button, the roster, the stage's video tiles. */
     callOnly: [
       "#roster-button",
       'button[data-tid="calling-toolbar-people-button"]',
+      'button[aria-label="People"]',
       '[aria-label="People"] [role="tree"]',
+      '[data-tid^="participantsInCall-"]',
       '[data-cid="calling-participant-stream"]',
     ],
     /**
-     * The roster: the People panel holds a tree whose items are `participantsInCall-<id>`; the
-     * suffix is the stable id (on the real site an id or address, sometimes the display name).
-     * On the real site the tree may only be rendered while the panel is open (see `stageTile`).
+     * Opens the People panel. Trap: builds drop the id or the data-tid; the label "People" stays
+     * (on the button only: the panel it opens may be labelled otherwise).
      */
-    rosterTree: '[aria-label="People"] [role="tree"]',
+    peopleButton: [
+      "#roster-button",
+      'button[data-tid="calling-toolbar-people-button"]',
+      'button[aria-label="People"]',
+    ],
+    /**
+     * The roster: items `participantsInCall-<id>`, whose suffix is the stable id (on the real site
+     * an id or address, sometimes the display name). Trap: they are usually in a `[role="tree"]`
+     * inside the panel labelled "People", but real pages label that panel otherwise (only the
+     * People button says "People") and render the tree only while the panel is open, so items are
+     * read wherever they are, and the panel is opened when there are none (see `stageTile`).
+     */
     rosterItem: '[data-tid^="participantsInCall-"]',
     rosterItemPrefix: "participantsInCall-",
     /** The clean display name; the item's text also carries "(You)", "(Unverified)", roles. */
@@ -61,12 +86,17 @@ export const TEAMS_HOOKS = {
     /** How Teams marks the user's own roster entry. */
     selfMarkers: ["(You)"],
     /**
-     * Video tiles on the stage: `data-tid` holds the same id as the roster item's suffix. They
-     * name the others when the roster is not rendered, and carry the speaking indicator.
+     * Video tiles on the stage. They name the others when the roster is not rendered, and carry
+     * the speaking indicator. Trap: two structures exist, `[data-cid="calling-participant-stream"]`
+     * whose `data-tid` is the roster item's id, and `[data-stream-type]` whose `data-tid` may be
+     * the display name; they may nest, so a tile is matched to a participant by id or by name.
      */
-    stageTile: '[data-cid="calling-participant-stream"]',
-    tileName: '[data-tid="participant-info-nametag"]',
-    /** Teams draws the speaking ring on this outline by giving it the class below. */
+    stageTile: '[data-cid="calling-participant-stream"], [data-stream-type][data-tid]',
+    tileName: '[data-tid="participant-info-nametag"], [data-tid*="display-name"]',
+    /**
+     * Teams draws the speaking ring on this outline by giving it the class below; the outline is
+     * in every tile structure, so it is the speaking hook (whatever tile or item holds it).
+     */
     voiceOutline: '[data-tid="voice-level-stream-outline"]',
     speakingClass: "vdi-frame-occlusion",
     /**

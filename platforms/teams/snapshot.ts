@@ -40,13 +40,11 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
   const callOnly = has(call.hangup) ? call.callOnly.find(has) : undefined;
   if (callOnly) {
     const participants = readParticipants();
-    const present = new Set(participants.map((p) => p.id));
     const speakers: string[] = [];
-    for (const tile of document.querySelectorAll(call.stageTile)) {
-      const id = tile.getAttribute("data-tid") ?? "";
-      const outline = tile.querySelector(call.voiceOutline);
-      const speaking = outline?.classList.contains(call.speakingClass) ?? false;
-      if (speaking && present.has(id) && !speakers.includes(id)) speakers.push(id);
+    for (const outline of document.querySelectorAll(call.voiceOutline)) {
+      if (!outline.classList.contains(call.speakingClass)) continue;
+      const id = speakerOf(outline, participants);
+      if (id !== undefined && !speakers.includes(id)) speakers.push(id);
     }
     return { phase: "in_call", participants, speakers, evidence: `call.hangup + callOnly "${callOnly}"` };
   }
@@ -63,9 +61,19 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
     ] as const
   ).find(([, selector]) => has(selector));
   if (form) return { phase: "prejoin", participants: none, evidence: form[0] };
+  // A launcher whose button lost its data-tid still names it by one of its texts or labels.
+  const onWeb = [...document.querySelectorAll("button")].find((button) =>
+    [button.getAttribute("aria-label") ?? "", button.textContent?.trim() ?? ""].some((name) =>
+      hooks.launcher.joinOnWebTexts.includes(name),
+    ),
+  );
+  if (onWeb) return { phase: "prejoin", participants: none, evidence: "launcher.joinOnWebTexts" };
   return { phase: "loading", participants: none };
 
-  /** Everyone but the bot, from the roster, or from the stage when the roster is not rendered. */
+  /**
+   * Everyone but the bot, from the roster items wherever they are rendered, or from the stage
+   * when there are none (the roster is closed).
+   */
   function readParticipants(): Participant[] {
     const found: Participant[] = [];
     const seen = new Set<string>();
@@ -75,9 +83,9 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
       seen.add(id);
       found.push({ id, name });
     };
-    const tree = document.querySelector(call.rosterTree);
-    if (tree) {
-      for (const item of tree.querySelectorAll(call.rosterItem)) {
+    const items = document.querySelectorAll(call.rosterItem);
+    if (items.length > 0) {
+      for (const item of items) {
         const id = (item.getAttribute("data-tid") ?? "").slice(call.rosterItemPrefix.length);
         const titled = item.querySelector(call.rosterName);
         const name = (titled?.getAttribute("title") ?? titled?.textContent ?? "").trim();
@@ -86,9 +94,33 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
       return found;
     }
     for (const tile of document.querySelectorAll(call.stageTile)) {
+      // A tile nested in another tile is the same participant's; the outer one names it.
+      if (tile.parentElement?.closest(call.stageTile)) continue;
       const name = (tile.querySelector(call.tileName)?.textContent ?? "").trim();
       add(tile.getAttribute("data-tid") ?? "", name, name);
     }
     return found;
+  }
+
+  /**
+   * Whose speaking ring `outline` is: the first tile or roster item around it whose `data-tid`
+   * (or name tag) names one of `participants` by id or by name. Undefined for the bot's own.
+   */
+  function speakerOf(outline: Element, participants: Participant[]): string | undefined {
+    const holders = `${call.stageTile}, ${call.rosterItem}`;
+    for (
+      let holder = outline.closest(holders);
+      holder;
+      holder = holder.parentElement?.closest(holders) ?? null
+    ) {
+      let key = holder.getAttribute("data-tid") ?? "";
+      if (key.startsWith(call.rosterItemPrefix)) key = key.slice(call.rosterItemPrefix.length);
+      const tag = (holder.querySelector(call.tileName)?.textContent ?? "").trim();
+      const match = participants.find(
+        (p) => p.id === key || p.name === key || (tag !== "" && p.name === tag),
+      );
+      if (match) return match.id;
+    }
+    return undefined;
   }
 }

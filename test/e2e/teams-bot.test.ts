@@ -104,6 +104,8 @@ describe("a bot in a mock Microsoft Teams meeting, end to end", () => {
       ["microphone", 'switched off: [data-tid="toggle-mute"] (on by aria-checked)'],
       ["audioOption", 'checked "Computer audio"'],
       ["noAudioVideoConfirm", 'clicked "Continue without audio or video"'],
+      // After admission: the roster was in the page already, so the People panel stayed as it was.
+      ["roster", "rendered"],
     ]);
     expect(await runnerLog(bot.id, "page phase", "phase", "evidence")).toEqual(
       expect.arrayContaining([

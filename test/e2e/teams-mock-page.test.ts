@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { MeetingState } from "../../fixtures/host/meetings.js";
 import { teamsAdapter } from "../../platforms/teams/index.js";
+import { isOnTop } from "../../platforms/variants.js";
 import { collectNotes, host, page, snapshotOf, text, useMockBrowser, WAIT } from "../helpers/mock-browser.js";
 
 // The hooks as real-Teams bots use them (see /work/shared/notes/platform-hooks.md).
@@ -351,6 +352,153 @@ describe("dead ends (after Continue on this browser, as on the real site)", () =
     await page.locator(JOIN_ON_WEB).click();
     await text("Verify you're a real person").waitFor(WAIT);
     expect((await snapshot()).phase).toBe("blocked");
+  });
+});
+
+describe("drifted layouts (ui=, fixtures/teams/ui-variants.ts) and the adapter on them", () => {
+  const ROSTER_ITEM = '[data-tid^="participantsInCall-"]';
+  const NAME_KEYED_TILES = '[data-stream-type="Video"]';
+  const PROMPT = "Select Allow to let Microsoft Teams use your mic and camera";
+  const onTop = (selector: string) => isOnTop(page.locator(selector).first());
+  const tileKeys = () =>
+    page.locator(NAME_KEYED_TILES).evaluateAll((tiles) => tiles.map((t) => t.getAttribute("data-tid")));
+
+  it("teams-roster-closed: no roster until People opens it, outside any 'People' container; name-keyed tiles carry the ring", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "open", ui: ["teams-roster-closed"] });
+    await openPrejoin(id);
+    await joinWithoutDevices("Note Taker");
+    const people = page.locator('button[aria-label="People"]');
+    await people.waitFor(WAIT);
+    await expect.poll(tileKeys, WAIT).toEqual(["Alice Example", "Bob Example"]);
+    expect(await count(PEOPLE_BUTTON)).toBe(0);
+    expect(await count(ROSTER_ITEM)).toBe(0);
+    expect(await count(TILES)).toBe(0);
+    // Closed roster: the adapter names the others from the stage meanwhile.
+    expect((await snapshot("Note Taker")).participants).toEqual([
+      { id: "Alice Example", name: "Alice Example" },
+      { id: "Bob Example", name: "Bob Example" },
+    ]);
+
+    const { notes, note } = collectNotes();
+    await teamsAdapter.afterAdmission?.(page, { note });
+    expect(notes).toEqual([["roster", 'opened with button[data-tid="calling-toolbar-people-button"]']]);
+    expect(await count(ROSTER_ITEM)).toBe(3);
+    expect(await count('[aria-label="People"] [role="tree"]')).toBe(0);
+    expect(await count('[aria-label="Participants"] [role="tree"]')).toBe(1);
+    const snap = await snapshot("Note Taker");
+    expect(snap).toMatchObject({ phase: "in_call" });
+    expect(snap.participants).toEqual([
+      { id: "p-1", name: "Alice Example" },
+      { id: "p-2", name: "Bob Example" },
+    ]);
+    // The ring of a name-keyed tile is the roster participant's.
+    for (const pid of ["p-1", "p-2"]) {
+      await expect.poll(async () => (await snapshot("Note Taker")).speakers?.includes(pid), WAIT).toBe(true);
+    }
+  });
+
+  it("teams-alt-labels: a launcher without joinOnWeb, hang-up by data-inp only, a 'Participants' panel", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "open", ui: ["teams-alt-labels"] });
+    await page.goto(joinLink(id));
+    expect(await count(JOIN_ON_WEB)).toBe(0);
+    await expect
+      .poll(snapshot, WAIT)
+      .toMatchObject({ phase: "prejoin", evidence: "launcher.joinOnWebTexts" });
+    const { notes, note } = collectNotes();
+    await teamsAdapter.join(page, { displayName: "Note Taker", info: { platform: "teams" }, note });
+    expect(notes[0]).toEqual(["launcher", '"Join meeting from this browser"']);
+
+    const hangup = page.locator('[data-inp="hangup-button"]');
+    await hangup.waitFor(WAIT);
+    expect(await hangup.getAttribute("aria-label")).toBe("Leave (Ctrl+Shift+H)");
+    expect(await count('#hangup-button, [data-tid="hangup-main-btn"]')).toBe(0);
+    expect(await count('[aria-label="People"] [role="tree"]')).toBe(0);
+    await expect
+      .poll(async () => (await snapshot("Note Taker")).participants.map((p) => p.id), WAIT)
+      .toEqual(["p-1", "p-2"]);
+
+    await teamsAdapter.leave(page);
+    await expect.poll(async () => (await meetingState(id)).attendees[0]?.state, WAIT).toBe("left");
+  });
+
+  it("teams-dialogs-stacked: the device prompt covers the form, then the no-audio confirmation", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual", ui: ["teams-dialogs-stacked"] });
+    await openPrejoin(id);
+    const dismiss = page
+      .getByRole("dialog", { name: "Allow mic and camera" })
+      .getByRole("button", { name: "Dismiss" });
+    expect(await text(PROMPT).isVisible()).toBe(true);
+    expect(await onTop(CAMERA_SWITCH)).toBe(false);
+    await dismiss.click();
+    expect(await onTop(CAMERA_SWITCH)).toBe(true);
+
+    await page.locator(NAME_INPUT).fill("Meetbot");
+    await page.locator(CAMERA_SWITCH).click();
+    await page.locator(MIC_SWITCH).click();
+    await page.locator(JOIN_NOW).click();
+    const proceed = page.getByRole("button", { name: NO_AV_CONTINUE, exact: true });
+    expect(await proceed.isVisible()).toBe(true);
+    expect(await isOnTop(proceed)).toBe(false);
+    expect(await isOnTop(dismiss)).toBe(true);
+    await dismiss.click();
+    expect(await isOnTop(proceed)).toBe(true);
+  });
+
+  it("teams-dialogs-stacked: the adapter's join dismisses the prompt each time it covers what it needs", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual", ui: ["teams-dialogs-stacked"] });
+    await page.goto(joinLink(id));
+    const { notes, note } = collectNotes();
+    await teamsAdapter.join(page, { displayName: "Adapter Bot", info: { platform: "teams" }, note });
+    await text("Someone will let you in shortly").waitFor(WAIT);
+    expect(notes).toEqual([
+      ["launcher", 'button[data-tid="joinOnWeb"]'],
+      ["overlay", 'dismissed: "Dismiss" #1'],
+      ["camera", 'switched off: [data-tid="toggle-video"] (on by aria-checked)'],
+      ["microphone", 'switched off: [data-tid="toggle-mute"] (on by aria-checked)'],
+      ["audioOption", 'checked "Computer audio"'],
+      ["overlay", 'dismissed: "Dismiss" #1'],
+      ["noAudioVideoConfirm", 'clicked "Continue without audio or video"'],
+    ]);
+    expect((await meetingState(id)).attendees).toMatchObject([{ name: "Adapter Bot", state: "lobby" }]);
+  });
+
+  it("teams-toasts: a toast sits on Join now once a name is typed, beside a harmless alert", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual", ui: ["teams-toasts"] });
+    await openPrejoin(id);
+    expect(await page.locator('[role="alert"]').textContent()).toBe(PROMPT);
+    await page.locator(NAME_INPUT).fill("Meetbot");
+    const toast = page.locator('[role="status"]');
+    expect(await toast.isVisible()).toBe(true);
+    expect(await onTop(JOIN_NOW)).toBe(false);
+    await toast.waitFor({ state: "detached", ...WAIT });
+    expect(await onTop(JOIN_NOW)).toBe(true);
+    expect((await snapshot()).phase).toBe("prejoin");
+  });
+
+  it("teams-toasts: in the call a toast covers People while the roster is closed; the adapter opens it past the toast", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "open", ui: ["teams-toasts"] });
+    await page.goto(joinLink(id));
+    await teamsAdapter.join(page, { displayName: "Note Taker", info: { platform: "teams" } });
+    await page.locator(PEOPLE_BUTTON).waitFor(WAIT);
+    await page.locator('[role="status"]').waitFor(WAIT);
+    expect(await onTop(PEOPLE_BUTTON)).toBe(false);
+    expect(await count(ROSTER_ITEM)).toBe(0);
+
+    const { notes, note } = collectNotes();
+    await teamsAdapter.afterAdmission?.(page, { note });
+    // Any of the button's variants: which one gets the click depends on when the toast goes.
+    expect(notes.at(-1)?.[0]).toBe("roster");
+    expect(notes.at(-1)?.[1]).toMatch(
+      /^opened with (#roster-button|button\[data-tid="calling-toolbar-people-button"\]|button\[aria-label="People"\])$/,
+    );
+    await expect.poll(rosterEntries, WAIT).toHaveLength(3);
+    expect((await snapshot("Note Taker")).participants.map((p) => p.id)).toEqual(["p-1", "p-2"]);
   });
 });
 
