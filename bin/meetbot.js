@@ -18,8 +18,7 @@ if (major < MIN_MAJOR && existsSync(repoNode) && process.execPath !== repoNode) 
     if (signal) {
       process.removeAllListeners(signal);
       process.kill(process.pid, signal);
-    }
-    else process.exit(code ?? 1);
+    } else process.exit(code ?? 1);
   });
 } else if (major < MIN_MAJOR) {
   console.error(`meetbot needs Node ${MIN_MAJOR} or later (this is ${process.version}); run \`make setup\`.`);

@@ -53,7 +53,8 @@ describe.concurrent.each(cells)("$platform ui=$name", { timeout: 180_000 }, (cel
       admit: "auto",
       admitAfterMs: 1500,
       participants: PARTICIPANTS.length,
-      endAfterMs: 7000,
+      // Long enough for both participants to speak on a loaded machine, where recording starts late.
+      endAfterMs: 10_000,
       ...cell.scenario,
       ui: [cell.name],
     });
