@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { Page } from "playwright";
@@ -16,6 +17,7 @@ import { Recorder, type RecordingResult } from "./recorder.js";
 import type { Reporter } from "./reporter.js";
 import { prepareStage, type Stage } from "./stage.js";
 import { keepFailureArtifacts } from "./artifacts.js";
+import type { AudioLevels } from "./silence.js";
 import { uploadRecording } from "./upload.js";
 import { watchCall } from "./watch-call.js";
 
@@ -40,6 +42,8 @@ export class BotLifecycle {
   private readonly interrupt = new AbortController();
   private stage: Stage | null = null;
   private recorder: Recorder | null = null;
+  /** The recorded sound's level, from the recorder to the silence clock. */
+  private readonly levels: AudioLevels = new EventEmitter();
 
   constructor(
     private readonly config: BotConfig,
@@ -134,6 +138,7 @@ export class BotLifecycle {
         audioSource: stage.media.audioSource,
         pulseEnv: stage.media.pulseEnv,
         onFailure: (failure) => this.interrupt.abort(failure),
+        onLevel: (dbfs) => this.levels.emit("level", dbfs),
       },
       join(this.workDir, "recording.mp4"),
       this.log,
@@ -148,6 +153,7 @@ export class BotLifecycle {
       watcher,
       reporter: this.reporter,
       automaticLeave: this.config.automaticLeave,
+      levels: this.levels,
       signal: this.interrupt.signal,
       log: this.log,
     });
