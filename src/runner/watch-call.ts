@@ -3,7 +3,7 @@ import { END_PHASES, type PageSnapshot, type Participant } from "../../platforms
 import type { AutomaticLeave, SubCode } from "../core/index.js";
 import { BotFailure } from "./errors.js";
 import type { PageWatcher } from "./page-watcher.js";
-import type { Reporter } from "./reporter.js";
+import type { ReporterPort } from "./ports.js";
 import { type AudioLevels, watchSilence } from "./silence.js";
 
 /**
@@ -16,7 +16,7 @@ import { type AudioLevels, watchSilence } from "./silence.js";
  */
 export function watchCall(opts: {
   watcher: PageWatcher;
-  reporter: Reporter;
+  reporter: ReporterPort;
   automaticLeave: AutomaticLeave;
   levels: AudioLevels;
   signal: AbortSignal;
