@@ -8,6 +8,16 @@ export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium";
 export const DEFAULT_FINAL_DELIVERY_TIMEOUT_MS = 120_000;
 /** pino's levels. */
 export const RUNNER_LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export const DEFAULT_SILENCE_TIMEOUT_MS = 1_800_000;
+
+/**
+ * The RMS level (dBFS, over half-second windows of the recorded audio) at or below which the
+ * call counts as silent for `silenceTimeout`. Speech is about -20 to -35 dBFS and the mock's
+ * tones about -20; a capture with nothing playing reads -91 or -inf. -60 sits 25 dB under quiet
+ * speech and above digital silence and the hiss of a muted or dead call, so any voice resets the
+ * clock; a room whose background noise stays above it is never left for silence, the safe side.
+ */
+export const SILENCE_LEVEL_DBFS = -60;
 
 /** All durations are milliseconds (the spec leaves the unit open; we chose ms everywhere). */
 export const AutomaticLeave = z.object({
@@ -16,6 +26,21 @@ export const AutomaticLeave = z.object({
   everyoneLeftTimeout: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_AUTOMATIC_LEAVE_MS),
   /** Ours, beyond the spec's three: the longest a bot stays in a call (CALL_ENDED MAX_DURATION). */
   maxDuration: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_MAX_DURATION_MS),
+  /** Ours: leave once the recorded sound stays at or below SILENCE_LEVEL_DBFS this long (CALL_ENDED SILENCE). */
+  silenceTimeout: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400_000)
+    // Only once the checks above passed: one message per bad value.
+    .refine((ms) => ms === 0 || ms >= 1_000, {
+      message: "must be 0 (never leave for silence) or at least 1000",
+      when: (payload) => payload.issues.length === 0,
+    })
+    .describe(
+      `ms; leave after this long with no recorded sound above ${SILENCE_LEVEL_DBFS} dBFS (CALL_ENDED SILENCE); 0 = never`,
+    )
+    .default(DEFAULT_SILENCE_TIMEOUT_MS),
 });
 export type AutomaticLeave = z.infer<typeof AutomaticLeave>;
 

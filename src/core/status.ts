@@ -59,6 +59,7 @@ export const SUB_CODES = [
   "EVERYONE_LEFT",
   "NO_ONE_JOINED",
   "MAX_DURATION",
+  "SILENCE",
   "LEFT_ON_REQUEST",
   // FATAL
   "JOIN_FAILED",

@@ -1,27 +1,25 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { BotConfig } from "../core/index.js";
 import type { BotBrowser } from "./browser.js";
-import { uploadArtifact } from "./upload.js";
+import type { SavedArtifact } from "./ports.js";
 
 /**
  * A screenshot, the page's HTML and the Playwright trace, so a failure can be understood after
- * the fact: kept in `dir` and uploaded; returns the names the control plane has.
+ * the fact: kept in `dir`; returns those that could be saved (the lifecycle uploads them).
  */
-export async function keepFailureArtifacts(
+export async function saveFailureArtifacts(
   browser: BotBrowser,
   dir: string,
-  config: Pick<BotConfig, "botId" | "upload" | "callback">,
   log: Logger,
-): Promise<string[]> {
+): Promise<SavedArtifact[]> {
   await mkdir(dir, { recursive: true });
-  const kept: Array<[string, string]> = [];
+  const saved: SavedArtifact[] = [];
   const keep = async (name: string, write: (path: string) => Promise<unknown>) => {
     const path = join(dir, name);
     try {
       await write(path);
-      kept.push([name, path]);
+      saved.push({ name, path });
     } catch (error) {
       log.warn({ err: (error as Error).message, artifact: name }, "could not save a failure artifact");
     }
@@ -32,14 +30,5 @@ export async function keepFailureArtifacts(
     await keep("failure.html", async (path) => writeFile(path, await page.content()));
   }
   await keep("trace.zip", (path) => context.tracing.stop({ path }));
-  const uploaded: string[] = [];
-  for (const [name, path] of kept) {
-    try {
-      await uploadArtifact(config, name, path, log);
-      uploaded.push(name);
-    } catch (error) {
-      log.warn({ err: (error as Error).message, artifact: path }, "failure artifact kept locally only");
-    }
-  }
-  return uploaded;
+  return saved;
 }

@@ -1,6 +1,6 @@
+import { EventEmitter } from "node:events";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { Page } from "playwright";
 import {
   END_PHASES,
   FAILURE_PHASES,
@@ -11,12 +11,10 @@ import {
 } from "../../platforms/adapter.js";
 import type { BotConfig, SubCode } from "../core/index.js";
 import { BotFailure } from "./errors.js";
-import { PageWatcher, PhaseTimeout } from "./page-watcher.js";
-import { Recorder, type RecordingResult } from "./recorder.js";
-import type { Reporter } from "./reporter.js";
-import { prepareStage, type Stage } from "./stage.js";
-import { keepFailureArtifacts } from "./artifacts.js";
-import { uploadRecording } from "./upload.js";
+import { type PageWatcher, PhaseTimeout } from "./page-watcher.js";
+import type { LifecyclePorts, RecorderPort, StagePort } from "./ports.js";
+import type { RecordingResult } from "./recorder.js";
+import type { AudioLevels } from "./silence.js";
 import { watchCall } from "./watch-call.js";
 
 const PAGE_LOAD_TIMEOUT_MS = 30_000;
@@ -34,22 +32,26 @@ export type Outcome = { status: "DONE" } | { status: "FATAL"; subCode: SubCode; 
 /**
  * One bot's life, start to finish: media environment, browser, join, admission, call,
  * recording, upload, and the status reports along the way. It never throws: every path ends in
- * DONE or FATAL, with whatever was recorded finalized and uploaded.
+ * DONE or FATAL, with whatever was recorded finalized and uploaded. Everything outside it (the
+ * browser stage, the recorder, the reporter, the uploader) comes through its ports.
  */
 export class BotLifecycle {
   private readonly interrupt = new AbortController();
-  private stage: Stage | null = null;
-  private recorder: Recorder | null = null;
+  private stage: StagePort | null = null;
+  private recorder: RecorderPort | null = null;
+  /** The recorded sound's level, from the recorder to the silence clock. */
+  private readonly levels: AudioLevels = new EventEmitter();
+  private readonly reporter: LifecyclePorts["reporter"];
 
   constructor(
     private readonly config: BotConfig,
     private readonly workDir: string,
     private readonly adapter: PlatformAdapter,
-    private readonly reporter: Reporter,
+    private readonly ports: LifecyclePorts,
     private readonly log: Logger,
-    /** `stage`: one a warm runner prepared before it got its config; else the bot makes its own. */
-    private readonly opts: { headedDisplay?: string; stage?: Stage },
-  ) {}
+  ) {
+    this.reporter = ports.reporter;
+  }
 
   /** Asks the bot to leave now; the run still finalizes, uploads and reports. */
   requestStop(): void {
@@ -73,29 +75,13 @@ export class BotLifecycle {
 
   private async joinAndAttend(): Promise<SubCode> {
     const { recording } = this.config;
-    const stage =
-      this.opts.stage ??
-      (await prepareStage(
-        {
-          width: recording.width,
-          height: recording.height,
-          executablePath: this.config.browser.executablePath,
-          ...(this.opts.headedDisplay ? { headedDisplay: this.opts.headedDisplay } : {}),
-        },
-        this.log,
-      ));
+    const stage = await this.ports.prepareStage();
     this.stage = stage;
-    const { page, context } = stage.browser;
-    // A Playwright trace of the join (actions, DOM snapshots, console, network) is kept only if
-    // the bot fails; page screenshots are off, so it costs next to nothing during the call.
-    await context.tracing.start({ snapshots: true, screenshots: false }).catch((error: Error) => {
-      this.log.warn({ err: error.message }, "could not start the Playwright trace");
-    });
-    page.on("crash", () => this.interrupt.abort(new BotFailure("BROWSER_CRASHED", "the page crashed")));
-    context.on("close", () =>
-      this.interrupt.abort(new BotFailure("BROWSER_CRASHED", "the browser closed unexpectedly")),
-    );
-    const watcher = await PageWatcher.attach(page, this.adapter.snapshot, {
+    const { page } = stage;
+    // A trace of the join, kept only if the bot fails.
+    await stage.startTrace();
+    stage.onCrash((what) => this.interrupt.abort(new BotFailure("BROWSER_CRASHED", what)));
+    const watcher = await stage.watch(this.adapter.snapshot, {
       ...this.adapter.hooks,
       selfName: this.config.botDisplayName,
     });
@@ -109,7 +95,7 @@ export class BotLifecycle {
     const note = (hook: string, variant: string) => this.log.info({ hook, variant }, "join hook matched");
 
     this.status("JOINING_CALL");
-    await this.open(page);
+    await this.open(stage);
     const waiting = Object.keys(WAITING_PHASES) as Phase[];
     await this.waitFor(watcher, ["prejoin", ...waiting, "in_call"], PAGE_LOAD_TIMEOUT_MS, "JOIN_FAILED");
     if (watcher.current.phase === "prejoin") {
@@ -128,27 +114,21 @@ export class BotLifecycle {
     await this.adapter.afterAdmission?.(page, { note }).catch((error: Error) => {
       this.log.warn({ err: error.message }, "after-admission step failed; the roster may be incomplete");
     });
-    this.recorder = new Recorder(
-      {
-        ...recording,
-        display: stage.media.display,
-        audioSource: stage.media.audioSource,
-        pulseEnv: stage.media.pulseEnv,
-        onFailure: (failure) => this.interrupt.abort(failure),
-      },
-      join(this.workDir, "recording.mp4"),
-      this.log,
-    );
-    await this.recorder.start();
+    this.recorder = stage.recorder(join(this.workDir, "recording.mp4"), {
+      onFailure: (failure) => this.interrupt.abort(failure),
+      onLevel: (dbfs) => this.levels.emit("level", dbfs),
+    });
+    const startedAt = await this.recorder.start();
     this.reporter.report({
       type: "recording.started",
-      data: { ...recording, startedAt: (this.recorder.startedAt as Date).toISOString() },
+      data: { ...recording, startedAt: startedAt.toISOString() },
     });
 
     const endedBy = await watchCall({
       watcher,
       reporter: this.reporter,
       automaticLeave: this.config.automaticLeave,
+      levels: this.levels,
       signal: this.interrupt.signal,
       log: this.log,
     });
@@ -157,7 +137,7 @@ export class BotLifecycle {
     return endedBy;
   }
 
-  private async open(page: Page): Promise<void> {
+  private async open(stage: StagePort): Promise<void> {
     let url: string;
     try {
       url = this.adapter.meetingUrl(this.config.meetingInfo, this.config.platformUrls);
@@ -168,8 +148,8 @@ export class BotLifecycle {
       );
     }
     try {
-      const response = await page.goto(url, { waitUntil: "domcontentloaded", timeout: PAGE_LOAD_TIMEOUT_MS });
-      if (response && response.status() === 404) {
+      const status = await stage.open(url, PAGE_LOAD_TIMEOUT_MS);
+      if (status === 404) {
         throw new BotFailure("MEETING_NOT_FOUND", `the meeting page answered 404 (${url})`);
       }
     } catch (error) {
@@ -192,7 +172,7 @@ export class BotLifecycle {
       if (!(error instanceof BotFailure && error.subCode === "WAITING_ROOM_TIMEOUT")) throw error;
       // Waited too long: in a lobby that is WAITING_ROOM_TIMEOUT, for a host HOST_NOT_STARTED.
       const subCode = WAITING_PHASES[watcher.current.phase] ?? "WAITING_ROOM_TIMEOUT";
-      await this.adapter.leave(this.page());
+      await this.adapter.leave((this.stage as StagePort).page);
       throw new BotFailure(subCode, error.message);
     }
   }
@@ -248,7 +228,7 @@ export class BotLifecycle {
 
   private async upload(result: RecordingResult): Promise<void> {
     try {
-      await uploadRecording(this.config, result, this.log);
+      await this.ports.uploader.uploadRecording(result);
     } catch (error) {
       throw new BotFailure("UPLOAD_FAILED", `recording kept at ${result.path}: ${(error as Error).message}`);
     }
@@ -283,11 +263,23 @@ export class BotLifecycle {
     return { status: "FATAL", subCode: failure.subCode, message: failure.message };
   }
 
+  /** Saves what the page showed and uploads it; returns the names the control plane has. */
   private async saveArtifacts(): Promise<string[]> {
-    const browser = this.stage?.browser;
-    return browser
-      ? keepFailureArtifacts(browser, join(this.workDir, "artifacts"), this.config, this.log)
-      : [];
+    if (!this.stage) return [];
+    const saved = await this.stage.saveFailureArtifacts(join(this.workDir, "artifacts"));
+    const uploaded: string[] = [];
+    for (const { name, path } of saved) {
+      try {
+        await this.ports.uploader.uploadArtifact(name, path);
+        uploaded.push(name);
+      } catch (error) {
+        this.log.warn(
+          { err: (error as Error).message, artifact: path },
+          "failure artifact kept locally only",
+        );
+      }
+    }
+    return uploaded;
   }
 
   /** Never throws: the outcome is already decided and reported; cleanup trouble is only logged. */
@@ -295,11 +287,6 @@ export class BotLifecycle {
     await this.stage?.close().catch((error: Error) => {
       this.log.warn({ err: error.message }, "cleanup after the bot was incomplete");
     });
-  }
-
-  private page(): Page {
-    if (!this.stage) throw new Error("no browser");
-    return this.stage.browser.page;
   }
 
   private status(status: "JOINING_CALL" | "IN_WAITING_ROOM" | "IN_CALL" | "CALL_ENDED", subCode?: SubCode) {

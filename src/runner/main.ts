@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { adapterFor } from "../../platforms/index.js";
 import type { BotConfig, RunnerSettings } from "../core/index.js";
 import { BotLifecycle } from "./lifecycle.js";
+import { livePorts } from "./live-ports.js";
 import { baseLogger, botLogger } from "./logger.js";
 import { ConfigError, parseBotConfig } from "./config.js";
 import { Reporter } from "./reporter.js";
@@ -33,9 +34,8 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
     config,
     workDir,
     adapterFor(config.meetingInfo.platform),
-    reporter,
+    livePorts({ config, reporter, log, ...opts }),
     log,
-    opts,
   );
 
   let stopRequested = false;

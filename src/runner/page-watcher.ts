@@ -24,7 +24,8 @@ export class PageWatcher extends EventEmitter<{ change: [PageSnapshot] }> {
     return watcher;
   }
 
-  private update(next: PageSnapshot): void {
+  /** A new reading of the page: from the page itself, or from a test standing in for it. */
+  update(next: PageSnapshot): void {
     this.current = next;
     this.emit("change", next);
   }

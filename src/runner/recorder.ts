@@ -1,6 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import type { Readable } from "node:stream";
 import type { Logger } from "pino";
 import type { RecordingOptions } from "../core/index.js";
 import { spawnTied, tailOutput, waitForExit } from "./child-process.js";
@@ -27,6 +28,15 @@ interface FrameCounters {
 const MAX_RESTARTS = 3;
 
 /**
+ * The sound level is read in windows of this many samples: half a second at the 48 kHz ffmpeg's
+ * pulse input delivers by default. Two readings a second are plenty for a timeout of seconds
+ * to hours, and each costs one short line on a pipe.
+ */
+const LEVEL_WINDOW_SAMPLES = 24_000;
+/** ffmpeg writes the level readings to this file descriptor (stdout carries -progress). */
+const LEVEL_FD = 3;
+
+/**
  * Records the bot's display (x11grab) and its sound card's monitor (pulse) with ffmpeg, spawned
  * directly: we need stdin for a clean 'q', signals, and the progress stream, which is most of
  * what a wrapper like fluent-ffmpeg would hide (and it is no longer maintained).
@@ -38,6 +48,11 @@ const MAX_RESTARTS = 3;
  * - fragmented MP4 with `-frag_duration 1000000 -flush_packets 1`: a killed ffmpeg still leaves a
  *   playable file up to the last second; without the flush flags only 28 bytes reach the disk.
  * - no output `-t` (meaningless with -copyts); the caller's watchdog caps the duration instead.
+ *
+ * - the sound level is measured on the very audio that is encoded: the pulse stream is split
+ *   after its timestamps are set, one branch to the AAC encoder untouched, the other through
+ *   `astats` (RMS per half second) into `ametadata=print` on a pipe, ending in `anullsink`. The
+ *   recording's own chain and timestamps are as before, and the meter costs next to no CPU.
  *
  * If ffmpeg dies mid-call it is restarted into a new segment with the same T0, and the segments
  * are joined at the end with their gaps kept, so times in the recording stay wall-clock times
@@ -63,6 +78,8 @@ export class Recorder {
       pulseEnv: Record<string, string>;
       /** Called when ffmpeg cannot be kept running; the recording so far is kept. */
       onFailure: (failure: BotFailure) => void;
+      /** Called twice a second with the RMS level of the recorded sound, in dBFS (-Infinity: digital silence). */
+      onLevel?: (dbfs: number) => void;
     },
     readonly path: string,
     private readonly log: Logger,
@@ -120,7 +137,8 @@ export class Recorder {
       ...["-thread_queue_size", "1024", "-f", "x11grab", "-draw_mouse", "0"],
       ...["-video_size", `${width}x${height}`, "-framerate", String(frameRate), "-i", display],
       ...["-thread_queue_size", "1024", "-f", "pulse", "-i", audioSource],
-      ...["-vf", `setpts=PTS-${t0}/TB`, "-af", `asetpts=PTS-${t0}/TB`],
+      ...["-filter_complex", `[1:a]asetpts=PTS-${t0}/TB,asplit=2[audio][meter];[meter]${LEVEL_METER}`],
+      ...["-map", "0:v", "-vf", `setpts=PTS-${t0}/TB`, "-map", "[audio]"],
       ...["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency"],
       ...["-pix_fmt", "yuv420p", "-g", String(frameRate * 2)],
       ...["-c:a", "aac", "-b:a", "128k"],
@@ -130,10 +148,12 @@ export class Recorder {
     ];
     const child = spawnTied("ffmpeg", args, {
       env: this.opts.pulseEnv,
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe", "pipe"],
     });
     this.child = child;
     this.output = tailOutput(child);
+    const { onLevel } = this.opts;
+    if (onLevel) readLevels(child.stdio[LEVEL_FD] as Readable, onLevel);
     child.stdin?.on("error", () => {}); // ffmpeg may exit before reading 'q'; that is not our error
     const counters: FrameCounters = { frames: 0, droppedFrames: 0, duplicatedFrames: 0 };
     this.counters.push(counters);
@@ -219,6 +239,34 @@ export class Recorder {
     await rm(listFile, { force: true });
     this.log.info({ segments: this.segments.length, starts }, "joined recording segments");
   }
+}
+
+/**
+ * The meter branch of ffmpeg's filter graph: half-second windows, their overall RMS level as frame
+ * metadata, printed unbuffered (`direct`) to LEVEL_FD, then discarded.
+ */
+const LEVEL_METER = [
+  `asetnsamples=n=${LEVEL_WINDOW_SAMPLES}:p=0`,
+  "astats=metadata=1:reset=1:measure_perchannel=none:measure_overall=RMS_level",
+  // The colon is escaped for both levels of filter graph parsing: the graph, then the options.
+  `ametadata=mode=print:key=lavfi.astats.Overall.RMS_level:file=pipe\\\\:${LEVEL_FD}:direct=1`,
+  "anullsink",
+].join(",");
+
+/** Calls `onLevel` with each reading ametadata prints (`lavfi.astats.Overall.RMS_level=-41.07`). */
+function readLevels(stream: Readable, onLevel: (dbfs: number) => void): void {
+  let pending = "";
+  stream.on("data", (chunk: Buffer) => {
+    const lines = (pending + chunk.toString()).split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) {
+      const match = /RMS_level=(\S+)/.exec(line);
+      if (!match) continue;
+      const dbfs = Number(match[1]);
+      // astats prints "-inf" for all-zero samples (nothing played at all).
+      onLevel(Number.isFinite(dbfs) ? dbfs : -Infinity);
+    }
+  });
 }
 
 /** Keeps the latest of ffmpeg's `-progress` counters (key=value lines, repeated every period). */

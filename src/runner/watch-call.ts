@@ -3,34 +3,38 @@ import { END_PHASES, type PageSnapshot, type Participant } from "../../platforms
 import type { AutomaticLeave, SubCode } from "../core/index.js";
 import { BotFailure } from "./errors.js";
 import type { PageWatcher } from "./page-watcher.js";
-import type { Reporter } from "./reporter.js";
+import type { ReporterPort } from "./ports.js";
+import { type AudioLevels, watchSilence } from "./silence.js";
 
 /**
  * The bot's time in the call: reports everyone who joins or leaves and who speaks when, and
  * resolves with the
  * CALL_ENDED subCode once the call is over for the bot: the meeting ended, the bot was removed,
- * nobody came (noOneJoinedTimeout), everyone left (everyoneLeftTimeout), it stayed maxDuration,
- * or a stop was requested.
+ * nobody came (noOneJoinedTimeout), everyone left (everyoneLeftTimeout), nothing was heard
+ * (silenceTimeout, from the recorder's `levels`), it stayed maxDuration, or a stop was requested.
  * A browser crash rejects with its BotFailure.
  */
 export function watchCall(opts: {
   watcher: PageWatcher;
-  reporter: Reporter;
+  reporter: ReporterPort;
   automaticLeave: AutomaticLeave;
+  levels: AudioLevels;
   signal: AbortSignal;
   log: Logger;
 }): Promise<SubCode> {
-  const { watcher, reporter, automaticLeave, signal, log } = opts;
+  const { watcher, reporter, automaticLeave, levels, signal, log } = opts;
   const present = new Map<string, Participant>();
   const speaking = new Map<string, Participant>();
   let anyoneSeen = false;
   let aloneTimer: NodeJS.Timeout | undefined;
   let maxDurationTimer: NodeJS.Timeout | undefined;
+  let stopSilenceClock = () => {};
 
   return new Promise<SubCode>((resolve, reject) => {
     const finish = (outcome: SubCode | BotFailure) => {
       clearTimeout(aloneTimer);
       clearTimeout(maxDurationTimer);
+      stopSilenceClock();
       updateSpeakers(new Set());
       watcher.off("change", onChange);
       signal.removeEventListener("abort", onAbort);
@@ -101,6 +105,12 @@ export function watchCall(opts: {
       log.info({ maxDurationMs: automaticLeave.maxDuration }, "leaving: maximum duration reached");
       finish("MAX_DURATION");
     }, automaticLeave.maxDuration);
+    stopSilenceClock = watchSilence({
+      timeoutMs: automaticLeave.silenceTimeout,
+      levels,
+      log,
+      onSilent: () => finish("SILENCE"),
+    });
     watcher.on("change", onChange);
     signal.addEventListener("abort", onAbort, { once: true });
     onChange(watcher.current);

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, it } from "vitest";
+import { SILENCE_LEVEL_DBFS } from "../../src/core/index.js";
 import { inspectRecording, probeDuration } from "../../src/runner/probe.js";
 import { eventually, startStack } from "../helpers/stack.js";
 
@@ -44,6 +45,8 @@ interface Cell {
   subCode: string;
   /** Whether a playable recording is due. */
   recording: boolean;
+  /** What the recording's sound must be, when it matters. */
+  sound?: "audible" | "silent";
   /** How the host sees the bot at the end, when it matters. */
   attendeesAtEnd?: string[];
 }
@@ -63,10 +66,14 @@ const DEAD_END = ["JOINING_CALL", "FATAL"];
 const CELLS: Cell[] = [
   {
     name: "open meeting, host ends it",
-    scenario: { admit: "open", participants: 2, endAfterMs: 4000 },
+    // Someone always talking, and a silence timeout well inside the call: a detector that took
+    // the call's sound for silence would leave with SILENCE before the host ends it.
+    scenario: { admit: "open", participants: 2, endAfterMs: 6000 },
+    body: { automaticLeave: { silenceTimeout: 2000 } },
     statuses: RECORDED,
     subCode: "MEETING_ENDED",
     recording: true,
+    sound: "audible",
     attendeesAtEnd: ["ended"],
   },
   {
@@ -108,6 +115,17 @@ const CELLS: Cell[] = [
     statuses: RECORDED,
     subCode: "EVERYONE_LEFT",
     recording: true,
+    attendeesAtEnd: ["left"],
+  },
+  {
+    name: "silent meeting",
+    // Everyone there, nobody heard: the bot stays with them until the silence timeout.
+    scenario: { admit: "open", participants: 2, media: "silent" },
+    body: { automaticLeave: { silenceTimeout: 3000 } },
+    statuses: RECORDED,
+    subCode: "SILENCE",
+    recording: true,
+    sound: "silent",
     attendeesAtEnd: ["left"],
   },
   {
@@ -261,6 +279,9 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
         const media = await stack.downloadRecording(bot.id);
         expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
         expect(media.durationSeconds).toBeGreaterThan(1);
+        if (cell.sound === "audible") expect(media.meanVolumeDb).toBeGreaterThan(-40);
+        // Not a sample above the level the silence timeout listens for.
+        if (cell.sound === "silent") expect(media.maxVolumeDb).toBeLessThan(SILENCE_LEVEL_DBFS);
       } else {
         expect(final.recording).toBeNull();
       }

@@ -92,6 +92,10 @@ describe("POST /v1/bots", () => {
         { meetingInfo: TEST_MEETING, automaticLeave: { waitingRoomTimeout: 5 } },
         "body.automaticLeave.waitingRoomTimeout",
       ],
+      [
+        { meetingInfo: TEST_MEETING, automaticLeave: { silenceTimeout: 500 } },
+        "body.automaticLeave.silenceTimeout",
+      ],
       [{ meetingInfo: TEST_MEETING, callbackUrl: "ftp://example.com/hook" }, "body.callbackUrl"],
       // Private targets are refused unless MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS=1.
       [{ meetingInfo: TEST_MEETING, callbackUrl: "http://127.0.0.1:9/hook" }, "body.callbackUrl"],
@@ -235,6 +239,7 @@ describe("POST /v1/bots/:id/deploy", () => {
         waitingRoomTimeout: 60_000,
         noOneJoinedTimeout: 300_000,
         everyoneLeftTimeout: 300_000,
+        silenceTimeout: 1_800_000,
       },
       callback: { baseUrl: server.url },
       upload: { url: `${server.url}/v1/bot-callbacks/${id}/recording` },
@@ -343,13 +348,20 @@ describe("POST /v1/bots meetingInfo rules per platform", () => {
     const { botId, config } = await deployedBot(server, user, {
       callbackUrl: "https://hooks.example.com/meetbot",
       heartbeatInterval: 1_000,
-      automaticLeave: { waitingRoomTimeout: 10_000, noOneJoinedTimeout: 20_000, everyoneLeftTimeout: 30_000 },
+      automaticLeave: {
+        waitingRoomTimeout: 10_000,
+        noOneJoinedTimeout: 20_000,
+        everyoneLeftTimeout: 30_000,
+        silenceTimeout: 0,
+      },
     });
     expect(config.heartbeatInterval).toBe(1_000);
-    expect(config.automaticLeave).toMatchObject({
+    expect(config.automaticLeave).toEqual({
       waitingRoomTimeout: 10_000,
       noOneJoinedTimeout: 20_000,
       everyoneLeftTimeout: 30_000,
+      maxDuration: 14_400_000,
+      silenceTimeout: 0,
     });
     const db = await openServerDatabase(server);
     try {
@@ -376,7 +388,7 @@ describe("PATCH /v1/bots/:id", () => {
         botDisplayName: "Old name",
         meetingTitle: "Old title",
         heartbeatInterval: 5_000,
-        automaticLeave: { waitingRoomTimeout: 60_000, everyoneLeftTimeout: 90_000 },
+        automaticLeave: { waitingRoomTimeout: 60_000, everyoneLeftTimeout: 90_000, silenceTimeout: 60_000 },
       })
     ).body;
     const zoom = { platform: "zoom", meetingId: "98765432101", meetingPassword: "pw" };
@@ -386,7 +398,7 @@ describe("PATCH /v1/bots/:id", () => {
       meetingInfo: zoom,
       callbackUrl: "https://hooks.example.com/x",
       heartbeatInterval: 2_000,
-      automaticLeave: { waitingRoomTimeout: 30_000 },
+      automaticLeave: { waitingRoomTimeout: 30_000, silenceTimeout: 120_000 },
     });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -416,6 +428,7 @@ describe("PATCH /v1/bots/:id", () => {
         waitingRoomTimeout: 30_000,
         everyoneLeftTimeout: 90_000,
         noOneJoinedTimeout: 300_000,
+        silenceTimeout: 120_000,
       },
     });
     // The list filters by the new platform too.
@@ -465,6 +478,7 @@ describe("PATCH /v1/bots/:id", () => {
       [{ meetingTitle: "x".repeat(301) }, "body.meetingTitle"],
       [{ heartbeatInterval: 10 }, "body.heartbeatInterval"],
       [{ automaticLeave: { everyoneLeftTimeout: 1 } }, "body.automaticLeave.everyoneLeftTimeout"],
+      [{ automaticLeave: { silenceTimeout: 999 } }, "body.automaticLeave.silenceTimeout"],
       [{ automaticLeave: { snooze: 5 } }, "body.automaticLeave"],
       [{ meetingInfo: { platform: "teams", meetingId: "m" } }, "body.meetingInfo.tenantId"],
       [{ meetingInfo: { meetingUrl: "https://meet.google.com/x" } }, "body.meetingInfo.platform"],

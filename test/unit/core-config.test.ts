@@ -17,9 +17,23 @@ describe("BotConfig", () => {
       noOneJoinedTimeout: 300000,
       everyoneLeftTimeout: 300000,
       maxDuration: 14_400_000,
+      silenceTimeout: 1_800_000,
     });
     expect(config.recording).toEqual({ width: 1280, height: 720, frameRate: 25 });
     expect(config.botDisplayName).toBe("Meetbot");
+  });
+
+  it("takes silenceTimeout 0 (off) or 1000 ms and more, nothing in between", () => {
+    const silence = (silenceTimeout: number) =>
+      BotConfig.safeParse({ ...minimal, automaticLeave: { silenceTimeout } });
+    expect(silence(0).data?.automaticLeave.silenceTimeout).toBe(0);
+    expect(silence(1_000).data?.automaticLeave.silenceTimeout).toBe(1_000);
+    for (const bad of [1, 999, -1, 86_400_001, 1.5]) {
+      expect(
+        silence(bad).error?.issues.map((i) => i.path.join(".")),
+        String(bad),
+      ).toEqual(["automaticLeave.silenceTimeout"]);
+    }
   });
 
   it("names every bad field", () => {

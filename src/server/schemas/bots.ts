@@ -67,6 +67,7 @@ const AutomaticLeavePatch = z.strictObject({
   noOneJoinedTimeout: AutomaticLeave.shape.noOneJoinedTimeout.unwrap().optional(),
   everyoneLeftTimeout: AutomaticLeave.shape.everyoneLeftTimeout.unwrap().optional(),
   maxDuration: AutomaticLeave.shape.maxDuration.unwrap().optional(),
+  silenceTimeout: AutomaticLeave.shape.silenceTimeout.unwrap().optional(),
 });
 
 /**

@@ -1,0 +1,109 @@
+import type { Logger } from "pino";
+import type { BotConfig, RecordingOptions } from "../core/index.js";
+import { saveFailureArtifacts } from "./artifacts.js";
+import { PageWatcher } from "./page-watcher.js";
+import type { LifecyclePorts, RecorderEvents, RecorderPort, ReporterPort, StagePort } from "./ports.js";
+import { Recorder } from "./recorder.js";
+import { prepareStage, type Stage } from "./stage.js";
+import { uploadArtifact, uploadRecording } from "./upload.js";
+
+/**
+ * The lifecycle's ports as a real run has them: Chromium on Xvfb and PulseAudio, ffmpeg, and the
+ * control plane over HTTP. `stage`: one a warm runner prepared before it got its config; without
+ * it the bot prepares its own.
+ */
+export function livePorts(opts: {
+  config: BotConfig;
+  reporter: ReporterPort;
+  log: Logger;
+  headedDisplay?: string;
+  stage?: Stage;
+}): LifecyclePorts {
+  const { config, reporter, log } = opts;
+  return {
+    prepareStage: async () => {
+      const stage =
+        opts.stage ??
+        (await prepareStage(
+          {
+            width: config.recording.width,
+            height: config.recording.height,
+            executablePath: config.browser.executablePath,
+            ...(opts.headedDisplay ? { headedDisplay: opts.headedDisplay } : {}),
+          },
+          log,
+        ));
+      return new LiveStage(stage, config.recording, log);
+    },
+    reporter,
+    uploader: {
+      uploadRecording: (recording) => uploadRecording(config, recording, log),
+      uploadArtifact: (name, path) => uploadArtifact(config, name, path, log),
+    },
+  };
+}
+
+class LiveStage implements StagePort {
+  constructor(
+    private readonly stage: Stage,
+    private readonly recording: RecordingOptions,
+    private readonly log: Logger,
+  ) {}
+
+  get page() {
+    return this.stage.browser.page;
+  }
+
+  watch: StagePort["watch"] = (snapshot, hooks) => PageWatcher.attach(this.page, snapshot, hooks);
+
+  async open(url: string, timeoutMs: number): Promise<number | null> {
+    const response = await this.page.goto(url, { waitUntil: "domcontentloaded", timeout: timeoutMs });
+    return response ? response.status() : null;
+  }
+
+  onCrash(listener: (what: string) => void): void {
+    this.page.on("crash", () => listener("the page crashed"));
+    this.stage.browser.context.on("close", () => listener("the browser closed unexpectedly"));
+  }
+
+  async startTrace(): Promise<void> {
+    // Actions, DOM snapshots, console and network; page screenshots are off, so it costs next to
+    // nothing during the call. It is kept only if the bot fails.
+    await this.stage.browser.context.tracing
+      .start({ snapshots: true, screenshots: false })
+      .catch((error: Error) => {
+        this.log.warn({ err: error.message }, "could not start the Playwright trace");
+      });
+  }
+
+  saveFailureArtifacts(dir: string) {
+    return saveFailureArtifacts(this.stage.browser, dir, this.log);
+  }
+
+  recorder(path: string, events: RecorderEvents): RecorderPort {
+    const { media } = this.stage;
+    const recorder = new Recorder(
+      {
+        ...this.recording,
+        display: media.display,
+        audioSource: media.audioSource,
+        pulseEnv: media.pulseEnv,
+        onFailure: events.onFailure,
+        onLevel: events.onLevel,
+      },
+      path,
+      this.log,
+    );
+    return {
+      start: async () => {
+        await recorder.start();
+        return recorder.startedAt as Date;
+      },
+      stop: () => recorder.stop(),
+    };
+  }
+
+  close(): Promise<void> {
+    return this.stage.close();
+  }
+}

@@ -1,0 +1,66 @@
+import type { Page } from "playwright";
+import type { PageSnapshot, SnapshotHooks } from "../../platforms/adapter.js";
+import type { CallbackEventBody } from "../core/index.js";
+import type { BotFailure } from "./errors.js";
+import type { PageWatcher } from "./page-watcher.js";
+import type { RecordingResult } from "./recorder.js";
+
+/**
+ * What a bot's lifecycle needs from the world, as small interfaces: the browser stage, the
+ * recorder, the reporter and the uploader. A real run gets them from live-ports.ts (Chromium,
+ * ffmpeg, HTTP); the lifecycle's unit tests drive it through fakes of these, without a browser.
+ */
+export interface LifecyclePorts {
+  /** The stage to perform on: prepared now, or the one a warm runner had ready. */
+  prepareStage(): Promise<StagePort>;
+  reporter: ReporterPort;
+  uploader: UploaderPort;
+}
+
+/** Where the bot performs: a browser page shown on the bot's own display and sound card. */
+export interface StagePort {
+  /** The page the platform adapter drives (join, leave); the lifecycle only hands it over. */
+  readonly page: Page;
+  /** Starts reading the adapter's view of the page (phase, roster) on every change of the DOM. */
+  watch(snapshot: (hooks: SnapshotHooks) => PageSnapshot, hooks: SnapshotHooks): Promise<PageWatcher>;
+  /** Opens `url`; resolves with the HTTP status of the answer, or null if there was none. */
+  open(url: string, timeoutMs: number): Promise<number | null>;
+  /** `listener` is called if the page crashes or the browser goes away. */
+  onCrash(listener: (what: string) => void): void;
+  /** Starts the trace kept with the failure artifacts; best effort (never throws). */
+  startTrace(): Promise<void>;
+  /** Saves what the page shows (screenshot, HTML, trace) into `dir`; best effort. */
+  saveFailureArtifacts(dir: string): Promise<SavedArtifact[]>;
+  /** A recorder of this stage's display and sound card, writing to `path`. */
+  recorder(path: string, events: RecorderEvents): RecorderPort;
+  close(): Promise<void>;
+}
+
+export interface SavedArtifact {
+  name: string;
+  path: string;
+}
+
+export interface RecorderPort {
+  /** Starts; resolves once the first frame is recorded, with the instant that is 0 s of the recording. */
+  start(): Promise<Date>;
+  /** Stops and finalizes the file (whatever was recorded, even after a failure). */
+  stop(): Promise<RecordingResult>;
+}
+
+export interface RecorderEvents {
+  /** The recorder cannot go on (the recording so far is kept); the bot ends FATAL with it. */
+  onFailure(failure: BotFailure): void;
+  /** The recorded sound's RMS level in dBFS, about twice a second (-Infinity: digital silence). */
+  onLevel(dbfs: number): void;
+}
+
+export interface ReporterPort {
+  /** Queues an event for the control plane; never throws on network trouble. */
+  report(body: CallbackEventBody): number;
+}
+
+export interface UploaderPort {
+  uploadRecording(recording: RecordingResult): Promise<void>;
+  uploadArtifact(name: string, path: string): Promise<void>;
+}

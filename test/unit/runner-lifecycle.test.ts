@@ -1,0 +1,468 @@
+import { Writable } from "node:stream";
+import pino from "pino";
+import type { Page } from "playwright";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import {
+  JoinRefused,
+  type PageSnapshot,
+  type Participant,
+  type Phase,
+  type PlatformAdapter,
+} from "../../platforms/adapter.js";
+import { type AutomaticLeave, BotConfig, type CallbackEventBody } from "../../src/core/index.js";
+import { BotFailure } from "../../src/runner/errors.js";
+import { BotLifecycle, type Outcome } from "../../src/runner/lifecycle.js";
+import { PageWatcher } from "../../src/runner/page-watcher.js";
+import type {
+  LifecyclePorts,
+  RecorderEvents,
+  RecorderPort,
+  SavedArtifact,
+  StagePort,
+} from "../../src/runner/ports.js";
+import type { RecordingResult } from "../../src/runner/recorder.js";
+
+/**
+ * The bot's lifecycle driven through fakes of its own ports (stage, recorder, reporter,
+ * uploader) on vitest's fake clock: every timeout and failure path, with no browser, no ffmpeg
+ * and no waiting. The meeting is played by the test through the stage's PageWatcher, the very
+ * class that carries the page's readings in a real run.
+ */
+
+const MEETING_URL = "https://meet.example.com/abc-defg-hij";
+const ALICE = { id: "p-1", name: "Alice" };
+const BOB = { id: "p-2", name: "Bob" };
+const SOUND_DBFS = -25;
+const QUIET_DBFS = -75;
+
+const snap = (phase: Phase, participants: Participant[] = []): PageSnapshot => ({ phase, participants });
+
+class FakeRecorder implements RecorderPort {
+  started = false;
+  stopped = false;
+  startFailure: BotFailure | null = null;
+
+  constructor(
+    readonly path: string,
+    readonly events: RecorderEvents,
+  ) {}
+
+  async start(): Promise<Date> {
+    if (this.startFailure) throw this.startFailure;
+    this.started = true;
+    return new Date();
+  }
+
+  async stop(): Promise<RecordingResult> {
+    if (!this.started) throw new BotFailure("RECORDING_FAILED", "recording was never started");
+    this.stopped = true;
+    return {
+      path: this.path,
+      sizeBytes: 1_000,
+      durationMs: 5_000,
+      frames: 125,
+      droppedFrames: 0,
+      duplicatedFrames: 0,
+    };
+  }
+
+  /** What the recorded sound measures now. */
+  hear(dbfs: number): void {
+    this.events.onLevel(dbfs);
+  }
+}
+
+class FakeStage implements StagePort {
+  readonly page = {} as Page;
+  readonly watcher = new PageWatcher();
+  readonly opened: string[] = [];
+  openStatus: number | null = 200;
+  recording: FakeRecorder | null = null;
+  recorderStartFailure: BotFailure | null = null;
+  crash: ((what: string) => void) | null = null;
+  closed = false;
+  /** What the meeting page does when the bot opens it. */
+  onOpen: () => void = () => this.watcher.update(snap("prejoin"));
+
+  async watch(): Promise<PageWatcher> {
+    return this.watcher;
+  }
+
+  async open(url: string): Promise<number | null> {
+    this.opened.push(url);
+    this.onOpen();
+    return this.openStatus;
+  }
+
+  onCrash(listener: (what: string) => void): void {
+    this.crash = listener;
+  }
+
+  async startTrace(): Promise<void> {}
+
+  async saveFailureArtifacts(dir: string): Promise<SavedArtifact[]> {
+    return ["failure.png", "failure.html"].map((name) => ({ name, path: `${dir}/${name}` }));
+  }
+
+  recorder(path: string, events: RecorderEvents): RecorderPort {
+    this.recording = new FakeRecorder(path, events);
+    this.recording.startFailure = this.recorderStartFailure;
+    return this.recording;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+/** One bot against one fake meeting, with everything it reported, uploaded and logged. */
+function setUp(automaticLeave: Partial<AutomaticLeave> = {}) {
+  const stage = new FakeStage();
+  const reported: CallbackEventBody[] = [];
+  const uploads: RecordingResult[] = [];
+  const artifacts: string[] = [];
+  const logs: Array<{ msg: string; [key: string]: unknown }> = [];
+  let uploadFailure: Error | null = null;
+  const adapter = {
+    platform: "google",
+    meetingUrl: () => MEETING_URL,
+    snapshot: () => snap("loading"),
+    hooks: {},
+    /** What the meeting does when the bot asks to join; by default it lets the bot in, alone. */
+    join: vi.fn(async () => stage.watcher.update(snap("in_call"))),
+    leave: vi.fn(async () => {}),
+  } satisfies PlatformAdapter;
+  const ports: LifecyclePorts = {
+    prepareStage: async () => stage,
+    reporter: {
+      report: (body) => reported.push(body),
+    },
+    uploader: {
+      uploadRecording: async (recording) => {
+        if (uploadFailure) throw uploadFailure;
+        uploads.push(recording);
+      },
+      uploadArtifact: async (name) => {
+        artifacts.push(name);
+      },
+    },
+  };
+  const config = BotConfig.parse({
+    botId: 1,
+    meetingInfo: { platform: "google", meetingUrl: MEETING_URL },
+    automaticLeave,
+    callback: { baseUrl: "http://127.0.0.1:9", token: "0123456789abcdef0123" },
+    upload: { url: "http://127.0.0.1:9/v1/bot-callbacks/1/recording" },
+  });
+  const log = pino(
+    { level: "info" },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logs.push(JSON.parse(chunk.toString()));
+        done();
+      },
+    }),
+  );
+  const lifecycle = new BotLifecycle(config, "/work/bot-1", adapter, ports, log);
+
+  let outcome: Outcome | undefined;
+  return {
+    stage,
+    adapter,
+    lifecycle,
+    uploads,
+    artifacts,
+    logs: () => logs.map((line) => line.msg),
+    failUploadsWith: (error: Error) => {
+      uploadFailure = error;
+    },
+    /** Starts the bot; `outcome()` says how it ended, undefined while it runs. */
+    start: () => {
+      void lifecycle.run().then((result) => {
+        outcome = result;
+      });
+    },
+    outcome: () => outcome,
+    /** The statuses reported, with their subCodes: "CALL_ENDED SILENCE". */
+    statuses: () =>
+      reported.flatMap((e) =>
+        e.type === "status" ? [[e.data.status, e.data.subCode].filter(Boolean).join(" ")] : [],
+      ),
+    fatal: () => {
+      const last = reported.at(-1);
+      return last?.type === "status" && last.data.status === "FATAL" ? last.data : undefined;
+    },
+    eventTypes: () => reported.map((e) => e.type),
+  };
+}
+
+/** Lets the bot run for `ms` of fake time (promises settle in between). */
+const elapse = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+
+const RECORDED = ["JOINING_CALL", "IN_CALL"];
+const LONG = 86_400_000;
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("BotLifecycle: joining", () => {
+  it("opens the adapter's URL and, when the page refuses the join, ends FATAL with its subCode", async () => {
+    const bot = setUp();
+    bot.adapter.join.mockRejectedValueOnce(new JoinRefused("BAD_PASSCODE", "wrong passcode"));
+    bot.start();
+    await elapse(0);
+    expect(bot.stage.opened).toEqual([MEETING_URL]);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL BAD_PASSCODE"]);
+    expect(bot.fatal()?.artifacts).toEqual(["failure.png", "failure.html"]);
+    expect(bot.stage.recording).toBeNull();
+    expect(bot.outcome()).toEqual({ status: "FATAL", subCode: "BAD_PASSCODE", message: "wrong passcode" });
+    expect(bot.stage.closed).toBe(true);
+  });
+
+  it("ends FATAL MEETING_NOT_FOUND when the meeting page answers 404", async () => {
+    const bot = setUp();
+    bot.stage.openStatus = 404;
+    bot.start();
+    await elapse(0);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL MEETING_NOT_FOUND"]);
+    expect(bot.adapter.join).not.toHaveBeenCalled();
+  });
+
+  it("ends FATAL JOIN_FAILED when the page never shows a join form (30 s)", async () => {
+    const bot = setUp();
+    bot.stage.onOpen = () => {}; // stays "loading"
+    bot.start();
+    await elapse(29_999);
+    expect(bot.outcome()).toBeUndefined();
+    await elapse(1);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL JOIN_FAILED"]);
+  });
+
+  it("waits waitingRoomTimeout in the lobby, then leaves it FATAL WAITING_ROOM_TIMEOUT", async () => {
+    const bot = setUp({ waitingRoomTimeout: 60_000 });
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("lobby")));
+    bot.start();
+    await elapse(59_999);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "IN_WAITING_ROOM"]);
+    await elapse(1);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "IN_WAITING_ROOM", "FATAL WAITING_ROOM_TIMEOUT"]);
+    expect(bot.adapter.leave).toHaveBeenCalledTimes(1);
+    expect(bot.uploads).toEqual([]);
+  });
+
+  it("goes on from the lobby once admitted", async () => {
+    const bot = setUp({ waitingRoomTimeout: 60_000 });
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("lobby")));
+    bot.start();
+    await elapse(30_000);
+    bot.stage.watcher.update(snap("in_call", [ALICE]));
+    await elapse(60_000);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "IN_WAITING_ROOM", "IN_CALL"]);
+    expect(bot.stage.recording?.started).toBe(true);
+  });
+});
+
+describe("BotLifecycle: leaving the call", () => {
+  it("leaves after noOneJoinedTimeout alone: CALL_ENDED NO_ONE_JOINED, then DONE with the recording", async () => {
+    const bot = setUp({ noOneJoinedTimeout: 120_000 });
+    bot.start();
+    await elapse(119_999);
+    expect(bot.statuses()).toEqual(RECORDED);
+    await elapse(1);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED NO_ONE_JOINED", "DONE"]);
+    expect(bot.adapter.leave).toHaveBeenCalledTimes(1);
+    expect(bot.stage.recording?.stopped).toBe(true);
+    expect(bot.uploads.map((u) => u.path)).toEqual(["/work/bot-1/recording.mp4"]);
+    expect(bot.outcome()).toEqual({ status: "DONE" });
+  });
+
+  it("leaves everyoneLeftTimeout after the last participant left: EVERYONE_LEFT", async () => {
+    const bot = setUp({ everyoneLeftTimeout: 60_000, noOneJoinedTimeout: 1_000 });
+    bot.adapter.join.mockImplementationOnce(async () =>
+      bot.stage.watcher.update(snap("in_call", [ALICE, BOB])),
+    );
+    bot.start();
+    await elapse(10_000);
+    bot.stage.watcher.update(snap("in_call", [BOB]));
+    await elapse(10_000);
+    bot.stage.watcher.update(snap("in_call", []));
+    await elapse(59_999);
+    expect(bot.statuses()).toEqual(RECORDED);
+    await elapse(1);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED EVERYONE_LEFT", "DONE"]);
+    expect(bot.eventTypes().filter((t) => t.startsWith("participant."))).toEqual([
+      "participant.joined",
+      "participant.joined",
+      "participant.left",
+      "participant.left",
+    ]);
+  });
+
+  it("leaves after maxDuration whatever happens in the call: MAX_DURATION", async () => {
+    const bot = setUp({ maxDuration: 300_000 });
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("in_call", [ALICE])));
+    bot.start();
+    await elapse(0);
+    for (let t = 0; t < 299_000; t += 1_000) {
+      bot.stage.recording?.hear(SOUND_DBFS);
+      await elapse(1_000);
+    }
+    expect(bot.statuses()).toEqual(RECORDED);
+    await elapse(1_000);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED MAX_DURATION", "DONE"]);
+  });
+
+  it("does not call leave when the host ended the meeting: MEETING_ENDED", async () => {
+    const bot = setUp();
+    bot.start();
+    await elapse(5_000);
+    bot.stage.watcher.update(snap("ended"));
+    await elapse(0);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED MEETING_ENDED", "DONE"]);
+    expect(bot.adapter.leave).not.toHaveBeenCalled();
+  });
+
+  it("leaves on a stop request mid-call: LEFT_ON_REQUEST, recording finalized and uploaded", async () => {
+    const bot = setUp();
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("in_call", [ALICE])));
+    bot.start();
+    await elapse(20_000);
+    bot.lifecycle.requestStop();
+    await elapse(0);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED LEFT_ON_REQUEST", "DONE"]);
+    expect(bot.adapter.leave).toHaveBeenCalledTimes(1);
+    expect(bot.stage.recording?.stopped).toBe(true);
+    expect(bot.uploads).toHaveLength(1);
+    expect(bot.eventTypes()).toContain("recording.stopped");
+  });
+
+  it("ends FATAL KILLED on a stop request before the call", async () => {
+    const bot = setUp({ waitingRoomTimeout: 60_000 });
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("lobby")));
+    bot.start();
+    await elapse(1_000);
+    bot.lifecycle.requestStop();
+    await elapse(0);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "IN_WAITING_ROOM", "FATAL KILLED"]);
+  });
+});
+
+describe("BotLifecycle: silence", () => {
+  const inCallWithAlice = (bot: ReturnType<typeof setUp>) =>
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("in_call", [ALICE])));
+
+  it("leaves when the recorded sound stays at or below -60 dBFS for silenceTimeout: SILENCE, then DONE", async () => {
+    const bot = setUp({ silenceTimeout: 10_000 });
+    inCallWithAlice(bot);
+    bot.start();
+    await elapse(0);
+    // Readings at the level itself and below do not count as sound.
+    for (let t = 0; t < 9_500; t += 500) {
+      bot.stage.recording?.hear(t % 1_000 === 0 ? -60 : QUIET_DBFS);
+      await elapse(500);
+    }
+    await elapse(499);
+    expect(bot.statuses()).toEqual(RECORDED);
+    await elapse(1);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED SILENCE", "DONE"]);
+    expect(bot.adapter.leave).toHaveBeenCalledTimes(1);
+    expect(bot.uploads).toHaveLength(1);
+    expect(bot.logs()).toContain("leaving: no sound in the call");
+  });
+
+  it("counts no readings at all as silence", async () => {
+    const bot = setUp({ silenceTimeout: 10_000 });
+    inCallWithAlice(bot);
+    bot.start();
+    await elapse(10_000);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED SILENCE", "DONE"]);
+  });
+
+  it("restarts the clock on any sound above the level", async () => {
+    const bot = setUp({ silenceTimeout: 10_000 });
+    inCallWithAlice(bot);
+    bot.start();
+    await elapse(8_000);
+    bot.stage.recording?.hear(-59);
+    await elapse(9_999);
+    expect(bot.statuses()).toEqual(RECORDED);
+    expect(bot.logs()).toContain("sound again: silence clock reset");
+    await elapse(1);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED SILENCE", "DONE"]);
+  });
+
+  it("never leaves for silence with silenceTimeout 0", async () => {
+    const bot = setUp({ silenceTimeout: 0, maxDuration: 3_600_000 });
+    inCallWithAlice(bot);
+    bot.start();
+    await elapse(3_599_999);
+    expect(bot.statuses()).toEqual(RECORDED);
+    await elapse(1);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED MAX_DURATION", "DONE"]);
+  });
+
+  it("stays while people talk", async () => {
+    const bot = setUp({ silenceTimeout: 2_000, maxDuration: 60_000 });
+    inCallWithAlice(bot);
+    bot.start();
+    await elapse(0);
+    // Talk for two seconds, pause for one (1.5 s between the last sound and the next).
+    for (let t = 0; t < 59_000; t += 500) {
+      bot.stage.recording?.hear(t % 3_000 < 2_000 ? SOUND_DBFS : QUIET_DBFS);
+      await elapse(500);
+    }
+    expect(bot.statuses()).toEqual(RECORDED);
+  });
+});
+
+describe("BotLifecycle: failures", () => {
+  it("ends FATAL RECORDING_FAILED, without hanging, when the recorder cannot start", async () => {
+    const bot = setUp({ noOneJoinedTimeout: LONG, maxDuration: LONG, silenceTimeout: 0 });
+    bot.stage.recorderStartFailure = new BotFailure("RECORDING_FAILED", "ffmpeg exited (1) before recording");
+    bot.start();
+    await elapse(0);
+    expect(bot.statuses()).toEqual([...RECORDED, "FATAL RECORDING_FAILED"]);
+    expect(bot.outcome()).toMatchObject({ status: "FATAL", subCode: "RECORDING_FAILED" });
+    expect(bot.uploads).toEqual([]);
+    expect(bot.stage.closed).toBe(true);
+  });
+
+  it("ends FATAL RECORDING_FAILED when the recorder gives up mid-call, and still uploads what it has", async () => {
+    const bot = setUp({ noOneJoinedTimeout: LONG });
+    bot.start();
+    await elapse(30_000);
+    bot.stage.recording?.events.onFailure(new BotFailure("RECORDING_FAILED", "ffmpeg exited 4 times"));
+    await elapse(0);
+    expect(bot.statuses()).toEqual([...RECORDED, "FATAL RECORDING_FAILED"]);
+    expect(bot.uploads).toHaveLength(1);
+  });
+
+  it("ends FATAL BROWSER_CRASHED when the page crashes mid-call, and still uploads the recording", async () => {
+    const bot = setUp({ noOneJoinedTimeout: LONG });
+    bot.start();
+    await elapse(30_000);
+    bot.stage.crash?.("the page crashed");
+    await elapse(0);
+    expect(bot.statuses()).toEqual([...RECORDED, "FATAL BROWSER_CRASHED"]);
+    expect(bot.fatal()?.message).toBe("the page crashed");
+    expect(bot.uploads).toHaveLength(1);
+  });
+
+  it("ends FATAL UPLOAD_FAILED after CALL_ENDED when the recording cannot be delivered", async () => {
+    const bot = setUp();
+    bot.failUploadsWith(new Error("upload refused: HTTP 413"));
+    bot.start();
+    await elapse(1_000);
+    bot.stage.watcher.update(snap("ended"));
+    await elapse(0);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED MEETING_ENDED", "FATAL UPLOAD_FAILED"]);
+    expect(bot.fatal()?.message).toBe(
+      "recording kept at /work/bot-1/recording.mp4: upload refused: HTTP 413",
+    );
+    expect(bot.outcome()).toMatchObject({ status: "FATAL", subCode: "UPLOAD_FAILED" });
+  });
+});
