@@ -13,6 +13,8 @@ let user: TestUser;
 beforeAll(async () => {
   server = await startTestServer({
     watchdog: { intervalMs: 100, launchTimeoutMs: 1500, heartbeatTimeoutMultiple: 3 },
+    // These tests poll; rate limits have tests of their own.
+    rateLimit: { perMinute: 0, perHour: 0 },
   });
   user = await registerUser(server.api);
 });
