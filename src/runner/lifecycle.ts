@@ -111,9 +111,13 @@ export class BotLifecycle {
     await this.admission(watcher);
 
     this.status("IN_CALL");
-    await this.adapter.afterAdmission?.(page, { note }).catch((error: Error) => {
-      this.log.warn({ err: error.message }, "after-admission step failed; the roster may be incomplete");
-    });
+    // The recording starts at once; opening the roster (which a toast or a slow page can hold up
+    // for seconds) goes on beside it, and the call is watched once the roster is as open as it gets.
+    const afterAdmission = Promise.resolve(this.adapter.afterAdmission?.(page, { note })).catch(
+      (error: Error) => {
+        this.log.warn({ err: error.message }, "after-admission step failed; the roster may be incomplete");
+      },
+    );
     this.recorder = stage.recorder(join(this.workDir, "recording.mp4"), {
       onFailure: (failure) => this.interrupt.abort(failure),
       onLevel: (dbfs) => this.levels.emit("level", dbfs),
@@ -123,6 +127,7 @@ export class BotLifecycle {
       type: "recording.started",
       data: { ...recording, startedAt: startedAt.toISOString() },
     });
+    await afterAdmission;
 
     const endedBy = await watchCall({
       watcher,
