@@ -4,7 +4,9 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 # Debian packages the runner needs: a browser, ffmpeg, a virtual display, a sound server, fonts,
 # setpriv (util-linux) which ties helper processes to the runner's life, and tini (the image's PID 1).
-APT_PACKAGES := chromium ffmpeg xvfb xauth pulseaudio pulseaudio-utils fonts-liberation fonts-dejavu-core util-linux tini
+# pocketsphinx + its US English model: the embedded, offline speech-to-text engine.
+APT_PACKAGES := chromium ffmpeg xvfb xauth pulseaudio pulseaudio-utils fonts-liberation fonts-dejavu-core util-linux tini \
+  pocketsphinx pocketsphinx-en-us
 # Only `make test` needs these: PostgreSQL, to run the integration suite on it too. Not in the image.
 TEST_APT_PACKAGES := postgresql
 STAMP := node_modules/.package-lock-stamp
