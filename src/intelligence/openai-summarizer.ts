@@ -84,7 +84,10 @@ export class OpenAiSummarizer implements Summarizer {
       try {
         return await this.chat(
           messages,
-          { type: "json_schema", json_schema: { name: "meeting_summary", strict: true, schema: ANSWER_SCHEMA } },
+          {
+            type: "json_schema",
+            json_schema: { name: "meeting_summary", strict: true, schema: ANSWER_SCHEMA },
+          },
           signal,
         );
       } catch (error) {

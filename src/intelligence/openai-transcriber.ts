@@ -1,10 +1,8 @@
-import { openAsBlob } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
-import { FormData } from "undici";
+import { join } from "node:path";
 import { z } from "zod";
-import { type AudioChunk, prepareUploadAudio } from "./provider-audio.js";
+import { type AudioChunk, multipartBody, prepareUploadAudio } from "./provider-audio.js";
 import { callProvider } from "./provider-http.js";
 import {
   EngineError,
@@ -86,21 +84,28 @@ export class OpenAiTranscriber implements Transcriber {
   }
 
   private async transcribeChunk(chunk: AudioChunk, request: TranscribeRequest): Promise<VerboseAnswer> {
-    const form = new FormData();
-    // openAsBlob reads the file lazily as the body is sent: the chunk is never held in memory.
-    form.append("file", await openAsBlob(chunk.path, { type: "audio/wav" }), basename(chunk.path));
-    form.append("model", request.model ?? this.settings.model);
-    if (request.language) form.append("language", request.language);
-    form.append("response_format", this.settings.responseFormat);
+    const fields: Array<[string, string]> = [["model", request.model ?? this.settings.model]];
+    if (request.language) fields.push(["language", request.language]);
+    fields.push(["response_format", this.settings.responseFormat]);
     if (this.settings.responseFormat === "verbose_json") {
-      form.append("timestamp_granularities[]", "word");
-      form.append("timestamp_granularities[]", "segment");
+      fields.push(["timestamp_granularities[]", "word"], ["timestamp_granularities[]", "segment"]);
     }
+    // The file part is streamed from disk: a chunk is never held in memory.
+    const form = await multipartBody(fields, {
+      field: "file",
+      path: chunk.path,
+      filename: "audio.wav",
+      contentType: "audio/wav",
+    });
     const { json } = await callProvider("openai", {
       method: "POST",
       url: `${this.settings.baseUrl.replace(/\/+$/, "")}/audio/transcriptions`,
-      headers: this.settings.apiKey ? { authorization: `Bearer ${this.settings.apiKey}` } : {},
-      body: form,
+      headers: {
+        "content-type": form.contentType,
+        "content-length": String(form.length),
+        ...(this.settings.apiKey ? { authorization: `Bearer ${this.settings.apiKey}` } : {}),
+      },
+      body: form.body,
       timeoutMs: this.settings.timeoutMs,
       signal: request.signal,
     });

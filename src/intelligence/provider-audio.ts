@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import { promisify } from "node:util";
 import { EngineError } from "./types.js";
 
@@ -109,4 +110,37 @@ export async function fileStream(
     });
   }
   return { stream, size };
+}
+
+/**
+ * A multipart/form-data body whose one file part is streamed from disk, with its exact length (so
+ * servers that want Content-Length get it). Fields are sent in the order given.
+ */
+export async function multipartBody(
+  fields: Array<[name: string, value: string]>,
+  file: { field: string; path: string; filename: string; contentType: string },
+): Promise<{ body: Readable; contentType: string; length: number }> {
+  const boundary = `meetbot-${randomBytes(12).toString("hex")}`;
+  const head = Buffer.from(
+    fields
+      .map(
+        ([name, value]) =>
+          `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
+      )
+      .join("") +
+      `--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.filename}"\r\n` +
+      `Content-Type: ${file.contentType}\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const { size } = await stat(file.path);
+  async function* parts(): AsyncGenerator<Buffer> {
+    yield head;
+    for await (const chunk of createReadStream(file.path)) yield chunk as Buffer;
+    yield tail;
+  }
+  return {
+    body: Readable.from(parts()),
+    contentType: `multipart/form-data; boundary=${boundary}`,
+    length: head.length + size + tail.length,
+  };
 }
