@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { type AudioChunk, multipartBody, prepareUploadAudio } from "./provider-audio.js";
-import { callProvider } from "./provider-http.js";
+import { callProvider, waitUnless } from "./provider-http.js";
 import {
   EngineError,
   type Recognition,
@@ -24,6 +24,11 @@ export const openAiTranscriberSettings = z.object({
   chunkSeconds: z.number().positive().max(780).default(600),
   /** How long one chunk may take to be answered once uploaded. */
   timeoutMs: z.number().int().positive().default(600_000),
+  /**
+   * Retries of one chunk after a retryable failure (429, 5xx, timeout), waiting the provider's
+   * Retry-After or else 2^n seconds: a 429 at chunk 20 of 24 need not send the first 19 again.
+   */
+  chunkRetries: z.number().int().min(0).max(10).default(3),
 });
 export type OpenAiTranscriberSettings = z.input<typeof openAiTranscriberSettings>;
 
@@ -70,7 +75,7 @@ export class OpenAiTranscriber implements Transcriber {
       const texts: string[] = [];
       let language = request.language;
       for (const [index, chunk] of chunks.entries()) {
-        const answer = await this.transcribeChunk(chunk, request);
+        const answer = await this.transcribeChunkWithRetries(chunk, request);
         language ??= answer.language;
         words.push(...wordsOf(answer, chunk));
         if (answer.text.trim()) texts.push(answer.text.trim());
@@ -80,6 +85,25 @@ export class OpenAiTranscriber implements Transcriber {
       return { language: language ?? "en", durationMs: audio.durationMs, words, text: texts.join(" ") };
     } finally {
       await rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  private async transcribeChunkWithRetries(
+    chunk: AudioChunk,
+    request: TranscribeRequest,
+  ): Promise<VerboseAnswer> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.transcribeChunk(chunk, request);
+      } catch (error) {
+        if (!(error instanceof EngineError) || !error.retryable || attempt >= this.settings.chunkRetries)
+          throw error;
+        await waitUnless(
+          Math.min(60_000, error.retryAfterMs ?? 1000 * 2 ** attempt),
+          undefined,
+          request.signal,
+        );
+      }
     }
   }
 

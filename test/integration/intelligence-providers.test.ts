@@ -187,7 +187,10 @@ describe("openai transcriber", () => {
 
 describe("provider failures", () => {
   const transcribe = (baseUrl: string, timeoutMs = 10_000, signal?: AbortSignal): Promise<unknown> =>
-    new OpenAiTranscriber({ baseUrl, apiKey: "sk", timeoutMs }).transcribe({ mediaPath: speech, signal });
+    new OpenAiTranscriber({ baseUrl, apiKey: "sk", timeoutMs, chunkRetries: 0 }).transcribe({
+      mediaPath: speech,
+      signal,
+    });
 
   it("401 is credentials_invalid and final", async () => {
     const server = await standIn(() => ({ status: 401, json: { error: { message: "Incorrect API key" } } }));
@@ -221,6 +224,20 @@ describe("provider failures", () => {
       code: "request_rejected",
       retryable: false,
     });
+  });
+
+  it("a chunk is sent again after a 429, after the Retry-After", async () => {
+    const answers = [
+      { status: 429, headers: { "retry-after": "0" }, json: { error: { message: "slow down" } } },
+      { json: { text: "hello there" } },
+    ];
+    const server = await standIn(() => answers.shift()!);
+    const engine = new OpenAiTranscriber({ baseUrl: server.baseUrl, chunkRetries: 1 });
+    expect((await engine.transcribe({ mediaPath: speech })).text).toBe("hello there");
+    expect(server.requests).toHaveLength(2);
+    expect(sha256(parseMultipart(server.requests[1]!.headers, server.requests[1]!.body).at(-1)!.data)).toBe(
+      speechHash,
+    );
   });
 
   it("a server that never answers is a retryable timeout", async () => {
@@ -457,6 +474,61 @@ describe("assemblyai transcriber", () => {
       receiver.closeAllConnections();
       await new Promise((resolve) => receiver.close(resolve));
     }
+  });
+
+  it("gives up with a retryable timeout when the transcript is not done by the deadline", async () => {
+    const server = await standIn(assemblyAi({ statuses: ["processing"] }));
+    const engine = new AssemblyAiTranscriber({
+      baseUrl: server.baseUrl,
+      apiKey: "k",
+      pollIntervalMs: 50,
+      completionTimeoutMs: 1,
+    });
+    expect(await failure(engine.transcribe({ mediaPath: speech }))).toMatchObject({
+      code: "timeout",
+      retryable: true,
+    });
+  });
+
+  it("an abort while waiting for completion ends it with the signal's reason", async () => {
+    const controller = new AbortController();
+    const flow = assemblyAi({ statuses: ["processing"] });
+    const server = await standIn((request) => {
+      if (request.method === "POST" && request.url.pathname === "/v2/transcript") {
+        setImmediate(() => controller.abort(new Error("shutting down")));
+      }
+      return flow(request);
+    });
+    const engine = new AssemblyAiTranscriber({
+      baseUrl: server.baseUrl,
+      apiKey: "k",
+      pollIntervalMs: 600_000,
+    });
+    await expect(engine.transcribe({ mediaPath: speech, signal: controller.signal })).rejects.toThrow(
+      "shutting down",
+    );
+  });
+
+  it("does not send a clip under 175 ms (AssemblyAI always fails them)", async () => {
+    const clip = join(dir, "clip.wav");
+    await run("ffmpeg", [
+      "-loglevel",
+      "error",
+      "-y",
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=duration=0.1",
+      "-ar",
+      "16000",
+      clip,
+    ]);
+    const server = await standIn(assemblyAi({ statuses: ["completed"] }));
+    const result = await new AssemblyAiTranscriber({ baseUrl: server.baseUrl, apiKey: "k" }).transcribe({
+      mediaPath: clip,
+    });
+    expect(server.requests).toHaveLength(0);
+    expect(result).toMatchObject({ words: [], text: "", durationMs: 100 });
   });
 
   it("a transcript in status error fails for good with AssemblyAI's reason", async () => {
