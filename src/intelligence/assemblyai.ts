@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { fileStream, prepareUploadAudio } from "./provider-audio.js";
 import { callProvider, waitUnless } from "./provider-http.js";
+import { languageCode } from "./provider-language.js";
 import { EngineError, type Recognition, type TranscribeRequest, type Transcriber } from "./types.js";
 
 export const assemblyAiSettings = z.object({
@@ -120,7 +121,7 @@ export class AssemblyAiTranscriber implements Transcriber {
       const done = await this.waitForCompletion(created, request, audio.durationMs);
       request.onProgress?.(1);
       return {
-        language: done.language_code ?? request.language ?? "en",
+        language: done.language_code ? languageCode(done.language_code) : (request.language ?? "en"),
         durationMs: audio.durationMs,
         text: done.text ?? "",
         words: (done.words ?? []).map((word) => ({

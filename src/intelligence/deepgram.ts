@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { fileStream, prepareUploadAudio } from "./provider-audio.js";
 import { callProvider } from "./provider-http.js";
+import { languageCode } from "./provider-language.js";
 import { EngineError, type Recognition, type TranscribeRequest, type Transcriber } from "./types.js";
 
 export const deepgramSettings = z.object({
@@ -97,7 +98,8 @@ export class DeepgramTranscriber implements Transcriber {
       const best = channel.alternatives[0]!;
       request.onProgress?.(1);
       return {
-        language: request.language ?? channel.detected_language ?? "en",
+        language:
+          request.language ?? (channel.detected_language ? languageCode(channel.detected_language) : "en"),
         durationMs: audio.durationMs,
         text: best.transcript,
         words: best.words.map((word) => ({

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { type AudioChunk, multipartBody, prepareUploadAudio } from "./provider-audio.js";
 import { callProvider, waitUnless } from "./provider-http.js";
+import { languageCode } from "./provider-language.js";
 import {
   EngineError,
   type Recognition,
@@ -76,7 +77,7 @@ export class OpenAiTranscriber implements Transcriber {
       let language = request.language;
       for (const [index, chunk] of chunks.entries()) {
         const answer = await this.transcribeChunkWithRetries(chunk, request);
-        language ??= answer.language;
+        language ??= answer.language === undefined ? undefined : languageCode(answer.language);
         words.push(...wordsOf(answer, chunk));
         if (answer.text.trim()) texts.push(answer.text.trim());
         request.onProgress?.((index + 1) / chunks.length);

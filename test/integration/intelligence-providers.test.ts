@@ -137,10 +137,15 @@ describe("openai transcriber", () => {
 
   it("spreads a segment's words evenly over it when the server gives segments only", async () => {
     const server = await standIn(() => ({
-      json: { text: "hello there", segments: [{ start: 0.2, end: 1.0, text: " hello there" }] },
+      json: {
+        text: "hello there",
+        language: "german",
+        segments: [{ start: 0.2, end: 1.0, text: " hello there" }],
+      },
     }));
     const result = await new OpenAiTranscriber({ baseUrl: server.baseUrl }).transcribe({ mediaPath: speech });
     expect(server.requests[0]?.headers.authorization).toBeUndefined();
+    expect(result.language).toBe("de");
     expect(result.words).toEqual([
       { text: "hello", startMs: 200, endMs: 600, confidence: null },
       { text: "there", startMs: 600, endMs: 1000, confidence: null },
@@ -402,7 +407,7 @@ describe("assemblyai transcriber", () => {
     });
     expect(server.requests.filter((r) => r.method === "GET")).toHaveLength(3);
     for (const r of server.requests) expect(r.headers.authorization).toBe("aai-key");
-    expect(result).toMatchObject({ language: "en_us", text: "Hello there.", durationMs: 1130 });
+    expect(result).toMatchObject({ language: "en", text: "Hello there.", durationMs: 1130 });
     expect(result.words).toEqual([
       { text: "Hello", startMs: 120, endMs: 480, confidence: 0.95, speakerHint: "A" },
       { text: "there.", startMs: 480, endMs: 1010, confidence: 0.9, speakerHint: "A" },

@@ -3,6 +3,7 @@ import { newAssemblyAiWebhookAuth, verifyAssemblyAiWebhook } from "../../src/int
 import { clockToMs, transcriptLines } from "../../src/intelligence/openai-summarizer.js";
 import { wordsOf } from "../../src/intelligence/openai-transcriber.js";
 import { parseRetryAfter, statusError } from "../../src/intelligence/provider-http.js";
+import { languageCode } from "../../src/intelligence/provider-language.js";
 import { createProviderSummarizer, createProviderTranscriber } from "../../src/intelligence/providers.js";
 
 describe("provider failures as EngineError", () => {
@@ -53,6 +54,14 @@ describe("openai transcription answers to words", () => {
       { text: "hello", startMs: 600_000, endMs: 602_000, confidence: null },
     ]);
     expect(wordsOf({ text: "" }, chunk)).toEqual([]);
+  });
+});
+
+describe("provider language names", () => {
+  it("gives ISO 639-1 codes for codes with regions and for English names, and keeps what it cannot name", () => {
+    expect(
+      ["en", "en_us", "pt-BR", "english", "German", "japanese", "klingon", "yue"].map(languageCode),
+    ).toEqual(["en", "en", "pt", "en", "de", "ja", "klingon", "yue"]);
   });
 });
 
