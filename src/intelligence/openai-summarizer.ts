@@ -45,9 +45,9 @@ const INSTRUCTIONS = [
 ].join(" ");
 
 /**
- * Chat completions with a JSON schema answer. Servers that refuse `json_schema` with a 400 (older
- * vLLM and Ollama builds) are asked again with `{type: "json_object"}`, and this engine keeps using
- * it. An answer that does not validate is asked for again, up to `maxAttempts`, then `invalid_answer`.
+ * Chat completions with a JSON schema answer. Servers that refuse `json_schema` (a 400 or 422 from
+ * older vLLM, Ollama and LiteLLM builds) are asked again with `{type: "json_object"}`, and this
+ * engine keeps using it; a request refused for another reason is refused again and fails then. An answer that does not validate is asked for again, up to `maxAttempts`, then `invalid_answer`.
  */
 export class OpenAiSummarizer implements Summarizer {
   readonly engine = "openai" as const;
@@ -91,13 +91,7 @@ export class OpenAiSummarizer implements Summarizer {
           signal,
         );
       } catch (error) {
-        if (!(
-          error instanceof EngineError &&
-          error.code === "request_rejected" &&
-          /HTTP 400/.test(error.message)
-        )) {
-          throw error;
-        }
+        if (!(error instanceof EngineError && error.code === "request_rejected")) throw error;
         this.jsonSchemaRefused = true;
       }
     }
@@ -137,7 +131,8 @@ function parseAnswer(
 ): { success: true; data: z.infer<typeof modelAnswer> } | { success: false; problem: string } {
   let json: unknown;
   try {
-    json = JSON.parse(content);
+    // Some local models wrap their JSON in a Markdown fence even in JSON mode.
+    json = JSON.parse(content.replace(/^\s*```(?:json)?\s*|\s*```\s*$/g, ""));
   } catch {
     return { success: false, problem: `not JSON: ${content.slice(0, 120)}` };
   }

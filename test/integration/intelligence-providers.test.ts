@@ -635,8 +635,15 @@ describe("openai summarizer", () => {
     expect(formats).toEqual(["json_schema", "json_object", "json_object"]);
   });
 
+  it("a 401 is bad credentials, not a refused json_schema: no second try", async () => {
+    const server = await standIn(() => ({ status: 401, json: { error: { message: "invalid key" } } }));
+    const engine = new OpenAiSummarizer({ baseUrl: server.baseUrl, apiKey: "bad" });
+    expect(await failure(engine.summarize({ utterances }))).toMatchObject({ code: "credentials_invalid" });
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("asks again after an invalid answer", async () => {
-    const answers = ["not json at all", JSON.stringify(validSummary)];
+    const answers = ["not json at all", "```json\n" + JSON.stringify(validSummary) + "\n```"];
     const server = await standIn(() => chatAnswer(answers.shift()));
     const summary = await new OpenAiSummarizer({ baseUrl: server.baseUrl }).summarize({ utterances });
     expect(server.requests).toHaveLength(2);
