@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, it } from "vitest";
-import type { SpokenLine } from "../../fixtures/host/meetings.js";
+import type { SpokenLine } from "../../fixtures/host/script.js";
 import { eventually, startStack } from "../helpers/stack.js";
 
 /**

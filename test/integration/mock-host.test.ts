@@ -686,6 +686,38 @@ describe("scripted meetings: participants read lines", () => {
     expect(bob!.end).toBeGreaterThan(bob!.start);
   });
 
+  it("takes a line off air when its reader leaves, and skips the lines of someone gone", async () => {
+    const code = newCode();
+    await configure(code, {
+      admit: "open",
+      script: [
+        line("Alice Example", "This is a rather long line that will not be finished"),
+        line("Bob Example", "Thanks"),
+        line("Alice Example", "Never said"),
+      ],
+      scriptStartAfterMs: 0,
+      endAfterScript: true,
+    });
+    const attendee = await join(code);
+    const events = await EventStream.open(code, attendee.id);
+    try {
+      await events.waitFor("Alice's line", (v) => v.speech?.line === 0);
+      await call("DELETE", control(code, "/participants/p-1"));
+      const cut = await events.waitFor("Alice gone", (v) => v.participants.length === 1);
+      expect(cut.speech).toBeNull();
+      await events.waitFor("Bob's line", (v) => v.speech?.line === 1);
+      await events.waitFor("the end after the script", (v) => v.attendee.state === "ended");
+    } finally {
+      events.close();
+    }
+    const { spoken } = await state(code);
+    expect(spoken.map((s) => [s.participantId, s.text])).toEqual([
+      ["p-1", "This is a rather long line that will not be finished"],
+      ["p-2", "Thanks"],
+    ]);
+    expect(Date.parse(spoken[0]!.endedAt ?? "")).toBeLessThanOrEqual(Date.parse(spoken[1]!.startedAt));
+  });
+
   it("serves each line as a WAV with speech in it", async () => {
     const code = newCode();
     await configure(code, {
