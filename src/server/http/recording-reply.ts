@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { RangeRequest, RecordingFile } from "../services/recordings.js";
 
@@ -36,6 +37,8 @@ export function sendRecording(request: FastifyRequest, reply: FastifyReply, file
   } else {
     reply.header("content-length", size);
   }
-  if (request.method === "HEAD") return reply.send();
+  // Fastify's HEAD route would set Content-Length 0 for no payload, and drain a real stream (the
+  // whole file): an empty stream keeps the headers above and reads nothing.
+  if (request.method === "HEAD") return reply.send(Readable.from([]));
   return reply.send(file.open());
 }
