@@ -50,15 +50,22 @@ describe("GET /v1/recordings", () => {
   it("lists the user's recordings newest first, paginated, and nobody else's", async () => {
     const owner = await registerUser(server.api);
     const other = await registerUser(server.api);
-    const a = await recordedBot(owner, new Uint8Array(randomBytes(1000)), { title: "First", durationMs: 1500 });
+    const a = await recordedBot(owner, new Uint8Array(randomBytes(1000)), {
+      title: "First",
+      durationMs: 1500,
+    });
     const b = await recordedBot(owner, new Uint8Array(randomBytes(2000)), { title: "Second" });
     const c = await recordedBot(owner, new Uint8Array(randomBytes(3000)), { title: "Third" });
     await recordedBot(other, new Uint8Array(randomBytes(10)));
     // A bot without a recording is not listed.
-    expect((await server.api.post("/v1/bots", {
-      token: owner.token,
-      body: { meetingInfo: { platform: "google", meetingUrl: "https://meet.google.com/abc-defg-hij" } },
-    })).status).toBe(201);
+    expect(
+      (
+        await server.api.post("/v1/bots", {
+          token: owner.token,
+          body: { meetingInfo: { platform: "google", meetingUrl: "https://meet.google.com/abc-defg-hij" } },
+        })
+      ).status,
+    ).toBe(201);
 
     const all = await server.api.get("/v1/recordings", { token: owner.token });
     expect(all.status).toBe(200);
@@ -223,7 +230,11 @@ describe("DELETE /v1/recordings/{bot_id}", () => {
     expect((await fetch(link.body.url)).status).toBe(404);
     const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
     expect(bot.body).toMatchObject({ status: "DONE", recording: null });
-    const shares = await db.kysely.selectFrom("recording_shares").selectAll().where("bot_id", "=", botId).execute();
+    const shares = await db.kysely
+      .selectFrom("recording_shares")
+      .selectAll()
+      .where("bot_id", "=", botId)
+      .execute();
     expect(shares).toEqual([]);
     expect((await server.api.delete(path_, { token: user.token })).status).toBe(404);
   });

@@ -24,7 +24,11 @@ export const shareRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
       },
     },
     async (request, reply) => {
-      const share = await services.shares.create(currentUser(request).id, request.params.bot_id, request.body);
+      const share = await services.shares.create(
+        currentUser(request).id,
+        request.params.bot_id,
+        request.body,
+      );
       return reply.code(201).send(share);
     },
   );
