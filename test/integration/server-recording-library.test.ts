@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../src/server/db/database.js";
 import {
   deployedBot,
+  openServerDatabase,
   registerUser,
   startTestServer,
   type TestServer,
@@ -16,7 +17,6 @@ let db: Db;
 let user: TestUser;
 beforeAll(async () => {
   server = await startTestServer();
-  const { openServerDatabase } = await import("../helpers/server-harness.js");
   db = await openServerDatabase(server);
   user = await registerUser(server.api);
 });
@@ -206,27 +206,27 @@ describe("DELETE /v1/recordings/{bot_id}", () => {
   it("is a 409 while the bot runs, then deletes the file, its share link and nothing else of the bot", async () => {
     const bytes = new Uint8Array(randomBytes(4096));
     const { botId, runner } = await recordedBot(user, bytes, { done: false });
-    const path_ = `/v1/recordings/${botId}`;
-    const running = await server.api.delete(path_, { token: user.token });
+    const base = `/v1/recordings/${botId}`;
+    const running = await server.api.delete(base, { token: user.token });
     expect(running.status).toBe(409);
     expect(running.body.detail).toContain("CALL_ENDED");
-    expect((await server.api.post(`${path_}/share`, { token: user.token, body: {} })).status).toBe(201);
+    expect((await server.api.post(`${base}/share`, { token: user.token, body: {} })).status).toBe(201);
     expect((await runner.status("DONE")).status).toBe(200);
 
     const file = path.join(server.dataDir, "recordings", `${botId}.mp4`);
     await access(file);
-    const link = await server.api.get(`${path_}/download`, { token: user.token });
+    const link = await server.api.get(`${base}/download`, { token: user.token });
 
     const stranger = await registerUser(server.api);
-    expect((await server.api.delete(path_, { token: stranger.token })).status).toBe(404);
+    expect((await server.api.delete(base, { token: stranger.token })).status).toBe(404);
 
-    const deleted = await server.api.delete(path_, { token: user.token });
+    const deleted = await server.api.delete(base, { token: user.token });
     expect(deleted.status).toBe(204);
     await expect(access(file)).rejects.toThrow();
-    expect((await server.api.get(path_, { token: user.token })).status).toBe(404);
-    expect((await server.api.get(`${path_}/download`, { token: user.token })).status).toBe(404);
-    expect((await server.api.get(`${path_}/stream`, { token: user.token })).status).toBe(404);
-    expect((await server.api.get(`${path_}/share`, { token: user.token })).status).toBe(404);
+    expect((await server.api.get(base, { token: user.token })).status).toBe(404);
+    expect((await server.api.get(`${base}/download`, { token: user.token })).status).toBe(404);
+    expect((await server.api.get(`${base}/stream`, { token: user.token })).status).toBe(404);
+    expect((await server.api.get(`${base}/share`, { token: user.token })).status).toBe(404);
     expect((await fetch(link.body.url)).status).toBe(404);
     const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
     expect(bot.body).toMatchObject({ status: "DONE", recording: null });
@@ -236,6 +236,6 @@ describe("DELETE /v1/recordings/{bot_id}", () => {
       .where("bot_id", "=", botId)
       .execute();
     expect(shares).toEqual([]);
-    expect((await server.api.delete(path_, { token: user.token })).status).toBe(404);
+    expect((await server.api.delete(base, { token: user.token })).status).toBe(404);
   });
 });

@@ -197,6 +197,16 @@ describe("share links", () => {
   });
 });
 
+describe("a deleted bot", () => {
+  it("takes its share link with it", async () => {
+    const id = await recordedBot(user, "Gone");
+    const { token } = (await share(id)).body;
+    expect((await server.api.delete(`/v1/bots/${id}`, { token: user.token })).status).toBe(204);
+    expect(await storedShares(id)).toEqual([]);
+    await expectGone(token);
+  });
+});
+
 describe("share link rate limit", () => {
   it("limits the public routes per client address, on a budget of their own", async () => {
     const clock = new TestClock();
