@@ -78,7 +78,7 @@ async function meetbot(dataDir: string, bytes: Buffer) {
         "content-type": "video/mp4",
         "x-recording-duration-ms": "60000",
       },
-      body: bytes,
+      body: new Uint8Array(bytes),
     }),
   );
   return {
