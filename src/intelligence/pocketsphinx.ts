@@ -163,7 +163,8 @@ const TIME_LINE = /^(\S+) (\d+(?:\.\d+)?) (\d+(?:\.\d+)?) (-?\d+(?:\.\d+)?(?:e-?
  *
  * The confidence is the word's posterior probability, which pocketsphinx prints already converted
  * from its log domain (it calls logmath_exp before printing): measured values lie in 0..1, e.g.
- * 0.958 for a clear "i" and 0.005 for an inserted "you". It is only clamped into 0..1.
+ * 0.958 for a clear "i" and 0.005 for an inserted "you", and a few a hair above 1 (1.0009, its
+ * integer log arithmetic rounding), hence the clamp into 0..1. No other mapping is applied.
  */
 export function parseTimeLine(line: string): RecognizedWord | null {
   const match = TIME_LINE.exec(line.trim());
