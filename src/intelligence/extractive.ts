@@ -14,9 +14,9 @@ import type { ActionItem, SummarizeRequest, Summarizer, Summary, Utterance } fro
 export function extractiveSummarizer(options: { maxKeyPoints?: number } = {}): Summarizer {
   return {
     engine: "extractive",
-    summarize(request: SummarizeRequest): Promise<Summary> {
+    async summarize(request: SummarizeRequest): Promise<Summary> {
       request.signal?.throwIfAborted();
-      return Promise.resolve(summarize(request.utterances, request.meetingTitle, options.maxKeyPoints ?? 5));
+      return summarize(request.utterances, request.meetingTitle, options.maxKeyPoints ?? 5);
     },
   };
 }
@@ -40,13 +40,11 @@ function summarize(
 ): Summary {
   const sentences = utterances.flatMap(splitSentences);
   const people = participants(utterances);
-  const keyPoints = pickKeyPoints(sentences, maxKeyPoints);
+  const { keyPoints, best } = pickKeyPoints(sentences, maxKeyPoints);
   const actionItems = sentences.flatMap((sentence) => actionItemOf(sentence, people) ?? []);
-  const decisions = sentences
-    .filter((sentence) => DECISION.test(normalize(sentence.text)))
-    .map((s) => tidy(s.text));
+  const decisions = sentences.flatMap((sentence) => decisionOf(sentence) ?? []);
   return {
-    overview: overview(people, sentences, keyPoints, meetingTitle),
+    overview: overview(people, sentences, best, meetingTitle),
     keyPoints,
     actionItems,
     decisions,
@@ -56,20 +54,22 @@ function summarize(
 /** An utterance's sentences: by punctuation when there is some, else by pauses between words. */
 export function splitSentences(utterance: Utterance): Sentence[] {
   const speaker = utterance.speaker?.name ?? null;
-  const make = (text: string): Sentence => ({ text, speaker, startMs: utterance.startMs });
+  const make = (text: string, startMs = utterance.startMs): Sentence => ({ text, speaker, startMs });
   if (/[.!?]/.test(utterance.text)) {
     return utterance.text
       .split(/(?<=[.!?])\s+/)
       .map((text) => text.trim())
       .filter(Boolean)
-      .map(make);
+      .map((text) => make(text));
   }
-  const pieces: string[][] = [];
-  let piece: string[] = [];
+  const pieces: Array<{ text: string; startMs: number }[]> = [];
+  let piece: Array<{ text: string; startMs: number }> = [];
   let previousEnd: number | null = null;
   const words = utterance.words.length
     ? utterance.words
-    : utterance.text.split(/\s+/).map((text) => ({ text, startMs: 0, endMs: 0 }));
+    : utterance.text
+        .split(/\s+/)
+        .map((text) => ({ text, startMs: utterance.startMs, endMs: utterance.startMs }));
   for (const [position, word] of words.entries()) {
     const paused = previousEnd !== null && word.startMs - previousEnd >= SENTENCE_PAUSE_MS;
     const opens = piece.length >= MIN_WORDS_BEFORE_OPENER && opensSentence(words, position);
@@ -77,11 +77,12 @@ export function splitSentences(utterance: Utterance): Sentence[] {
       pieces.push(piece);
       piece = [];
     }
-    if (word.text) piece.push(word.text);
+    if (word.text) piece.push(word);
     previousEnd = word.endMs;
   }
   if (piece.length) pieces.push(piece);
-  return pieces.map((words) => make(words.join(" ")));
+  // Each sentence starts where its first word does: a long utterance holds several commitments.
+  return pieces.map((words) => make(words.map((word) => word.text).join(" "), words[0]!.startMs));
 }
 
 /**
@@ -128,7 +129,8 @@ const STOP_WORDS = new Set(
     "themselves then there these they this those through thing things think to too under until up us very " +
     "want was we well were what when where which while who whom why will with would yeah yes you your yours " +
     "yourself yourselves um uh hmm oh going go gonna one two also need thanks thank good morning everyone " +
-    "i'll i'm i've we'll we're we've you'll you're it's that's let's don't can't won't"
+    "i'll i'm i've we'll we're we've you'll you're it's that's let's don't can't won't meeting joining " +
+    "today tomorrow yesterday week weeks day days month last next first time"
   ).split(" "),
 );
 
@@ -138,7 +140,11 @@ function contentWords(text: string): string[] {
   );
 }
 
-function pickKeyPoints(sentences: readonly Sentence[], max: number): string[] {
+/** The best few sentences in the order said, and the very best one (for the overview). */
+function pickKeyPoints(
+  sentences: readonly Sentence[],
+  max: number,
+): { keyPoints: string[]; best: string | null } {
   const weights = wordWeights(sentences);
   const scored = sentences
     .map((sentence, position) => {
@@ -156,7 +162,11 @@ function pickKeyPoints(sentences: readonly Sentence[], max: number): string[] {
     if (chosen.some((other) => similarity(other.words, entry.words) >= 0.8)) continue;
     chosen.push(entry);
   }
-  return chosen.sort((a, b) => a.position - b.position).map((entry) => tidy(entry.sentence.text));
+  const best = chosen[0] ? tidy(chosen[0].sentence.text) : null;
+  return {
+    keyPoints: chosen.sort((a, b) => a.position - b.position).map((entry) => tidy(entry.sentence.text)),
+    best,
+  };
 }
 
 /** Frequency in the meeting times log-rarity across sentences: frequent topic words, not filler. */
@@ -186,6 +196,12 @@ function similarity(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
 const DECISION =
   /\b(we('ve| have)? decided|we('ve| have)? agreed|(the )?decision is|(it's|it is) decided|let's go with|let us go with|we('ll| will) go with|we('re| are) going with)\b/;
 
+/** A decision as said, from its cue on ("sure, we decided to …" → "We decided to …"). */
+function decisionOf(sentence: Sentence): string | null {
+  const match = DECISION.exec(normalize(sentence.text));
+  return match ? tidy(sentence.text.slice(match.index)) : null;
+}
+
 /** Requests and plans that are not tasks: "can you hear me", "let's get started". */
 const NOT_A_TASK =
   /^(hear|see|repeat|say that|know|be|give me a (second|minute)|start|begin|get started|move on|wrap up|go with|talk|take a look at (my|the) screen)\b/;
@@ -209,7 +225,7 @@ const CUES: Cue[] = [
 
 interface Person {
   name: string;
-  /** Lower-case full name and first name. */
+  /** Lower-case full name, first name and last name: people say "Bob", "Bob Chen" or "Chen". */
   keys: string[];
 }
 
@@ -219,7 +235,11 @@ function participants(utterances: readonly Utterance[]): Person[] {
   for (const { speaker } of utterances) {
     if (!speaker || seen.has(speaker.participantId)) continue;
     const full = speaker.name.trim().toLowerCase();
-    seen.set(speaker.participantId, { name: speaker.name.trim(), keys: [full, full.split(/\s+/)[0]!] });
+    const parts = full.split(/\s+/);
+    seen.set(speaker.participantId, {
+      name: speaker.name.trim(),
+      keys: [...new Set([full, parts[0]!, parts.at(-1)!])],
+    });
   }
   return [...seen.values()];
 }
@@ -234,7 +254,7 @@ function addressee(text: string, speaker: string | null, people: readonly Person
   return people.find((person) => person.name !== speaker && person.keys.some((key) => words.has(key)));
 }
 
-export function actionItemOf(sentence: Sentence, people: readonly Person[]): ActionItem | null {
+function actionItemOf(sentence: Sentence, people: readonly Person[]): ActionItem | null {
   const text = normalize(sentence.text);
   for (const cue of CUES) {
     for (const match of text.matchAll(cue.pattern)) {
@@ -249,15 +269,28 @@ export function actionItemOf(sentence: Sentence, people: readonly Person[]): Act
         owner = sentence.speaker;
       }
       // The task as said, from the original text (normalize keeps every character's position).
-      const task = sentence.text
-        .slice(match.index + match[0].length)
-        .replace(/[.!?,\s]+$/, "")
-        .trim();
+      const task = taskOf(sentence.text.slice(match.index + match[0].length));
       if (!task || NOT_A_TASK.test(normalize(task))) continue;
-      return { text: tidy(task, false), owner, due: duePhrase(sentence.text), startMs: sentence.startMs };
+      // The due phrase of this task, else one said before it ("tomorrow I will …").
+      const due = duePhrase(task) ?? duePhrase(sentence.text.slice(0, match.index));
+      return { text: tidy(task, false), owner, due, startMs: sentence.startMs };
     }
   }
   return null;
+}
+
+/** Unpunctuated speech runs on past the task; a due phrase or this many words ends it. */
+const MAX_TASK_WORDS = 15;
+
+function taskOf(rest: string): string {
+  const due = DUE.exec(normalize(rest));
+  const upToDue = due ? rest.slice(0, due.index + due[0].length) : rest;
+  return upToDue
+    .split(/\s+/)
+    .filter(Boolean)
+    .slice(0, MAX_TASK_WORDS)
+    .join(" ")
+    .replace(/[.!?,;:]+$/, "");
 }
 
 const DAY = "(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)";
@@ -290,7 +323,7 @@ export function duePhrase(text: string): string | null {
 function overview(
   people: readonly Person[],
   sentences: readonly Sentence[],
-  keyPoints: readonly string[],
+  best: string | null,
   meetingTitle: string | undefined,
 ): string {
   if (!sentences.length) return "Nothing was said.";
@@ -308,7 +341,7 @@ function overview(
     .map(([word]) => word);
   const where = meetingTitle ? ` in "${meetingTitle}"` : "";
   const first = `${who}${where} discussed ${topics.length ? listed(topics) : "a few things"}.`;
-  return keyPoints.length ? `${first} ${keyPoints[0]}` : first;
+  return best ? `${first} ${best}` : first;
 }
 
 function listed(items: readonly string[]): string {
