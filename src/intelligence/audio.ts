@@ -67,6 +67,9 @@ async function runFfmpeg(args: string[], signal: AbortSignal | undefined): Promi
   try {
     const code = await Promise.race([waitForExit(child), spawnError]);
     signal?.throwIfAborted();
+    // setpriv answers 127 when it cannot execute the program: ffmpeg is not installed.
+    if (code === 127)
+      throw new EngineError("engine_unavailable", `ffmpeg could not be started: ${output()}`, false);
     if (code !== 0) {
       // A file without audio, a truncated upload, a format ffmpeg does not know: retrying cannot help.
       throw new EngineError(

@@ -30,7 +30,7 @@ export interface PocketsphinxOptions {
  * The embedded engine: CMU PocketSphinx run as a child process on the extracted 16 kHz WAV, its
  * `-time yes` output read line by line as it comes, so memory holds the words and nothing else.
  * pocketsphinx_continuous segments the audio itself at silences and keeps no state across those
- * segments, so its own memory stays flat however long the meeting (measured: ~115 MB on 10 min).
+ * segments, so its own memory stays flat however long the meeting (measured here: 120 MB peak RSS for 55 s of speech and 119 MB for 10 min).
  */
 export function pocketsphinxTranscriber(options: PocketsphinxOptions = {}): Transcriber {
   const modelDir = options.modelDir ?? DEFAULT_MODEL_DIR;
@@ -42,7 +42,9 @@ export function pocketsphinxTranscriber(options: PocketsphinxOptions = {}): Tran
       await checkModel(modelDir);
       const audio = await extractAudio(request.mediaPath, { signal: request.signal, tmpDir: options.tmpDir });
       try {
-        const words = await decode(audio.path, audio.durationMs, modelDir, request);
+        // No audio at all: nothing to say, and pocketsphinx would fail on a header-only WAV.
+        const words =
+          audio.durationMs > 0 ? await decode(audio.path, audio.durationMs, modelDir, request) : [];
         request.onProgress?.(1);
         return {
           language,
@@ -135,6 +137,8 @@ async function decode(
   try {
     const code = await Promise.race([waitForExit(child), spawnError]);
     signal?.throwIfAborted();
+    // setpriv answers 127 when it cannot execute the program: not installed.
+    if (code === 127) throw unavailable(output());
     if (code !== 0) {
       throw new EngineError("engine_failed", `${BINARY} exited with ${code}: ${output()}`, false);
     }

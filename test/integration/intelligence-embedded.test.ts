@@ -234,6 +234,18 @@ describe("pocketsphinx engine failures", () => {
     expect((await readdir(scratch)).filter((name) => name.startsWith("meetbot-audio-"))).toEqual([]);
   });
 
+  it("hears nothing in a silent recording", async () => {
+    const silent = path.join(scratch, "silent.mp4");
+    await run("ffmpeg", [
+      ...["-v", "error", "-y", "-f", "lavfi", "-t", "2", "-i", "anullsrc=r=48000:cl=mono"],
+      ...["-c:a", "aac", silent],
+    ]);
+    const result = await transcriber().transcribe({ mediaPath: silent });
+    expect(result.words).toEqual([]);
+    expect(result.text).toBe("");
+    expect(Math.abs(result.durationMs - 2000)).toBeLessThan(100);
+  });
+
   it("rejects at once when already aborted", async () => {
     const controller = new AbortController();
     controller.abort(new Error("shutdown"));
