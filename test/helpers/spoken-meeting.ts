@@ -27,9 +27,9 @@ export interface SpokenLine extends ScriptLine {
 export async function makeSpokenMeeting(
   dir: string,
   lines: readonly ScriptLine[],
-  options: { leadMs?: number; pauseMs?: number } = {},
+  options: { leadMs?: number; pauseMs?: number; noiseSeed?: number } = {},
 ): Promise<{ mp4Path: string; lines: SpokenLine[]; script: string }> {
-  const leadMs = options.leadMs ?? 500;
+  const leadMs = options.leadMs ?? 1_500;
   const pauseMs = options.pauseMs ?? 1_500;
   const placed: SpokenLine[] = [];
   const parts: string[] = [];
@@ -62,7 +62,7 @@ export async function makeSpokenMeeting(
     "-t",
     (ms / 1000).toFixed(3),
     "-i",
-    "anoisesrc=r=48000:a=0.002:c=pink",
+    `anoisesrc=r=48000:a=0.002:c=pink:seed=${options.noiseSeed ?? 7}`,
   ];
   const inputs = [...silence(leadMs)];
   for (const wav of parts) inputs.push("-i", wav, ...silence(pauseMs));
