@@ -89,6 +89,7 @@ bench: setup
 	node --import tsx bench/bot-lifecycle.ts
 	node --import tsx bench/api.ts
 	node --import tsx bench/webhooks.ts
+	node --import tsx bench/stream.ts
 
 clean:
 	rm -rf dist test-results .data .node

@@ -104,6 +104,8 @@ export class EngineError extends Error {
     readonly code: string,
     message: string,
     readonly retryable: boolean,
+    /** How long the provider asked us to wait (its Retry-After), when it said. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = "EngineError";

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join as joinPath } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type {
   AttendeeState,
@@ -6,6 +9,8 @@ import type {
   RemoteParticipant,
 } from "../../fixtures/host/meetings.js";
 import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
+import { SpeechSynthesizer } from "../../fixtures/host/speech.js";
+import { inspectRecording } from "../../src/runner/probe.js";
 
 /** Every wait on the host is bounded by this; the host pushes changes, so waits end far sooner. */
 const DEADLINE_MS = 5_000;
@@ -554,5 +559,213 @@ describe("control API: error cases on a known meeting", () => {
     const refused = await call("POST", attendees(code), { name: "Meetbot" });
     expect(refused.status).toBe(409);
     expect(refused.json.detail).toContain("'sign_in' page");
+  });
+});
+
+describe("scripted meetings: participants read lines", () => {
+  const line = (participant: string, text: string) => ({ participant, text });
+
+  it("rejects a script naming someone not in the meeting, too many lines or too long a line", async () => {
+    const code = newCode();
+    const stranger = await call("PUT", control(code), {
+      participants: 2,
+      script: [line("Alice Example", "Hello"), line("Carol Example", "Hi")],
+    });
+    expect(stranger.status).toBe(400);
+    expect(stranger.json.detail).toBe(
+      "invalid scenario: script.1.participant: 'Carol Example' is not one of the meeting's participants (Alice Example, Bob Example)",
+    );
+
+    const tooMany = await call("PUT", control(code), {
+      script: Array.from({ length: 51 }, () => line("Alice Example", "Hello")),
+    });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.json.detail).toContain("script: must hold at most 50 lines");
+
+    const tooLong = await call("PUT", control(code), { script: [line("Bob Example", "a".repeat(301))] });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.json.detail).toContain("script.0.text: must be at most 300 characters");
+
+    const withBeacon = await call("PUT", control(code), {
+      media: "sync",
+      script: [line("Bob Example", "Hi")],
+    });
+    expect(withBeacon.status).toBe(400);
+    expect(withBeacon.json.detail).toContain("media: must be speech (the default) with a script");
+
+    const noScript = await call("PUT", control(code), { endAfterScript: true, scriptStartAfterMs: 5 });
+    expect(noScript.status).toBe(400);
+    expect(noScript.json.detail).toContain("endAfterScript: needs a script");
+    expect(noScript.json.detail).toContain("scriptStartAfterMs: needs a script");
+    expect((await call("GET", control(code))).status).toBe(404);
+  });
+
+  it("reads the script from a query string: Name:text lines joined by |, or a JSON list", async () => {
+    const code = newCode();
+    const script = "Alice Example:Agenda: first, the report|Bob Example: Fine by me";
+    const page = await fetch(
+      `${host.url}/meet/${code}?script=${encodeURIComponent(script)}&endAfterScript=true`,
+    );
+    expect(page.status).toBe(200);
+    expect((await state(code)).scenario).toMatchObject({
+      script: [line("Alice Example", "Agenda: first, the report"), line("Bob Example", "Fine by me")],
+      endAfterScript: true,
+    });
+
+    const json = newCode();
+    const listed = JSON.stringify([line("Bob Example", "Either | or")]);
+    expect((await fetch(`${host.url}/meet/${json}?script=${encodeURIComponent(listed)}`)).status).toBe(200);
+    expect((await state(json)).scenario.script).toEqual([line("Bob Example", "Either | or")]);
+
+    const stranger = await fetch(
+      `${host.url}/meet/${newCode()}?script=${encodeURIComponent("Zed Example:Hi")}`,
+    );
+    expect(stranger.status).toBe(400);
+    expect((await stranger.json()).detail).toContain(
+      "script.0.participant: 'Zed Example' is not one of the meeting's participants",
+    );
+    const noText = await fetch(
+      `${host.url}/meet/${newCode()}?script=${encodeURIComponent("Alice Example:Hi|Bob")}`,
+    );
+    expect(noText.status).toBe(400);
+    expect((await noText.json()).detail).toContain("script.1.text");
+  });
+
+  it("puts the lines on air one at a time, reports them as spoken, and ends after the script", async () => {
+    const code = newCode();
+    const configured = await configure(code, {
+      admit: "open",
+      script: [line("Alice Example", "I will send the report tomorrow"), line("Bob Example", "Thank you")],
+      scriptStartAfterMs: 0,
+      endAfterScript: true,
+    });
+    expect(configured.spoken).toEqual([]);
+    const attendee = await join(code);
+    const events = await EventStream.open(code, attendee.id);
+    try {
+      const first = await events.waitFor("Alice's line", (v) => v.speech?.line === 0);
+      expect(first.participants.map((p) => p.media)).toEqual(["script", "script"]);
+      expect(first.speech).toEqual({
+        participantId: "p-1",
+        line: 0,
+        url: expect.stringMatching(/^\/static\/speech\/[0-9a-f]{32}\.wav$/),
+      });
+      const pause = await events.waitFor("the pause after it", (v) => v.speech === null);
+      expect(pause.attendee.state).toBe("in_call");
+      const second = await events.waitFor("Bob's line", (v) => v.speech?.line === 1);
+      expect(second.speech?.participantId).toBe("p-2");
+      expect(second.speech?.url).not.toBe(first.speech?.url);
+      await events.waitFor("the end after the script", (v) => v.attendee.state === "ended");
+    } finally {
+      events.close();
+    }
+    const { spoken, ended } = await state(code);
+    expect(ended).toBe(true);
+    expect(spoken).toEqual([
+      {
+        participant: "Alice Example",
+        participantId: "p-1",
+        text: "I will send the report tomorrow",
+        startedAt: expect.any(String),
+        endedAt: expect.any(String),
+      },
+      {
+        participant: "Bob Example",
+        participantId: "p-2",
+        text: "Thank you",
+        startedAt: expect.any(String),
+        endedAt: expect.any(String),
+      },
+    ]);
+    const [alice, bob] = spoken.map((s) => ({
+      start: Date.parse(s.startedAt),
+      end: Date.parse(s.endedAt ?? ""),
+    }));
+    expect(alice!.end).toBeGreaterThan(alice!.start);
+    expect(bob!.start).toBeGreaterThan(alice!.end);
+    expect(bob!.end).toBeGreaterThan(bob!.start);
+  });
+
+  it("takes a line off air when its reader leaves, and skips the lines of someone gone", async () => {
+    const code = newCode();
+    await configure(code, {
+      admit: "open",
+      script: [
+        line("Alice Example", "This is a rather long line that will not be finished"),
+        line("Bob Example", "Thanks"),
+        line("Alice Example", "Never said"),
+      ],
+      scriptStartAfterMs: 0,
+      endAfterScript: true,
+    });
+    const attendee = await join(code);
+    const events = await EventStream.open(code, attendee.id);
+    try {
+      await events.waitFor("Alice's line", (v) => v.speech?.line === 0);
+      await call("DELETE", control(code, "/participants/p-1"));
+      const cut = await events.waitFor("Alice gone", (v) => v.participants.length === 1);
+      expect(cut.speech).toBeNull();
+      await events.waitFor("Bob's line", (v) => v.speech?.line === 1);
+      await events.waitFor("the end after the script", (v) => v.attendee.state === "ended");
+    } finally {
+      events.close();
+    }
+    const { spoken } = await state(code);
+    expect(spoken.map((s) => [s.participantId, s.text])).toEqual([
+      ["p-1", "This is a rather long line that will not be finished"],
+      ["p-2", "Thanks"],
+    ]);
+    expect(Date.parse(spoken[0]!.endedAt ?? "")).toBeLessThanOrEqual(Date.parse(spoken[1]!.startedAt));
+  });
+
+  it("serves each line as a WAV with speech in it", async () => {
+    const code = newCode();
+    await configure(code, {
+      admit: "open",
+      participants: 1,
+      script: [line("Alice Example", "We decided to ship on Friday")],
+    });
+    const attendee = await join(code);
+    const events = await EventStream.open(code, attendee.id);
+    let url: string;
+    try {
+      url = (await events.waitFor("the line", (v) => Boolean(v.speech))).speech!.url;
+    } finally {
+      events.close();
+    }
+    const response = await fetch(`${host.url}${url}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("audio/wav");
+    const wav = Buffer.from(await response.arrayBuffer());
+    expect(wav.toString("ascii", 0, 4)).toBe("RIFF");
+    expect(wav.toString("ascii", 8, 12)).toBe("WAVE");
+    expect(wav.readUInt32LE(24)).toBe(48_000);
+    const dir = mkdtempSync(joinPath(tmpdir(), "mock-speech-test-"));
+    try {
+      writeFileSync(joinPath(dir, "line.wav"), wav);
+      const inspection = await inspectRecording(joinPath(dir, "line.wav"));
+      expect(inspection.durationSeconds).toBeGreaterThan(1);
+      expect(inspection.meanVolumeDb).toBeGreaterThan(-40);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect((await fetch(`${host.url}/static/speech/${"0".repeat(32)}.wav`)).status).toBe(404);
+  });
+
+  it("speaks text with quotes, colons, commas and backslashes from a directory with such a name", async () => {
+    const awkward = mkdtempSync(joinPath(tmpdir(), "it's: a [dir], ok; "));
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = awkward;
+    const speech = new SpeechSynthesizer();
+    process.env.TMPDIR = saved;
+    try {
+      const plain = await speech.render("Bob said it is fine", "rms");
+      const tricky = await speech.render("Bob's note: 'it is fine', he said \\ twice; [really]", "awb");
+      expect(plain.durationMs).toBeGreaterThan(500);
+      expect(tricky.durationMs).toBeGreaterThan(plain.durationMs);
+    } finally {
+      speech.close();
+      rmSync(awkward, { recursive: true, force: true });
+    }
   });
 });

@@ -355,6 +355,8 @@ async function createFixture(s: TestServer): Promise<Fixture> {
 
   const link = ok(await s.api.get(`/v1/recordings/${done.botId}/download`, { token: a.token })).body;
   const linkQuery = new URL(link.url as string).searchParams;
+  // A live share link, so that reading it can succeed.
+  ok(await s.api.post(`/v1/recordings/${done.botId}/share`, { token: a.token, body: {} }), 201);
 
   const start = await fetch(`${s.url}/v1/auth/oauth/google`, { redirect: "manual" });
   if (start.status !== 302) throw new Error(`fixture: OAuth start answered ${start.status}`);

@@ -26,6 +26,8 @@ const PUBLIC_ROUTES = [
   "PUT /v1/bot-callbacks/{id}/recording",
   "PUT /v1/bot-callbacks/{id}/artifacts/{name}",
   "GET /v1/recordings/{bot_id}/file",
+  "GET /v1/share/{token}",
+  "GET /v1/share/{token}/stream",
 ];
 
 type Method = "get" | "post" | "patch" | "delete";
@@ -43,6 +45,11 @@ const BOT_ROUTES: Route[] = [
   { method: "get", path: (id) => `/v1/bots/${id}/artifacts/failure.png` },
   { method: "get", path: (id) => `/v1/recordings/${id}` },
   { method: "get", path: (id) => `/v1/recordings/${id}/download` },
+  { method: "get", path: (id) => `/v1/recordings/${id}/stream` },
+  { method: "post", path: (id) => `/v1/recordings/${id}/share`, body: {} },
+  { method: "get", path: (id) => `/v1/recordings/${id}/share` },
+  { method: "delete", path: (id) => `/v1/recordings/${id}/share` },
+  { method: "delete", path: (id) => `/v1/recordings/${id}` },
   { method: "delete", path: (id) => `/v1/bots/${id}` },
 ];
 

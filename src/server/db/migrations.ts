@@ -262,6 +262,21 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.alterTable("bots").addColumn("held_bot_ended", "text").execute();
       },
     },
+    "0006_recording_shares": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // One public link per recording, gone with it. Only the token's sha256 is kept.
+        await db.schema
+          .createTable("recording_shares")
+          .addColumn("bot_id", "integer", (col) =>
+            col.primaryKey().references("recordings.bot_id").onDelete("cascade"),
+          )
+          .addColumn("token_hash", "varchar(64)", (col) => col.notNull().unique())
+          .addColumn("expires_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+      },
+    },
   };
 }
 

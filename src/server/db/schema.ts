@@ -15,6 +15,7 @@ export interface Database {
   bot_logs: BotLogsTable;
   callback_receipts: CallbackReceiptsTable;
   recordings: RecordingsTable;
+  recording_shares: RecordingSharesTable;
   speaker_changes: SpeakerChangesTable;
   api_keys: ApiKeysTable;
   api_request_logs: ApiRequestLogsTable;
@@ -162,6 +163,14 @@ export interface RecordingsTable {
   format: string;
   size_bytes: number;
   duration_ms: number;
+  created_at: string;
+}
+
+/** A recording's public share link (at most one); only the sha256 (hex) of its token is kept. */
+export interface RecordingSharesTable {
+  bot_id: number;
+  token_hash: string;
+  expires_at: string;
   created_at: string;
 }
 

@@ -169,10 +169,13 @@ export function limitPerCredential(limiter: RateLimiter): onRequestAsyncHookHand
   };
 }
 
-/** For public routes with no credential (register, login, refresh, OAuth): by client address. */
-export function limitPerClientIp(limiter: RateLimiter): onRequestAsyncHookHandler {
+/**
+ * For public routes with no credential (register, login, refresh, OAuth; share links): by client
+ * address. `budget` names a separate budget per address (the share links'), "ip" being the default.
+ */
+export function limitPerClientIp(limiter: RateLimiter, budget = "ip"): onRequestAsyncHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     if (!limiter.enabled) return;
-    limit(limiter, `ip:${request.ip}`, reply);
+    limit(limiter, `${budget}:${request.ip}`, reply);
   };
 }

@@ -18,3 +18,13 @@ export function recordingUploadPath(botId: number): string {
 export function recordingFilePath(botId: number): string {
   return `/v1/recordings/${botId}/file`;
 }
+
+/** A recording's public share page (HTML for a browser, JSON otherwise); the token is the credential. */
+export function sharePath(token: string): string {
+  return `/v1/share/${token}`;
+}
+
+/** The recording behind a share link, with Range. */
+export function shareStreamPath(token: string): string {
+  return `${sharePath(token)}/stream`;
+}

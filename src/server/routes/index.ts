@@ -12,6 +12,7 @@ import { callbackRoutes } from "./callbacks.js";
 import { eventRoutes } from "./events.js";
 import { oauthRoutes } from "./oauth.js";
 import { recordingFileRoutes, recordingRoutes } from "./recordings.js";
+import { sharedRecordingRoutes, shareRoutes } from "./shares.js";
 import { userRoutes } from "./users.js";
 import { webhookRoutes } from "./webhooks.js";
 
@@ -29,6 +30,12 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
     publicApi.addHook("onRequest", limitPerClientIp(rateLimiter));
     await publicApi.register(authRoutes, { services });
     await publicApi.register(oauthRoutes, { services });
+  });
+  // Public share links: the token is the credential; a budget of their own per client address,
+  // so that watching a shared recording never spends the address's sign-in budget.
+  await app.register(async (sharedApi) => {
+    sharedApi.addHook("onRequest", limitPerClientIp(rateLimiter, "share"));
+    await sharedApi.register(sharedRecordingRoutes, { services });
   });
   // Public, or with their own credential; never rate limited (runners, signed download links).
   await app.register(callbackRoutes, { services });
@@ -48,6 +55,7 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
     await authenticated.register(botRoutes, { services });
     await authenticated.register(eventRoutes, { services });
     await authenticated.register(recordingRoutes, { services });
+    await authenticated.register(shareRoutes, { services });
     await authenticated.register(userRoutes, { services });
     await authenticated.register(apiKeyUsageRoutes, { services });
     await authenticated.register(webhookRoutes, { services });

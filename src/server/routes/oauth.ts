@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { readFlowCookie } from "../auth/oauth-flow.js";
+import { escapeHtml } from "../http/html.js";
 import type { Services } from "../services/index.js";
 
 const ProviderParams = z.object({ provider: z.string() });
@@ -101,8 +102,4 @@ label{display:block;margin:1rem 0}textarea{display:block;width:100%;font:13px mo
 ${body}
 </body></html>
 `;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

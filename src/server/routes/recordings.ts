@@ -1,18 +1,52 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
-import { DownloadLink, RecordingInfo } from "../schemas/index.js";
+import { MEDIA_DESCRIPTION, rangeRequest, sendRecording } from "../http/recording-reply.js";
+import { DownloadLink, RecordingInfo, RecordingList, RecordingListQuery } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { IdParam } from "../validation.js";
 
 const RecordingParams = z.object({ bot_id: IdParam });
 
-/** Authenticated: recording info and a signed download link. */
+/** Authenticated: the user's recordings, their info, stream, deletion and signed download link. */
 export const recordingRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+  app.get(
+    "/recordings",
+    { schema: { querystring: RecordingListQuery, response: { 200: RecordingList } } },
+    async (request) => services.recordings.list(currentUser(request).id, request.query),
+  );
+
   app.get(
     "/recordings/:bot_id",
     { schema: { params: RecordingParams, response: { 200: RecordingInfo } } },
     async (request) => services.recordings.get(currentUser(request).id, request.params.bot_id),
+  );
+
+  app.delete(
+    "/recordings/:bot_id",
+    { schema: { params: RecordingParams, response: { 204: z.null().describe("deleted") } } },
+    async (request, reply) => {
+      await services.recordings.remove(currentUser(request).id, request.params.bot_id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    "/recordings/:bot_id/stream",
+    {
+      schema: {
+        params: RecordingParams,
+        description: `${MEDIA_DESCRIPTION} Needs the Authorization header; a \`<video src>\` cannot send one: give it the /download link.`,
+      },
+    },
+    async (request, reply) => {
+      const file = await services.recordings.openOwned(
+        currentUser(request).id,
+        request.params.bot_id,
+        rangeRequest(request.headers),
+      );
+      return sendRecording(request, reply, file);
+    },
   );
 
   app.get(
@@ -22,7 +56,7 @@ export const recordingRoutes: FastifyPluginAsyncZod<{ services: Services }> = as
   );
 };
 
-/** Public: the file behind a signed link (the signature is the credential); single Range supported. */
+/** Public: the file behind a signed link (the signature is the credential). */
 export const recordingFileRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
   app,
   { services },
@@ -33,25 +67,17 @@ export const recordingFileRoutes: FastifyPluginAsyncZod<{ services: Services }> 
       schema: {
         params: RecordingParams,
         querystring: z.object({ expires: z.string().optional(), signature: z.string().optional() }),
+        description: MEDIA_DESCRIPTION,
       },
     },
     async (request, reply) => {
-      const { stream, size, range } = await services.recordings.openSigned(
+      const file = await services.recordings.openSigned(
         request.params.bot_id,
         request.query.expires,
         request.query.signature,
-        request.headers.range,
+        rangeRequest(request.headers),
       );
-      reply.header("content-type", "video/mp4").header("accept-ranges", "bytes");
-      if (range) {
-        reply
-          .code(206)
-          .header("content-range", `bytes ${range.start}-${range.end}/${size}`)
-          .header("content-length", range.end - range.start + 1);
-      } else {
-        reply.header("content-length", size);
-      }
-      return reply.send(stream);
+      return sendRecording(request, reply, file);
     },
   );
 };

@@ -13,6 +13,7 @@ import { EventService } from "./events.js";
 import { OAuthService } from "./oauth.js";
 import { ProfileService } from "./profile.js";
 import { RecordingService } from "./recordings.js";
+import { ShareService } from "./shares.js";
 import { UserService } from "./users.js";
 import { BotWatchdog } from "./watchdog.js";
 import { WebhookService } from "./webhooks.js";
@@ -27,6 +28,7 @@ export interface Services {
   events: EventService;
   callbacks: CallbackService;
   recordings: RecordingService;
+  shares: ShareService;
   watchdog: BotWatchdog;
   artifacts: ArtifactService;
   apiLogs: ApiLogService;
@@ -41,6 +43,7 @@ export function createServices(ctx: ServiceContext): Services {
   const apiKeys = new ApiKeyService(ctx);
   const users = new UserService(ctx, apiKeys);
   const apiLogs = new ApiLogService(ctx);
+  const recordings = new RecordingService(ctx, bots);
   // One outbound client for the worker and the test sends; the worker's stop() closes it.
   const outbound = new OutboundClient({
     ...ctx.config.outbound,
@@ -53,7 +56,8 @@ export function createServices(ctx: ServiceContext): Services {
     bots,
     events: new EventService(ctx, bots),
     callbacks: new CallbackService(ctx),
-    recordings: new RecordingService(ctx, bots),
+    recordings,
+    shares: new ShareService(ctx, recordings),
     watchdog: new BotWatchdog(ctx, bots),
     artifacts: new ArtifactService(ctx, bots, new LocalArtifactStore(ctx.config.paths.bots)),
     apiLogs,

@@ -4,13 +4,25 @@ import { toIso } from "../db/database.js";
 import {
   BadRequestError,
   BotNotFoundError,
+  ConflictError,
   ForbiddenError,
   NotFoundError,
   PayloadTooLargeError,
   RangeNotSatisfiableError,
 } from "../errors.js";
-import { recordingReadyWebhookEvent, type SpeakerSegment, speakerTimeline } from "../../core/index.js";
-import type { DownloadLink, Recording, RecordingInfo } from "../schemas/index.js";
+import {
+  type Platform,
+  recordingReadyWebhookEvent,
+  type SpeakerSegment,
+  speakerTimeline,
+} from "../../core/index.js";
+import type {
+  DownloadLink,
+  Recording,
+  RecordingInfo,
+  RecordingList,
+  RecordingListQuery,
+} from "../schemas/index.js";
 import { recordingFilePath } from "../http/urls.js";
 import { type ByteRange, parseRange } from "../storage/range.js";
 import { RecordingTooLargeError } from "../storage/recordings.js";
@@ -24,12 +36,24 @@ import { toRecording } from "./mappers.js";
 /** Largest recording accepted by the upload route. */
 export const MAX_RECORDING_BYTES = 8 * 1024 ** 3;
 
+/** The Range request's headers, as the client sent them. */
+export interface RangeRequest {
+  range?: string | undefined;
+  ifRange?: string | undefined;
+}
+
+/** A recording ready to serve: the route decides when to open it (never for a HEAD). */
 export interface RecordingFile {
-  stream: Readable;
   size: number;
   /** The served range for a 206, null for the whole file. */
   range: ByteRange | null;
+  /** Strong validator: changes whenever the recording is uploaded again. */
+  etag: string;
+  open(): Readable;
 }
+
+/** Statuses in which nothing more can arrive for a bot's recording: it may be deleted. */
+const ENDED_STATUSES = ["DONE", "FATAL"];
 
 export class RecordingService {
   constructor(
@@ -96,8 +120,7 @@ export class RecordingService {
   }
 
   async get(userId: number, botId: number): Promise<RecordingInfo> {
-    await this.bots.requireOwned(userId, botId);
-    const recording = await this.require(botId);
+    const recording = await this.requireOwned(userId, botId);
     return { ...recording, speakerTimeline: await this.speakerTimeline(botId, recording) };
   }
 
@@ -140,17 +163,109 @@ export class RecordingService {
     botId: number,
     expires: string | undefined,
     signature: string | undefined,
-    rangeHeader: string | undefined,
+    request: RangeRequest,
   ): Promise<RecordingFile> {
     if (!this.ctx.signer.verify(botId, expires, signature, this.ctx.now())) {
       throw new ForbiddenError("Invalid or expired download link");
     }
-    await this.require(botId);
+    return this.openFile(botId, request);
+  }
+
+  /** The owner's recording, for GET /v1/recordings/{bot_id}/stream. */
+  async openOwned(userId: number, botId: number, request: RangeRequest): Promise<RecordingFile> {
+    await this.bots.requireOwned(userId, botId);
+    return this.openFile(botId, request);
+  }
+
+  /**
+   * The file with RFC 9110 Range semantics: one range served as a 206; several ranges, a
+   * malformed header or an If-Range that does not match the current ETag serve the whole file;
+   * a start past the end is a 416. Callers have checked the credential.
+   */
+  async openFile(botId: number, request: RangeRequest): Promise<RecordingFile> {
+    const recording = await this.require(botId);
     const size = await this.ctx.store.size(botId);
     if (size === null) throw new NotFoundError("Recording not found");
-    const range = parseRange(rangeHeader, size);
+    const etag = `"${botId}-${size}-${Date.parse(recording.createdAt).toString(36)}"`;
+    // If-Range is compared strongly; a date (we send no Last-Modified) never matches.
+    const wanted = request.ifRange === undefined || request.ifRange === etag ? request.range : undefined;
+    const range = parseRange(wanted, size);
     if (range === "unsatisfiable") throw new RangeNotSatisfiableError(size);
-    return { stream: this.ctx.store.open(botId, range ?? undefined), size, range };
+    return { size, range, etag, open: () => this.ctx.store.open(botId, range ?? undefined) };
+  }
+
+  /** The user's recordings, newest first. */
+  async list(userId: number, query: RecordingListQuery): Promise<RecordingList> {
+    const base = this.ctx.db
+      .selectFrom("recordings")
+      .innerJoin("bots", "bots.id", "recordings.bot_id")
+      .where("bots.user_id", "=", userId);
+    const { total } = await base.select((eb) => eb.fn.countAll().as("total")).executeTakeFirstOrThrow();
+    const rows = await base
+      .select([
+        "recordings.bot_id",
+        "recordings.size_bytes",
+        "recordings.duration_ms",
+        "recordings.created_at",
+        "bots.bot_display_name",
+        "bots.meeting_title",
+        "bots.platform",
+      ])
+      .orderBy("recordings.created_at", "desc")
+      .orderBy("recordings.bot_id", "desc")
+      .limit(query.page_size)
+      .offset((query.page - 1) * query.page_size)
+      .execute();
+    return {
+      recordings: rows.map((row) => ({
+        botId: row.bot_id,
+        botDisplayName: row.bot_display_name,
+        meetingTitle: row.meeting_title,
+        platform: row.platform as Platform,
+        durationMs: row.duration_ms,
+        // bigint comes back as a string from PostgreSQL
+        sizeBytes: Number(row.size_bytes),
+        format: "mp4" as const,
+        createdAt: row.created_at,
+        // No transcripts or summaries exist yet: none requested.
+        transcriptStatus: null,
+        summaryStatus: null,
+      })),
+      total: Number(total),
+      page: query.page,
+      page_size: query.page_size,
+    };
+  }
+
+  /**
+   * Deletes the recording of an ended bot (409 while it runs: its runner may still upload) with
+   * everything derived from it, then its file. The bot stays, with `recording: null`.
+   */
+  async remove(userId: number, botId: number): Promise<void> {
+    const refused = await this.ctx.db.transaction().execute(async (trx) => {
+      const bot = await lockBot(trx, this.ctx.dialect, botId);
+      if (!bot || bot.user_id !== userId) throw new BotNotFoundError();
+      if (!ENDED_STATUSES.includes(bot.status)) return bot.status;
+      // The one place a recording's derived content goes: its share link goes by ON DELETE
+      // CASCADE from recordings; transcripts and summaries are to be deleted here too.
+      const deleted = await trx.deleteFrom("recordings").where("bot_id", "=", botId).executeTakeFirst();
+      if (Number(deleted.numDeletedRows) === 0) throw new NotFoundError("Recording not found");
+      await appendLog(trx, botId, "info", "recording deleted on request", toIso(this.ctx.now()));
+      return null;
+    });
+    if (refused !== null) {
+      throw new ConflictError(`Recording can only be deleted once the bot has ended (status is ${refused})`);
+    }
+    // The row is gone, so the API no longer serves it; a file that resists is only logged.
+    await this.ctx.store.remove(botId).catch((err: unknown) => {
+      this.ctx.log.warn({ err, botId }, "could not remove a deleted recording's file");
+    });
+  }
+
+  /** The caller's recording: 404 for another user's bot, as for a missing one. */
+  async requireOwned(userId: number, botId: number): Promise<Recording> {
+    await this.bots.requireOwned(userId, botId);
+    return this.require(botId);
   }
 
   private async require(botId: number): Promise<Recording> {
