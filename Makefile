@@ -90,6 +90,7 @@ bench: setup
 	node --import tsx bench/api.ts
 	node --import tsx bench/webhooks.ts
 	node --import tsx bench/stream.ts
+	node --import tsx bench/transcription.ts
 
 clean:
 	rm -rf dist test-results .data .node
