@@ -49,7 +49,11 @@ export async function extractAudio(
   }
 }
 
-async function runFfmpeg(args: string[], signal: AbortSignal | undefined): Promise<void> {
+/**
+ * Runs ffmpeg to completion, tied to this process: a missing ffmpeg is `engine_unavailable`, a
+ * failure `media_unreadable` (retrying cannot help), an abort kills it and rejects with the reason.
+ */
+export async function runFfmpeg(args: string[], signal: AbortSignal | undefined): Promise<void> {
   let child: ChildProcess;
   try {
     child = spawnTied("ffmpeg", args, { stdio: ["ignore", "ignore", "pipe"], deathSignal: "KILL" });

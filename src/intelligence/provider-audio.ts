@@ -5,6 +5,7 @@ import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { promisify } from "node:util";
+import { runFfmpeg, SAMPLE_RATE } from "./audio.js";
 import { EngineError } from "./types.js";
 
 const run = promisify(execFile);
@@ -25,10 +26,9 @@ export interface UploadAudio {
  * The audio the provider engines upload: 16 kHz mono WAV, cut into chunks of `chunkSeconds` when
  * asked (OpenAI caps an upload at 25 MB; 10 min of 16 kHz mono PCM is 19.2 MB). The chunks are
  * files in `workDir`, streamed from disk by the callers, so memory stays bounded for a 4-hour
- * meeting. A `.wav` input short enough for one chunk is uploaded as it is.
- *
- * TODO(audio.ts): replace the ffmpeg call with src/intelligence/audio.ts (the shared extraction)
- * when the branches are merged; this is the one place the provider engines extract audio.
+ * meeting. A `.wav` input short enough for one chunk is uploaded as it is. Unlike `extractAudio`
+ * (one WAV, for pocketsphinx), this writes the chunks straight from the recording in one pass;
+ * both run ffmpeg through `runFfmpeg`.
  */
 export async function prepareUploadAudio(
   mediaPath: string,
@@ -46,8 +46,11 @@ export async function prepareUploadAudio(
     ? []
     : ["-f", "segment", "-segment_time", String(chunkSeconds), "-segment_list", list];
   const target = join(workDir, oneChunk ? "audio.wav" : "chunk-%05d.wav");
-  await ffmpeg(
-    ["-i", mediaPath, "-vn", "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le", ...split, target],
+  await runFfmpeg(
+    [
+      ...["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-i", mediaPath],
+      ...["-vn", "-ac", "1", "-ar", String(SAMPLE_RATE), "-c:a", "pcm_s16le", ...split, target],
+    ],
     signal,
   );
   if (oneChunk) return { durationMs, chunks: [{ path: target, startMs: 0, durationMs }] };
@@ -74,19 +77,6 @@ export async function probeDurationMs(path: string, signal?: AbortSignal): Promi
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     throw new EngineError("media_unreadable", `cannot read ${path}: ${(error as Error).message}`, false);
-  }
-}
-
-async function ffmpeg(args: string[], signal?: AbortSignal): Promise<void> {
-  try {
-    await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", "-y", ...args], { signal });
-  } catch (error) {
-    if (signal?.aborted) throw signal.reason;
-    throw new EngineError(
-      "media_unreadable",
-      `ffmpeg could not extract audio: ${(error as Error).message}`,
-      false,
-    );
   }
 }
 

@@ -3,8 +3,9 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { type Browser, chromium } from "playwright";
+import type { Browser } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchTestChromium } from "../helpers/mock-browser.js";
 import { deployedBot, registerUser, startTestServer, type TestServer } from "../helpers/server-harness.js";
 
 const run = promisify(execFile);
@@ -15,20 +16,7 @@ let scratch: string;
 beforeAll(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-share-"));
   server = await startTestServer();
-  browser = await chromium.launch({
-    executablePath: process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-quic",
-      "--no-first-run",
-      "--autoplay-policy=no-user-gesture-required",
-    ],
-    ignoreDefaultArgs: ["--mute-audio"],
-  });
+  browser = await launchTestChromium({ ignoreDefaultArgs: ["--mute-audio"] });
 });
 afterAll(async () => {
   await browser?.close();

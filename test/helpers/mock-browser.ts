@@ -29,6 +29,16 @@ const CHROMIUM_ARGS = [
   "--use-fake-device-for-media-stream",
 ];
 
+/** Debian's Chromium, headless, with the flags above (never a downloaded browser). */
+export function launchTestChromium(options: { ignoreDefaultArgs?: string[] } = {}): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium",
+    headless: true,
+    args: CHROMIUM_ARGS,
+    ...options,
+  });
+}
+
 export let host: MockHost;
 export let page: Page;
 let browser: Browser;
@@ -38,11 +48,7 @@ let context: BrowserContext;
 export function useMockBrowser(platform: Platform) {
   beforeAll(async () => {
     host = await startMockHost();
-    browser = await chromium.launch({
-      executablePath: process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium",
-      headless: true,
-      args: CHROMIUM_ARGS,
-    });
+    browser = await launchTestChromium();
   });
 
   afterAll(async () => {
