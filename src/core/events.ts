@@ -254,6 +254,10 @@ export const WEBHOOK_EVENT_NAMES = [
   "recording.ready",
   "participant.joined",
   "participant.left",
+  "transcript.ready",
+  "transcript.failed",
+  "summary.ready",
+  "summary.failed",
 ] as const;
 export const WebhookEventName = z.enum(WEBHOOK_EVENT_NAMES);
 export type WebhookEventName = z.infer<typeof WebhookEventName>;
@@ -331,6 +335,37 @@ export function recordingReadyWebhookEvent(recording: {
   sizeBytes: number;
 }): WebhookEventData {
   return { event: "recording.ready", data: { ...recordingFigures(recording), format: "mp4" } };
+}
+
+/**
+ * `transcript.ready`: the transcript can be read at GET /v1/transcripts/{bot_id}. `utterances` is
+ * how many there are (the transcript itself may be megabytes: it is fetched, not delivered).
+ */
+export function transcriptReadyWebhookEvent(transcript: {
+  engine: string;
+  language: string;
+  durationMs: number;
+  utterances: number;
+}): WebhookEventData {
+  return { event: "transcript.ready", data: { ...transcript } };
+}
+
+/** `summary.ready`: the summary, small enough to deliver whole but for its key points. */
+export function summaryReadyWebhookEvent(summary: {
+  engine: string;
+  overview: string;
+  actionItems: unknown[];
+  decisions: string[];
+}): WebhookEventData {
+  return { event: "summary.ready", data: { ...summary } };
+}
+
+/** `transcript.failed` and `summary.failed`: the job failed for good, with its `{code, message}`. */
+export function contentFailedWebhookEvent(
+  kind: "transcript" | "summary",
+  error: { code: string; message: string },
+): WebhookEventData {
+  return { event: `${kind}.failed`, data: { code: error.code, message: error.message } };
 }
 
 /** Spec §6: durationSeconds is an integer (rounded), fileSizeBytes the file's size. */

@@ -5,7 +5,10 @@ import { OpenAiTranscriber } from "./openai-transcriber.js";
 import type { Summarizer, Transcriber } from "./types.js";
 
 export { assemblyAiSettings, newAssemblyAiWebhookAuth, verifyAssemblyAiWebhook } from "./assemblyai.js";
-export type { AssemblyAiTranscribeRequest, AssemblyAiWebhook } from "./assemblyai.js";
+export type { AssemblyAiSettings, AssemblyAiTranscribeRequest, AssemblyAiWebhook } from "./assemblyai.js";
+export type { DeepgramSettings } from "./deepgram.js";
+export type { OpenAiSummarizerSettings } from "./openai-summarizer.js";
+export type { OpenAiTranscriberSettings } from "./openai-transcriber.js";
 export { deepgramSettings } from "./deepgram.js";
 export { openAiSummarizerSettings } from "./openai-summarizer.js";
 export { openAiTranscriberSettings } from "./openai-transcriber.js";

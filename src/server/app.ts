@@ -15,7 +15,7 @@ import { authCallbackPage } from "./routes/oauth.js";
 import { createServices } from "./services/index.js";
 import { LocalRecordingStore } from "./storage/recordings.js";
 import { validatorCompiler } from "./validation.js";
-import { OutboxSignal } from "./webhooks/outbox.js";
+import { WakeSignal } from "./wake-signal.js";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 /** Only a `\uD800`-`\uDFFF` escape can put a lone surrogate in text decoded from valid UTF-8. */
@@ -109,7 +109,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     publicBaseUrl: deps.publicBaseUrl,
     now,
     log: app.log,
-    outbox: new OutboxSignal(),
+    outbox: new WakeSignal(),
+    jobs: new WakeSignal(),
   });
   // One limiter for both prefixes: /v1 and /api/v1 share a credential's budget.
   const rateLimiter = new RateLimiter(deps.config.rateLimit, () => now().getTime());
@@ -122,8 +123,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   services.watchdog.start();
   services.apiLogs.start();
   if (deps.config.webhooks.worker) services.webhookWorker.start();
+  if (deps.config.jobs.worker) services.jobWorker.start();
   app.addHook("onClose", async () => {
     await services.watchdog.stop();
+    // Hands running transcripts and summaries back to the queue, to be resumed after a restart.
+    await services.jobWorker.stop();
     // Waits briefly for deliveries in flight; the rest are sent again after a restart.
     await services.webhookWorker.stop();
     // Before the caller closes the database: the last buffered request-log rows.

@@ -2,7 +2,8 @@ import path from "node:path";
 import { allowlistedEnv, type RunnerSettings } from "../core/index.js";
 import { type OAuthConfig, oauthConfigFromEnv } from "./auth/oauth-config.js";
 import type { DatabaseOptions } from "./db/database.js";
-import { OAUTH_VARIABLES, parseServerEnv } from "./env.js";
+import { OAUTH_VARIABLES, parseServerEnv, type ServerEnv } from "./env.js";
+import { Engines, type EnginesConfig } from "./jobs/engines.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { StartupError } from "./startup-error.js";
 
@@ -42,6 +43,24 @@ export interface StartServerOptions {
   outbound?: Partial<OutboundConfig>;
   /** The webhook delivery worker; defaults from env (see WebhooksConfig). */
   webhooks?: Partial<WebhooksConfig>;
+  /** The transcript and summary jobs; defaults from env (see JobsConfig). */
+  jobs?: Partial<JobsConfig>;
+}
+
+/** The content jobs (transcripts, summaries) and their worker (src/server/jobs/). */
+export interface JobsConfig {
+  /** Run a job worker in this process. Env MEETBOT_JOB_WORKER, default 1. */
+  worker: boolean;
+  /**
+   * Jobs run at once per process. Env MEETBOT_JOB_CONCURRENCY, default 1: the embedded engine
+   * keeps about one core busy, and bots recording on the same machine need the others.
+   */
+  concurrency: number;
+  /** How often the worker looks for due jobs when nothing woke it. Env MEETBOT_JOB_POLL_INTERVAL_MS, default 2000. */
+  pollIntervalMs: number;
+  /** Waits before the 2nd..5th try after a retryable failure; default JOB_RETRY_DELAYS_MS. */
+  retryDelaysMs?: readonly number[];
+  engines: EnginesConfig;
 }
 
 /** The outbox worker that sends webhook and callbackUrl deliveries (src/server/webhooks/worker.ts). */
@@ -123,6 +142,7 @@ export interface ServerConfig {
   oauth: OAuthConfig;
   outbound: OutboundConfig;
   webhooks: WebhooksConfig;
+  jobs: JobsConfig;
   paths: { database: string; recordings: string; bots: string };
   database: DatabaseOptions;
   /** Env MEETBOT_JWT_SECRET; undefined: the secret generated once into the data dir. */
@@ -172,6 +192,13 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       pollIntervalMs: opts.webhooks?.pollIntervalMs ?? env.MEETBOT_WEBHOOK_POLL_INTERVAL_MS,
       retentionDays: opts.webhooks?.retentionDays ?? env.MEETBOT_WEBHOOK_RETENTION_DAYS,
     },
+    jobs: {
+      worker: opts.jobs?.worker ?? env.MEETBOT_JOB_WORKER,
+      concurrency: opts.jobs?.concurrency ?? env.MEETBOT_JOB_CONCURRENCY,
+      pollIntervalMs: opts.jobs?.pollIntervalMs ?? env.MEETBOT_JOB_POLL_INTERVAL_MS,
+      ...(opts.jobs?.retryDelaysMs ? { retryDelaysMs: opts.jobs.retryDelaysMs } : {}),
+      engines: checkDefaultEngines(opts.jobs?.engines ?? enginesFromEnv(env)),
+    },
     paths: {
       database: path.join(dataDir, "meetbot.sqlite"),
       recordings: path.join(dataDir, "recordings"),
@@ -194,6 +221,65 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       env: allowlistedEnv(raw),
     },
   };
+}
+
+/**
+ * A provider engine is configured by its key (or, for OpenAI-compatible servers, which often take
+ * no key, by its base URL); the summary may use its own OpenAI-compatible server (Ollama beside a
+ * faster-whisper server) or share the transcription's.
+ */
+function enginesFromEnv(env: ServerEnv): EnginesConfig {
+  const openaiBase = env.MEETBOT_OPENAI_BASE_URL;
+  const openaiKey = env.MEETBOT_OPENAI_API_KEY;
+  const summaryBase = env.MEETBOT_OPENAI_SUMMARY_BASE_URL ?? openaiBase;
+  const summaryKey = env.MEETBOT_OPENAI_SUMMARY_API_KEY ?? openaiKey;
+  const some = <T extends object>(settings: T): T =>
+    Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as T;
+  return {
+    defaultTranscription: env.MEETBOT_TRANSCRIPTION_ENGINE,
+    defaultSummary: env.MEETBOT_SUMMARY_ENGINE,
+    pocketsphinxModelDir: env.MEETBOT_POCKETSPHINX_MODEL_DIR,
+    ...(openaiBase || openaiKey
+      ? {
+          openaiTranscription: some({
+            baseUrl: openaiBase,
+            apiKey: openaiKey,
+            model: env.MEETBOT_OPENAI_TRANSCRIPTION_MODEL,
+          }),
+        }
+      : {}),
+    ...(env.MEETBOT_DEEPGRAM_API_KEY
+      ? {
+          deepgram: some({
+            baseUrl: env.MEETBOT_DEEPGRAM_BASE_URL,
+            apiKey: env.MEETBOT_DEEPGRAM_API_KEY,
+            model: env.MEETBOT_DEEPGRAM_MODEL,
+          }),
+        }
+      : {}),
+    ...(env.MEETBOT_ASSEMBLYAI_API_KEY
+      ? { assemblyai: some({ baseUrl: env.MEETBOT_ASSEMBLYAI_BASE_URL, apiKey: env.MEETBOT_ASSEMBLYAI_API_KEY }) }
+      : {}),
+    ...(summaryBase || summaryKey
+      ? {
+          openaiSummary: some({
+            baseUrl: summaryBase,
+            apiKey: summaryKey,
+            model: env.MEETBOT_OPENAI_SUMMARY_MODEL,
+          }),
+        }
+      : {}),
+  };
+}
+
+/** The default engines must be usable: a bot's automatic transcript would fail otherwise. */
+function checkDefaultEngines(config: EnginesConfig): EnginesConfig {
+  const engines = new Engines(config);
+  const why =
+    engines.transcriptionUnavailable(config.defaultTranscription) ??
+    engines.summaryUnavailable(config.defaultSummary);
+  if (why) throw new StartupError(`MEETBOT_TRANSCRIPTION_ENGINE / MEETBOT_SUMMARY_ENGINE: the default ${why}`);
+  return config;
 }
 
 /** postgres:// or postgresql:// selects PostgreSQL; empty, SQLite in dataDir. */

@@ -5,6 +5,8 @@ import {
   RUNNER_LOG_LEVELS,
   type RunnerSettings,
 } from "../core/index.js";
+import { SUMMARY_ENGINES, TRANSCRIPTION_ENGINES } from "../intelligence/types.js";
+import { DEFAULT_MODEL_DIR } from "../intelligence/pocketsphinx.js";
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "./auth/oauth-config.js";
 import { StartupError } from "./startup-error.js";
 
@@ -61,6 +63,8 @@ const httpUrl = fromText<string | undefined>(
   (raw) => (/^https?:$/.test(URL.parse(raw)?.protocol ?? "") ? raw.replace(/\/+$/, "") : undefined),
   "an http(s) URL",
 );
+const oneOf = <T extends string>(names: readonly T[], fallback: T) =>
+  fromText<T>(fallback, (raw) => names.find((name) => name === raw), `one of ${names.join(", ")}`);
 const optionalText = z
   .string()
   .optional()
@@ -114,6 +118,24 @@ export const ServerEnv = z.object({
   MEETBOT_WEBHOOK_CONCURRENCY: wholeFrom(16, 1, 1000),
   MEETBOT_WEBHOOK_POLL_INTERVAL_MS: milliseconds(1000),
   MEETBOT_WEBHOOK_RETENTION_DAYS: positive(30),
+  MEETBOT_JOB_WORKER: flag(true),
+  MEETBOT_JOB_CONCURRENCY: wholeFrom(1, 1, 64),
+  MEETBOT_JOB_POLL_INTERVAL_MS: milliseconds(2000),
+  MEETBOT_TRANSCRIPTION_ENGINE: oneOf(TRANSCRIPTION_ENGINES, "pocketsphinx"),
+  MEETBOT_SUMMARY_ENGINE: oneOf(SUMMARY_ENGINES, "extractive"),
+  MEETBOT_POCKETSPHINX_MODEL_DIR: fromText(DEFAULT_MODEL_DIR, (raw) => raw, "a path"),
+  // Secrets below are never echoed in an error.
+  MEETBOT_OPENAI_BASE_URL: httpUrl,
+  MEETBOT_OPENAI_API_KEY: optionalText,
+  MEETBOT_OPENAI_TRANSCRIPTION_MODEL: optionalText,
+  MEETBOT_OPENAI_SUMMARY_BASE_URL: httpUrl,
+  MEETBOT_OPENAI_SUMMARY_API_KEY: optionalText,
+  MEETBOT_OPENAI_SUMMARY_MODEL: optionalText,
+  MEETBOT_DEEPGRAM_BASE_URL: httpUrl,
+  MEETBOT_DEEPGRAM_API_KEY: optionalText,
+  MEETBOT_DEEPGRAM_MODEL: optionalText,
+  MEETBOT_ASSEMBLYAI_BASE_URL: httpUrl,
+  MEETBOT_ASSEMBLYAI_API_KEY: optionalText,
   ...oauthVariables,
   MEETBOT_RUNNER_COMMAND: fromText<[string, ...string[]] | undefined>(
     undefined,

@@ -277,6 +277,68 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    "0007_content_jobs": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // JSON of the bot's `transcription` and `summary` create options; null: none asked for.
+        await db.schema.alterTable("bots").addColumn("content_options", "text").execute();
+
+        // One row per (recording, kind): where its transcript or summary stands, and the lease of
+        // the worker making it. Gone with the recording.
+        await id(db.schema.createTable("content_jobs"))
+          .addColumn("bot_id", "integer", (col) =>
+            col.notNull().references("recordings.bot_id").onDelete("cascade"),
+          )
+          .addColumn("kind", "varchar(16)", (col) => col.notNull())
+          .addColumn("state", "varchar(16)", (col) => col.notNull())
+          .addColumn("engine", "varchar(32)", (col) => col.notNull())
+          .addColumn("language", "varchar(32)")
+          .addColumn("model", "varchar(200)")
+          .addColumn("attempts", "integer", (col) => col.notNull())
+          .addColumn("next_attempt_at", "varchar(40)")
+          .addColumn("lease_until", "varchar(40)")
+          .addColumn("claim_token", "varchar(40)")
+          .addColumn("progress", "double precision")
+          .addColumn("error_code", "varchar(64)")
+          .addColumn("error_message", "text")
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("updated_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("completed_at", "varchar(40)")
+          .addUniqueConstraint("content_jobs_bot_kind_unique", ["bot_id", "kind"])
+          .execute();
+        await db.schema
+          .createIndex("content_jobs_due_idx")
+          .on("content_jobs")
+          .columns(["state", "next_attempt_at"])
+          .execute();
+
+        await db.schema
+          .createTable("transcripts")
+          .addColumn("bot_id", "integer", (col) =>
+            col.primaryKey().references("recordings.bot_id").onDelete("cascade"),
+          )
+          .addColumn("engine", "varchar(32)", (col) => col.notNull())
+          .addColumn("language", "varchar(32)", (col) => col.notNull())
+          .addColumn("duration_ms", "integer", (col) => col.notNull())
+          .addColumn("text", "text", (col) => col.notNull())
+          .addColumn("utterances", "text", (col) => col.notNull())
+          .addColumn("completed_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+
+        await db.schema
+          .createTable("summaries")
+          .addColumn("bot_id", "integer", (col) =>
+            col.primaryKey().references("recordings.bot_id").onDelete("cascade"),
+          )
+          .addColumn("engine", "varchar(32)", (col) => col.notNull())
+          .addColumn("overview", "text", (col) => col.notNull())
+          .addColumn("key_points", "text", (col) => col.notNull())
+          .addColumn("action_items", "text", (col) => col.notNull())
+          .addColumn("decisions", "text", (col) => col.notNull())
+          .addColumn("completed_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+      },
+    },
   };
 }
 

@@ -16,6 +16,9 @@ export interface Database {
   callback_receipts: CallbackReceiptsTable;
   recordings: RecordingsTable;
   recording_shares: RecordingSharesTable;
+  content_jobs: ContentJobsTable;
+  transcripts: TranscriptsTable;
+  summaries: SummariesTable;
   speaker_changes: SpeakerChangesTable;
   api_keys: ApiKeysTable;
   api_request_logs: ApiRequestLogsTable;
@@ -113,6 +116,8 @@ export interface BotsTable {
    * stays a bot's last delivery (webhooks/outbox.ts). Null otherwise.
    */
   held_bot_ended: string | null;
+  /** JSON of the `transcription` and `summary` create options (jobs/content-options.ts); null: none. */
+  content_options: string | null;
   /** JSON of DeploymentError; null unless FATAL. */
   deployment_error: string | null;
   last_heartbeat: string | null;
@@ -172,6 +177,58 @@ export interface RecordingSharesTable {
   token_hash: string;
   expires_at: string;
   created_at: string;
+}
+
+/**
+ * A recording's transcript or summary job (jobs/queue.ts): one row per (bot_id, kind), holding
+ * where it stands for the status routes and the lease of the worker running it.
+ */
+export interface ContentJobsTable {
+  id: Generated<number>;
+  bot_id: number;
+  /** "transcript" | "summary" */
+  kind: string;
+  /** "queued" | "processing" | "completed" | "failed" */
+  state: string;
+  engine: string;
+  /** As requested (null: the engine's default); the transcript row has the one used. */
+  language: string | null;
+  model: string | null;
+  /** Claims so far (a claim whose worker died counts). */
+  attempts: number;
+  /** When a queued job may run; null for a summary waiting for its transcript. */
+  next_attempt_at: string | null;
+  lease_until: string | null;
+  claim_token: string | null;
+  /** 0..1 while processing; null when unknown. */
+  progress: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+/** A completed transcript; utterances are JSON of intelligence's Utterance[]. */
+export interface TranscriptsTable {
+  bot_id: number;
+  engine: string;
+  language: string;
+  duration_ms: number;
+  text: string;
+  utterances: string;
+  completed_at: string;
+}
+
+/** A completed summary; key_points, action_items and decisions are JSON arrays. */
+export interface SummariesTable {
+  bot_id: number;
+  engine: string;
+  overview: string;
+  key_points: string;
+  action_items: string;
+  decisions: string;
+  completed_at: string;
 }
 
 /** An endpoint registered through /v1/webhooks. The secret is kept as is: every delivery is signed with it. */
@@ -256,4 +313,5 @@ export type BotRow = Selectable<BotsTable>;
 export type NewBot = Insertable<BotsTable>;
 export type RecordingRow = Selectable<RecordingsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
+export type ContentJobRow = Selectable<ContentJobsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

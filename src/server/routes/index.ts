@@ -13,7 +13,10 @@ import { eventRoutes } from "./events.js";
 import { oauthRoutes } from "./oauth.js";
 import { recordingFileRoutes, recordingRoutes } from "./recordings.js";
 import { sharedRecordingRoutes, shareRoutes } from "./shares.js";
+import { summaryRoutes } from "./summaries.js";
+import { transcriptRoutes } from "./transcripts.js";
 import { userRoutes } from "./users.js";
+import { webhookReceiverRoutes } from "./webhook-receivers.js";
 import { webhookRoutes } from "./webhooks.js";
 
 /**
@@ -40,6 +43,7 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
   // Public, or with their own credential; never rate limited (runners, signed download links).
   await app.register(callbackRoutes, { services });
   await app.register(recordingFileRoutes, { services });
+  await app.register(webhookReceiverRoutes, { services });
 
   // Everything else: a user's bearer credential.
   await app.register(async (authenticated) => {
@@ -56,6 +60,8 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
     await authenticated.register(eventRoutes, { services });
     await authenticated.register(recordingRoutes, { services });
     await authenticated.register(shareRoutes, { services });
+    await authenticated.register(transcriptRoutes, { services });
+    await authenticated.register(summaryRoutes, { services });
     await authenticated.register(userRoutes, { services });
     await authenticated.register(apiKeyUsageRoutes, { services });
     await authenticated.register(webhookRoutes, { services });

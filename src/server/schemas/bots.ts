@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AutomaticLeave, BotConfig, BotStatus, MeetingInfo, SubCode } from "../../core/index.js";
+import { SummaryOptions, TranscriptionOptions } from "../jobs/content-options.js";
 import { Pagination } from "../validation.js";
 import { Timestamp, HttpUrl } from "./common.js";
 
@@ -58,6 +59,12 @@ export const CreateBotBody = z.object({
   callbackUrl: HttpUrl.optional(),
   heartbeatInterval: BotConfig.shape.heartbeatInterval,
   automaticLeave: AutomaticLeave.prefault({}),
+  transcription: TranscriptionOptions.optional().describe(
+    "transcribe the recording once it is stored (ours; the spec has no such field)",
+  ),
+  summary: SummaryOptions.optional().describe(
+    "summarize the transcript once it is made; implies `transcription` with its defaults (ours)",
+  ),
 });
 export type CreateBotBody = z.infer<typeof CreateBotBody>;
 

@@ -12,3 +12,4 @@ export * from "./callbacks.js";
 export * from "./recordings.js";
 export * from "./users.js";
 export * from "./webhooks.js";
+export * from "./content-jobs.js";

@@ -26,6 +26,8 @@ import type {
   UpdateBotBody,
 } from "../schemas/index.js";
 import { recordingUploadPath } from "../http/urls.js";
+import { checkEngines, type ContentOptions } from "../jobs/content-options.js";
+import type { Engines } from "../jobs/engines.js";
 import { removeBotFiles } from "../storage/bot-files.js";
 import { enqueueBotEvent } from "../webhooks/outbox.js";
 import { checkTargetUrl } from "../webhooks/outbound.js";
@@ -52,11 +54,19 @@ const selectOwnedBotWithRecording = preparedQuery((db, botId: number, userId: nu
 );
 
 export class BotService {
-  constructor(private readonly ctx: ServiceContext) {}
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly engines: Engines,
+  ) {}
 
   async create(userId: number, input: CreateBotBody): Promise<Bot> {
     this.checkMeetingHost(input.meetingInfo);
     this.checkCallbackTarget(input.callbackUrl);
+    checkEngines(
+      this.engines,
+      { transcription: input.transcription?.engine, summary: input.summary?.engine },
+      { transcription: ["body", "transcription", "engine"], summary: ["body", "summary", "engine"] },
+    );
     const now = toIso(this.ctx.now());
     const row = await this.ctx.db
       .insertInto("bots")
@@ -70,6 +80,10 @@ export class BotService {
         callback_url: input.callbackUrl ?? null,
         heartbeat_interval: input.heartbeatInterval,
         automatic_leave: JSON.stringify(input.automaticLeave),
+        content_options:
+          input.transcription || input.summary
+            ? JSON.stringify({ transcription: input.transcription, summary: input.summary } satisfies ContentOptions)
+            : null,
         created_at: now,
         updated_at: now,
       })

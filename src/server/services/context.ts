@@ -6,7 +6,7 @@ import type { ServerConfig } from "../config.js";
 import type { Database, DialectName } from "../db/schema.js";
 import type { Launcher } from "../launcher/launcher.js";
 import type { RecordingStore } from "../storage/recordings.js";
-import type { OutboxSignal } from "../webhooks/outbox.js";
+import type { WakeSignal } from "../wake-signal.js";
 
 /** What services depend on. No Fastify request in here: services are callable from anywhere. */
 export interface ServiceContext {
@@ -22,5 +22,7 @@ export interface ServiceContext {
   now(): Date;
   log: FastifyBaseLogger;
   /** Notified after a transaction that queued webhook deliveries commits: wakes the worker. */
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
+  /** Notified after a transaction that queued a transcript or summary job commits: wakes the job worker. */
+  jobs: WakeSignal;
 }

@@ -3,6 +3,11 @@ import { Deliverer } from "../webhooks/deliver.js";
 import { OutboundClient } from "../webhooks/outbound.js";
 import { attemptLeaseMs, MAX_LOGGED_BODY_CHARS } from "../webhooks/queue.js";
 import { WebhookWorker } from "../webhooks/worker.js";
+import { AssemblyAiWebhooks } from "../jobs/assemblyai-webhooks.js";
+import { Engines } from "../jobs/engines.js";
+import { summaryJobHandler } from "../jobs/summary-job.js";
+import { transcriptJobHandler } from "../jobs/transcript-job.js";
+import { JOB_LEASE_MS, JobWorker } from "../jobs/worker.js";
 import { ApiKeyService } from "./api-keys.js";
 import { ApiLogService } from "./api-logs.js";
 import { ArtifactService } from "./artifacts.js";
@@ -14,6 +19,8 @@ import { OAuthService } from "./oauth.js";
 import { ProfileService } from "./profile.js";
 import { RecordingService } from "./recordings.js";
 import { ShareService } from "./shares.js";
+import { SummaryService } from "./summaries.js";
+import { TranscriptService } from "./transcripts.js";
 import { UserService } from "./users.js";
 import { BotWatchdog } from "./watchdog.js";
 import { WebhookService } from "./webhooks.js";
@@ -36,14 +43,23 @@ export interface Services {
   webhooks: WebhookService;
   /** Sends queued webhook deliveries; the app starts it unless config.webhooks.worker is off. */
   webhookWorker: WebhookWorker;
+  transcripts: TranscriptService;
+  summaries: SummaryService;
+  /** AssemblyAI's completion webhooks for the jobs this process runs. */
+  assemblyAiWebhooks: AssemblyAiWebhooks;
+  /** Makes transcripts and summaries; the app starts it unless config.jobs.worker is off. */
+  jobWorker: JobWorker;
 }
 
 export function createServices(ctx: ServiceContext): Services {
-  const bots = new BotService(ctx);
+  const engines = new Engines(ctx.config.jobs.engines);
+  const assemblyAiWebhooks = new AssemblyAiWebhooks(ctx.publicBaseUrl);
+  const bots = new BotService(ctx, engines);
   const apiKeys = new ApiKeyService(ctx);
   const users = new UserService(ctx, apiKeys);
   const apiLogs = new ApiLogService(ctx);
-  const recordings = new RecordingService(ctx, bots);
+  const transcripts = new TranscriptService(ctx, bots, engines);
+  const recordings = new RecordingService(ctx, bots, engines);
   // One outbound client for the worker and the test sends; the worker's stop() closes it.
   const outbound = new OutboundClient({
     ...ctx.config.outbound,
@@ -57,7 +73,7 @@ export function createServices(ctx: ServiceContext): Services {
     events: new EventService(ctx, bots),
     callbacks: new CallbackService(ctx),
     recordings,
-    shares: new ShareService(ctx, recordings),
+    shares: new ShareService(ctx, recordings, transcripts),
     watchdog: new BotWatchdog(ctx, bots),
     artifacts: new ArtifactService(ctx, bots, new LocalArtifactStore(ctx.config.paths.bots)),
     apiLogs,
@@ -74,6 +90,25 @@ export function createServices(ctx: ServiceContext): Services {
       pollIntervalMs: ctx.config.webhooks.pollIntervalMs,
       retentionMs: ctx.config.webhooks.retentionDays * 24 * 60 * 60 * 1000,
       leaseMs: attemptLeaseMs(ctx.config.outbound),
+    }),
+    transcripts,
+    summaries: new SummaryService(ctx, bots, engines),
+    assemblyAiWebhooks,
+    jobWorker: new JobWorker({
+      db: ctx.db,
+      dialect: ctx.dialect,
+      now: ctx.now,
+      log: ctx.log,
+      handlers: {
+        transcript: transcriptJobHandler({ db: ctx.db, store: ctx.store, engines, assemblyAiWebhooks }),
+        summary: summaryJobHandler({ db: ctx.db, engines }),
+      },
+      concurrency: ctx.config.jobs.concurrency,
+      pollIntervalMs: ctx.config.jobs.pollIntervalMs,
+      leaseMs: JOB_LEASE_MS,
+      signal: ctx.jobs,
+      outbox: ctx.outbox,
+      ...(ctx.config.jobs.retryDelaysMs ? { retryDelaysMs: ctx.config.jobs.retryDelaysMs } : {}),
     }),
   };
 }

@@ -1,4 +1,5 @@
 import type { Readable } from "node:stream";
+import type { ExpressionBuilder } from "kysely";
 import { DOWNLOAD_LINK_TTL_S } from "../auth/signed-urls.js";
 import { toIso } from "../db/database.js";
 import {
@@ -10,12 +11,7 @@ import {
   PayloadTooLargeError,
   RangeNotSatisfiableError,
 } from "../errors.js";
-import {
-  type Platform,
-  recordingReadyWebhookEvent,
-  type SpeakerSegment,
-  speakerTimeline,
-} from "../../core/index.js";
+import { type Platform, recordingReadyWebhookEvent } from "../../core/index.js";
 import type {
   DownloadLink,
   Recording,
@@ -32,6 +28,11 @@ import type { BotService } from "./bots.js";
 import { expireCallbackToken } from "./callback-token.js";
 import type { ServiceContext } from "./context.js";
 import { toRecording } from "./mappers.js";
+import { type ContentOptions, queueRequestedContent } from "../jobs/content-options.js";
+import type { Engines } from "../jobs/engines.js";
+import type { JobKind, JobState } from "../jobs/queue.js";
+import type { Database } from "../db/schema.js";
+import { loadSpeakerTimeline } from "./speaker-timeline.js";
 
 /** Largest recording accepted by the upload route. */
 export const MAX_RECORDING_BYTES = 8 * 1024 ** 3;
@@ -59,6 +60,7 @@ export class RecordingService {
   constructor(
     private readonly ctx: ServiceContext,
     private readonly bots: BotService,
+    private readonly engines: Engines,
   ) {}
 
   /** Stores the runner's upload (the bot is already authenticated by its callback token). */
@@ -82,6 +84,7 @@ export class RecordingService {
       created_at: now,
     };
     let queued = 0;
+    let jobsQueued = false;
     const stored = await this.ctx.db.transaction().execute(async (trx) => {
       // Deleted while the upload streamed in: nothing may be kept for it.
       const bot = await lockBot(trx, this.ctx.dialect, botId);
@@ -108,10 +111,14 @@ export class RecordingService {
       if (!replaced) {
         const ready = recordingReadyWebhookEvent({ durationMs, sizeBytes });
         queued = await enqueueWebhookEvents(trx, bot, [ready], now, now);
+        // The transcript and summary the bot was created with.
+        const options = bot.content_options ? (JSON.parse(bot.content_options) as ContentOptions) : {};
+        jobsQueued = await queueRequestedContent(trx, botId, options, this.engines, this.ctx.now());
       }
       return true;
     });
     if (queued > 0) this.ctx.outbox.notify();
+    if (jobsQueued) this.ctx.jobs.notify();
     if (!stored) {
       await this.ctx.store.remove(botId);
       throw new BotNotFoundError();
@@ -121,31 +128,8 @@ export class RecordingService {
 
   async get(userId: number, botId: number): Promise<RecordingInfo> {
     const recording = await this.requireOwned(userId, botId);
-    return { ...recording, speakerTimeline: await this.speakerTimeline(botId, recording) };
-  }
-
-  private async speakerTimeline(botId: number, recording: Recording): Promise<SpeakerSegment[]> {
-    const bot = await this.ctx.db
-      .selectFrom("bots")
-      .select("recording_started_at")
-      .where("id", "=", botId)
-      .executeTakeFirst();
-    if (!bot?.recording_started_at) return [];
-    const changes = await this.ctx.db
-      .selectFrom("speaker_changes")
-      .selectAll()
-      .where("bot_id", "=", botId)
-      .orderBy("id")
-      .execute();
-    return speakerTimeline(
-      changes.map((c) => ({
-        type: c.change === "started" ? "speaker.started" : "speaker.stopped",
-        participantId: c.participant_id,
-        participantName: c.participant_name,
-        eventTime: c.event_time,
-      })),
-      { startedAt: bot.recording_started_at, durationMs: Math.round(recording.durationSeconds * 1000) },
-    );
+    const durationMs = Math.round(recording.durationSeconds * 1000);
+    return { ...recording, speakerTimeline: await loadSpeakerTimeline(this.ctx.db, botId, durationMs) };
   }
 
   async downloadLink(userId: number, botId: number): Promise<DownloadLink> {
@@ -200,6 +184,12 @@ export class RecordingService {
       .selectFrom("recordings")
       .innerJoin("bots", "bots.id", "recordings.bot_id")
       .where("bots.user_id", "=", userId);
+    const jobState = (kind: JobKind) => (eb: ExpressionBuilder<Database, "recordings">) =>
+      eb
+        .selectFrom("content_jobs")
+        .select("content_jobs.state")
+        .whereRef("content_jobs.bot_id", "=", "recordings.bot_id")
+        .where("content_jobs.kind", "=", kind);
     const { total } = await base.select((eb) => eb.fn.countAll().as("total")).executeTakeFirstOrThrow();
     const rows = await base
       .select([
@@ -211,6 +201,7 @@ export class RecordingService {
         "bots.meeting_title",
         "bots.platform",
       ])
+      .select((eb) => [jobState("transcript")(eb).as("transcript_state"), jobState("summary")(eb).as("summary_state")])
       .orderBy("recordings.created_at", "desc")
       .orderBy("recordings.bot_id", "desc")
       .limit(query.page_size)
@@ -227,9 +218,8 @@ export class RecordingService {
         sizeBytes: Number(row.size_bytes),
         format: "mp4" as const,
         createdAt: row.created_at,
-        // No transcripts or summaries exist yet: none requested.
-        transcriptStatus: null,
-        summaryStatus: null,
+        transcriptStatus: (row.transcript_state ?? null) as JobState | null,
+        summaryStatus: (row.summary_state ?? null) as JobState | null,
       })),
       total: Number(total),
       page: query.page,
@@ -246,8 +236,8 @@ export class RecordingService {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
       if (!bot || bot.user_id !== userId) throw new BotNotFoundError();
       if (!ENDED_STATUSES.includes(bot.status)) return bot.status;
-      // The one place a recording's derived content goes: its share link goes by ON DELETE
-      // CASCADE from recordings; transcripts and summaries are to be deleted here too.
+      // The one place a recording's derived content goes: its share link, transcript, summary and
+      // their jobs go by ON DELETE CASCADE from recordings (a running job loses its claim and stops).
       const deleted = await trx.deleteFrom("recordings").where("bot_id", "=", botId).executeTakeFirst();
       if (Number(deleted.numDeletedRows) === 0) throw new NotFoundError("Recording not found");
       await appendLog(trx, botId, "info", "recording deleted on request", toIso(this.ctx.now()));

@@ -13,6 +13,7 @@ import {
 } from "../schemas/index.js";
 import type { ServiceContext } from "./context.js";
 import type { RangeRequest, RecordingFile, RecordingService } from "./recordings.js";
+import type { TranscriptService } from "./transcripts.js";
 
 /** Unknown, expired and revoked links are told apart by nobody: one answer for all. */
 class ShareNotFoundError extends NotFoundError {
@@ -29,6 +30,7 @@ export class ShareService {
   constructor(
     private readonly ctx: ServiceContext,
     private readonly recordings: RecordingService,
+    private readonly transcripts: TranscriptService,
   ) {}
 
   /** A new link for the owner's recording, replacing the previous one (which stops working). */
@@ -90,7 +92,13 @@ export class ShareService {
       .selectFrom("recording_shares")
       .innerJoin("recordings", "recordings.bot_id", "recording_shares.bot_id")
       .innerJoin("bots", "bots.id", "recording_shares.bot_id")
-      .select(["bots.meeting_title", "bots.platform", "recordings.duration_ms", "recordings.created_at"])
+      .select([
+        "bots.id",
+        "bots.meeting_title",
+        "bots.platform",
+        "recordings.duration_ms",
+        "recordings.created_at",
+      ])
       .where("recording_shares.token_hash", "=", sha256Hex(token))
       .where("recording_shares.expires_at", ">", toIso(this.ctx.now()))
       .executeTakeFirst();
@@ -101,7 +109,7 @@ export class ShareService {
       durationMs: row.duration_ms,
       createdAt: row.created_at,
       streamUrl: `${this.ctx.publicBaseUrl()}${shareStreamPath(token)}`,
-      transcript: null,
+      transcript: await this.transcripts.find(row.id),
     };
   }
 

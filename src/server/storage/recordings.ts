@@ -14,6 +14,11 @@ export interface RecordingStore {
   open(botId: number, range?: { start: number; end: number }): Readable;
   /** Deletes the bot's recording (and an unfinished upload of it); no error when there is none. */
   remove(botId: number): Promise<void>;
+  /**
+   * Runs `use` with a path of the recording on this machine (ffmpeg reads files): the file itself
+   * for local storage; a store elsewhere would fetch a copy first and remove it afterwards.
+   */
+  withLocalFile<T>(botId: number, use: (file: string) => Promise<T>): Promise<T>;
 }
 
 export class RecordingTooLargeError extends Error {
@@ -27,6 +32,10 @@ export class LocalRecordingStore implements RecordingStore {
 
   file(botId: number): string {
     return path.join(this.dir, `${botId}.mp4`);
+  }
+
+  withLocalFile<T>(botId: number, use: (file: string) => Promise<T>): Promise<T> {
+    return use(this.file(botId));
   }
 
   save(botId: number, source: Readable, maxBytes: number): Promise<{ sizeBytes: number }> {

@@ -9,22 +9,9 @@ import { newDeliveryId } from "./secrets.js";
  * The write side of the outbox. Callers run `enqueueWebhookEvents` inside the transaction that
  * records the event itself, so a delivery exists exactly when its event does (a rolled-back event
  * leaves none; a duplicate runner event, refused by the (bot, seq) check, makes none). Once that
- * transaction has committed, `signal.notify()` wakes this process's worker at once; other
- * processes find the rows by polling.
+ * transaction has committed, the context's `outbox` WakeSignal wakes this process's worker at
+ * once; other processes find the rows by polling.
  */
-export class OutboxSignal {
-  private readonly listeners = new Set<() => void>();
-
-  notify(): void {
-    for (const listener of this.listeners) listener();
-  }
-
-  /** Returns the unsubscribe function. */
-  subscribe(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-}
 
 export interface OutboxBot {
   id: number;

@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import type { Database, DialectName } from "../db/schema.js";
 import { Deliverer } from "./deliver.js";
 import type { OutboundClient } from "./outbound.js";
-import type { OutboxSignal } from "./outbox.js";
+import type { WakeSignal } from "../wake-signal.js";
 import { TEST_EVENT } from "./events.js";
 import { type ClaimedDelivery, claimDueDeliveries, pruneFinishedDeliveries } from "./queue.js";
 
@@ -23,7 +23,7 @@ export interface WebhookWorkerDeps {
   /** How long a claim holds; longer than the slowest possible attempt. */
   leaseMs: number;
   /** Wakes the worker when this process has committed new deliveries. */
-  signal?: OutboxSignal;
+  signal?: WakeSignal;
   /** stop() waits this long for attempts in flight; default 5000 ms. */
   stopGraceMs?: number;
   retryDelaysMs?: readonly number[];

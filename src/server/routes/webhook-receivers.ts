@@ -1,0 +1,32 @@
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { NotFoundError, UnauthorizedError } from "../errors.js";
+import type { Services } from "../services/index.js";
+import { IdParam } from "../validation.js";
+
+/**
+ * Public: calls from transcription providers about a job this process runs, authenticated by the
+ * secret header the job gave the provider (the body is not trusted: the engine reads the result
+ * from the provider's API itself). Never rate limited: the provider's retries must get through.
+ */
+export const webhookReceiverRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+  app.post(
+    "/webhook-receivers/assemblyai/:job_id",
+    {
+      schema: {
+        params: z.object({ job_id: IdParam }),
+        body: z.unknown(),
+        response: { 200: z.object({ received: z.literal(true) }) },
+        description:
+          "AssemblyAI's transcript-completed webhook. 401 without the job's secret header; 404 for a " +
+          "job this server process is not waiting for (its polling finds the result anyway).",
+      },
+    },
+    async (request) => {
+      const receipt = services.assemblyAiWebhooks.receive(request.params.job_id, request.headers);
+      if (receipt === "unknown") throw new NotFoundError("No transcript job is waiting for this webhook here");
+      if (receipt === "unauthorized") throw new UnauthorizedError("Webhook secret header missing or wrong");
+      return { received: true as const };
+    },
+  );
+};
