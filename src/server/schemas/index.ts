@@ -10,5 +10,6 @@ export * from "./bots.js";
 export * from "./events.js";
 export * from "./callbacks.js";
 export * from "./recordings.js";
+export * from "./transcripts.js";
 export * from "./users.js";
 export * from "./webhooks.js";
