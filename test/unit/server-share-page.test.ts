@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sharePage, wantsHtml } from "../../src/server/http/share-page.js";
+import { SharedRecording, type Transcript } from "../../src/server/schemas/index.js";
 
 describe("wantsHtml", () => {
   it("is true when text/html is listed with a q above 0", () => {
@@ -41,5 +42,65 @@ describe("sharePage", () => {
 
   it("never lets a token out of its attribute", () => {
     expect(sharePage(shared, '"><script>')).toContain('src="%22%3E%3Cscript%3E/stream"');
+  });
+
+  const transcript: Transcript = {
+    botId: 7,
+    status: "completed",
+    engine: "pocketsphinx",
+    language: "en",
+    durationMs: 3_723_400,
+    createdAt: "2030-01-02T11:40:00.000Z",
+    completedAt: "2030-01-02T11:41:00.000Z",
+    text: "i will send the report tomorrow thanks",
+    utterances: [
+      {
+        speaker: { participantId: "p-a", name: "Alice" },
+        startMs: 65_400,
+        endMs: 67_000,
+        text: "i will send the report tomorrow",
+        confidence: 0.8,
+        words: [{ text: "i", startMs: 65_400, endMs: 65_500, confidence: 0.8 }],
+      },
+      { speaker: null, startMs: 3_723_000, endMs: 3_723_300, text: "thanks", confidence: null, words: [] },
+    ],
+  };
+
+  it("shows no transcript until there is one", () => {
+    expect(sharePage(shared, "t")).toContain("<h2>Transcript</h2>\n<p>No transcript yet.</p>\n</section>");
+  });
+
+  it("shows each utterance's time, speaker and words below the player", () => {
+    const html = sharePage({ ...shared, transcript }, "t");
+    expect(SharedRecording.parse({ ...shared, transcript })).toEqual({ ...shared, transcript });
+    expect(html).not.toContain("No transcript yet.");
+    expect(html).toContain(
+      '<p><time datetime="PT65S">01:05</time> <span class="who">Alice</span> i will send the report tomorrow</p>\n' +
+        '<p><time datetime="PT3723S">1:02:03</time> <span class="who">Unknown speaker</span> thanks</p>\n</section>',
+    );
+    expect(html.indexOf("<video")).toBeLessThan(html.indexOf("01:05"));
+  });
+
+  it("says so when the transcript holds no speech", () => {
+    const html = sharePage({ ...shared, transcript: { ...transcript, text: "", utterances: [] } }, "t");
+    expect(html).toContain("<p>No speech was recognized.</p>");
+  });
+
+  it("escapes the names and words people said, and stays without script", () => {
+    const hostile = {
+      ...transcript,
+      utterances: [
+        {
+          ...transcript.utterances[0]!,
+          speaker: { participantId: "p-x", name: "<script>alert(1)</script>" },
+          text: 'a <img src=x onerror="alert(2)"> & b',
+        },
+      ],
+    };
+    const html = sharePage({ ...shared, transcript: hostile }, "t");
+    expect(html).toContain(
+      '<span class="who">&#60;script&#62;alert(1)&#60;/script&#62;</span> a &#60;img src=x onerror=&#34;alert(2)&#34;&#62; &#38; b</p>',
+    );
+    expect(html).not.toMatch(/<script|<img/i);
   });
 });

@@ -1,4 +1,5 @@
-import type { SharedRecording } from "../schemas/index.js";
+import { clockTime, speakerLabel } from "../../intelligence/transcript-formats.js";
+import type { SharedRecording, Transcript } from "../schemas/index.js";
 import { escapeHtml } from "./html.js";
 
 /**
@@ -25,7 +26,7 @@ export function wantsHtml(accept: string | undefined): boolean {
 
 /**
  * A self-contained page: the player streams through the token (`<token>/stream`, relative, so it
- * works under any prefix and host), then the title, date and length, then the transcript's slot.
+ * works under any prefix and host), then the title, date and length, then the transcript.
  */
 export function sharePage(shared: SharedRecording, token: string): string {
   const title = shared.meetingTitle || "Meeting recording";
@@ -35,14 +36,33 @@ export function sharePage(shared: SharedRecording, token: string): string {
 <title>${escapeHtml(title)}</title>
 <style>body{font:16px system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 video{width:100%;background:#000;border-radius:6px}h1{font-size:1.4rem;margin:.2rem 0}
-.meta{color:#666;margin:0 0 1rem}#transcript{margin-top:1.5rem;border-top:1px solid #ddd;padding-top:1rem}</style>
+.meta{color:#666;margin:0 0 1rem}#transcript{margin-top:1.5rem;border-top:1px solid #ddd;padding-top:1rem}
+#transcript p{margin:.4rem 0}#transcript time{color:#666;font-variant-numeric:tabular-nums}.who{font-weight:600}</style>
 </head><body>
 <video controls preload="metadata" src="${escapeHtml(encodeURIComponent(token))}/stream"></video>
 <h1>${escapeHtml(title)}</h1>
 <p class="meta"><time datetime="${escapeHtml(shared.createdAt)}">${escapeHtml(date)}</time> · ${formatDuration(shared.durationMs)}</p>
-<section id="transcript"><h2>Transcript</h2><p>No transcript yet.</p></section>
+<section id="transcript"><h2>Transcript</h2>
+${transcriptHtml(shared.transcript)}</section>
 </body></html>
 `;
+}
+
+/**
+ * One paragraph per utterance: when it was said, who said it, what was said. The time is plain
+ * text: a link could not seek the player without a script, and the page allows none.
+ */
+function transcriptHtml(transcript: Transcript | null): string {
+  if (!transcript) return "<p>No transcript yet.</p>\n";
+  const lines = transcript.utterances
+    .filter((utterance) => utterance.text.trim() !== "")
+    .map((utterance) => {
+      const seconds = Math.floor(utterance.startMs / 1000);
+      const time = `<time datetime="PT${seconds}S">${clockTime(utterance.startMs)}</time>`;
+      const who = `<span class="who">${escapeHtml(speakerLabel(utterance))}</span>`;
+      return `<p>${time} ${who} ${escapeHtml(utterance.text)}</p>\n`;
+    });
+  return lines.length ? lines.join("") : "<p>No speech was recognized.</p>\n";
 }
 
 /** 3723000 → "1:02:03"; 65000 → "1:05". */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Platform } from "../../core/index.js";
 import { Pagination } from "../validation.js";
 import { Timestamp } from "./common.js";
+import { Transcript } from "./transcripts.js";
 
 export const DownloadLink = z.object({ url: z.url(), expiresAt: Timestamp });
 export type DownloadLink = z.infer<typeof DownloadLink>;
@@ -69,6 +70,6 @@ export const SharedRecording = z.object({
   durationMs: z.number().int().nonnegative(),
   createdAt: Timestamp,
   streamUrl: z.url(),
-  transcript: z.null().describe("the transcript once there is one; null until then"),
+  transcript: Transcript.nullable().describe("the transcript once there is one; null until then"),
 });
 export type SharedRecording = z.infer<typeof SharedRecording>;
