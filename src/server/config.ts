@@ -258,7 +258,12 @@ function enginesFromEnv(env: ServerEnv): EnginesConfig {
         }
       : {}),
     ...(env.MEETBOT_ASSEMBLYAI_API_KEY
-      ? { assemblyai: some({ baseUrl: env.MEETBOT_ASSEMBLYAI_BASE_URL, apiKey: env.MEETBOT_ASSEMBLYAI_API_KEY }) }
+      ? {
+          assemblyai: some({
+            baseUrl: env.MEETBOT_ASSEMBLYAI_BASE_URL,
+            apiKey: env.MEETBOT_ASSEMBLYAI_API_KEY,
+          }),
+        }
       : {}),
     ...(summaryBase || summaryKey
       ? {
@@ -278,7 +283,8 @@ function checkDefaultEngines(config: EnginesConfig): EnginesConfig {
   const why =
     engines.transcriptionUnavailable(config.defaultTranscription) ??
     engines.summaryUnavailable(config.defaultSummary);
-  if (why) throw new StartupError(`MEETBOT_TRANSCRIPTION_ENGINE / MEETBOT_SUMMARY_ENGINE: the default ${why}`);
+  if (why)
+    throw new StartupError(`MEETBOT_TRANSCRIPTION_ENGINE / MEETBOT_SUMMARY_ENGINE: the default ${why}`);
   return config;
 }
 

@@ -1,5 +1,5 @@
 import { clockTime, speakerLabel } from "../../intelligence/transcript-formats.js";
-import type { SharedRecording, Transcript } from "../schemas/index.js";
+import type { SharedRecording } from "../schemas/index.js";
 import { escapeHtml } from "./html.js";
 
 /**
@@ -52,7 +52,7 @@ ${transcriptHtml(shared.transcript)}</section>
  * One paragraph per utterance: when it was said, who said it, what was said. The time is plain
  * text: a link could not seek the player without a script, and the page allows none.
  */
-function transcriptHtml(transcript: Transcript | null): string {
+function transcriptHtml(transcript: SharedRecording["transcript"]): string {
   if (!transcript) return "<p>No transcript yet.</p>\n";
   const lines = transcript.utterances
     .filter((utterance) => utterance.text.trim() !== "")

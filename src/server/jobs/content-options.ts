@@ -69,7 +69,12 @@ export async function queueRequestedContent(
   if (options.summary) {
     await queueJob(
       trx,
-      { botId, kind: "summary", engine: options.summary.engine ?? engines.config.defaultSummary, waiting: true },
+      {
+        botId,
+        kind: "summary",
+        engine: options.summary.engine ?? engines.config.defaultSummary,
+        waiting: true,
+      },
       now,
     );
   }
@@ -88,7 +93,11 @@ export async function queueSummary(
   engines: Engines,
   now: Date,
 ): Promise<boolean> {
-  const transcript = await trx.selectFrom("transcripts").select("bot_id").where("bot_id", "=", botId).executeTakeFirst();
+  const transcript = await trx
+    .selectFrom("transcripts")
+    .select("bot_id")
+    .where("bot_id", "=", botId)
+    .executeTakeFirst();
   const transcriptJob = await findJob(trx, botId, "transcript");
   const transcriptComing = transcriptJob !== undefined && activeState(transcriptJob.state);
   const queued = await queueJob(

@@ -54,7 +54,9 @@ export class Engines {
       case "pocketsphinx":
         return null;
       case "openai":
-        return this.config.openaiTranscription ? null : `engine "openai" is not configured: ${MISSING.openai}`;
+        return this.config.openaiTranscription
+          ? null
+          : `engine "openai" is not configured: ${MISSING.openai}`;
       case "deepgram":
       case "assemblyai":
         return this.config[name] ? null : `engine "${name}" is not configured: ${MISSING[name]}`;
@@ -87,7 +89,9 @@ export class Engines {
     let engine = this.summarizers.get(name);
     if (!engine) {
       engine =
-        name === "extractive" ? embeddedSummarizer() : createProviderSummarizer(name, this.config.openaiSummary);
+        name === "extractive"
+          ? embeddedSummarizer()
+          : createProviderSummarizer(name, this.config.openaiSummary);
       this.summarizers.set(name, engine);
     }
     return engine;

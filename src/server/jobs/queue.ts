@@ -85,7 +85,11 @@ export async function queueJob(
     .executeTakeFirst();
   if (existing && activeState(existing.state)) return false;
   if (existing) await trx.updateTable("content_jobs").set(fresh).where("id", "=", existing.id).execute();
-  else await trx.insertInto("content_jobs").values({ ...fresh, bot_id: job.botId, kind: job.kind }).execute();
+  else
+    await trx
+      .insertInto("content_jobs")
+      .values({ ...fresh, bot_id: job.botId, kind: job.kind })
+      .execute();
   return true;
 }
 
@@ -158,7 +162,12 @@ export async function renewLease(
 export async function settleClaim(
   trx: Transaction<Database>,
   job: ClaimedJob,
-  set: Partial<Pick<JobRow, "state" | "next_attempt_at" | "progress" | "error_code" | "error_message" | "completed_at" | "attempts">>,
+  set: Partial<
+    Pick<
+      JobRow,
+      "state" | "next_attempt_at" | "progress" | "error_code" | "error_message" | "completed_at" | "attempts"
+    >
+  >,
   now: Date,
 ): Promise<boolean> {
   const result = await trx

@@ -16,7 +16,11 @@ export function summaryJobHandler(deps: Pick<ContentJobDeps, "db" | "engines">):
         .where("transcripts.bot_id", "=", job.bot_id)
         .executeTakeFirst();
       if (!source) {
-        throw new EngineError("transcript_missing", "the transcript was deleted before it could be summarized", false);
+        throw new EngineError(
+          "transcript_missing",
+          "the transcript was deleted before it could be summarized",
+          false,
+        );
       }
       const summarizer = deps.engines.summarizer(job.engine as SummaryEngineName);
       control.progress(0);

@@ -120,4 +120,3 @@ export async function queueForBot(
   if (!bot) return 0;
   return enqueueWebhookEvents(trx, bot, events, toIso(now), toIso(now));
 }
-

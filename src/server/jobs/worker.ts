@@ -151,7 +151,11 @@ export class JobWorker {
   }
 
   private claim(limit: number): Promise<ClaimedJob[]> {
-    return claimDueJobs(this.deps.db, this.deps.dialect, { now: this.deps.now(), limit, leaseMs: this.deps.leaseMs });
+    return claimDueJobs(this.deps.db, this.deps.dialect, {
+      now: this.deps.now(),
+      limit,
+      leaseMs: this.deps.leaseMs,
+    });
   }
 
   private launch(job: ClaimedJob): void {
@@ -187,7 +191,13 @@ export class JobWorker {
         const mine = await settleClaim(
           trx,
           job,
-          { state: "completed", progress: 1, error_code: null, error_message: null, completed_at: toIso(now) },
+          {
+            state: "completed",
+            progress: 1,
+            error_code: null,
+            error_message: null,
+            completed_at: toIso(now),
+          },
           now,
         );
         return mine ? store(trx, now) : 0;
@@ -201,7 +211,10 @@ export class JobWorker {
         log.info({ jobId: job.id, botId: job.bot_id, kind: job.kind }, "job stopped: its claim was lost");
       } else if (reason instanceof WorkerStopping) {
         await releaseClaim(db, job, this.deps.now()).catch((releaseErr: unknown) =>
-          log.warn({ err: releaseErr, jobId: job.id }, "job worker: could not hand a job back (its lease will run out)"),
+          log.warn(
+            { err: releaseErr, jobId: job.id },
+            "job worker: could not hand a job back (its lease will run out)",
+          ),
         );
       } else {
         await this.fail(job, handler, failureOf(err));
@@ -221,14 +234,27 @@ export class JobWorker {
         });
         const error = { error_code: failure.code, error_message: failure.message };
         if (next.state === "queued") {
-          await settleClaim(trx, job, { state: "queued", next_attempt_at: next.nextAttemptAt, ...error }, now);
+          await settleClaim(
+            trx,
+            job,
+            { state: "queued", next_attempt_at: next.nextAttemptAt, ...error },
+            now,
+          );
           return 0;
         }
-        const mine = await settleClaim(trx, job, { state: "failed", completed_at: toIso(now), ...error }, now);
+        const mine = await settleClaim(
+          trx,
+          job,
+          { state: "failed", completed_at: toIso(now), ...error },
+          now,
+        );
         return mine ? handler.failed(trx, job, failure, now) : 0;
       });
       if (queued > 0) this.deps.outbox?.notify();
-      log.warn({ jobId: job.id, botId: job.bot_id, kind: job.kind, attempt: job.attempts, ...failure }, "job try failed");
+      log.warn(
+        { jobId: job.id, botId: job.bot_id, kind: job.kind, attempt: job.attempts, ...failure },
+        "job try failed",
+      );
     } catch (err) {
       log.error({ err, jobId: job.id }, "job worker: could not record a failure (the lease will run out)");
     }
@@ -255,7 +281,9 @@ export class JobWorker {
           });
           if (!mine && !stopped) controller.abort(new ClaimLost());
         })
-        .catch((err: unknown) => this.deps.log.warn({ err, jobId: job.id }, "job worker: renewing a lease failed"));
+        .catch((err: unknown) =>
+          this.deps.log.warn({ err, jobId: job.id }, "job worker: renewing a lease failed"),
+        );
     };
     const timer = setInterval(renew, Math.max(1, Math.floor(this.deps.leaseMs / 3)));
     timer.unref();
@@ -280,5 +308,9 @@ function failureOf(err: unknown): JobFailure {
   if (err instanceof EngineError) {
     return { code: err.code, message: err.message, retryable: err.retryable, retryAfterMs: err.retryAfterMs };
   }
-  return { code: "internal_error", message: err instanceof Error ? err.message : String(err), retryable: true };
+  return {
+    code: "internal_error",
+    message: err instanceof Error ? err.message : String(err),
+    retryable: true,
+  };
 }

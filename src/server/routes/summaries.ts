@@ -23,7 +23,11 @@ export const summaryRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
       },
     },
     async (request, reply) => {
-      const status = await services.summaries.request(currentUser(request).id, request.params.bot_id, request.body);
+      const status = await services.summaries.request(
+        currentUser(request).id,
+        request.params.bot_id,
+        request.body,
+      );
       return reply.code(202).send(status);
     },
   );
@@ -40,7 +44,8 @@ export const summaryRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
       schema: {
         params: BotParams,
         response: { 200: Summary },
-        description: "404 saying why while there is none yet (queued, waiting for the transcript, processing, failed).",
+        description:
+          "404 saying why while there is none yet (queued, waiting for the transcript, processing, failed).",
       },
     },
     async (request) => services.summaries.get(currentUser(request).id, request.params.bot_id),

@@ -29,7 +29,11 @@ export const transcriptRoutes: FastifyPluginAsyncZod<{ services: Services }> = a
       },
     },
     async (request, reply) => {
-      const status = await services.transcripts.request(currentUser(request).id, request.params.bot_id, request.body);
+      const status = await services.transcripts.request(
+        currentUser(request).id,
+        request.params.bot_id,
+        request.body,
+      );
       return reply.code(202).send(status);
     },
   );
@@ -55,21 +59,25 @@ export const transcriptRoutes: FastifyPluginAsyncZod<{ services: Services }> = a
   ) => {
     const transcript = await services.transcripts.get(userId, botId);
     if (format === "json") return { transcript };
-    return { text: renderTranscript(format, transcript.utterances), contentType: TRANSCRIPT_CONTENT_TYPES[format] };
+    return {
+      text: renderTranscript(format, transcript.utterances),
+      contentType: TRANSCRIPT_CONTENT_TYPES[format],
+    };
   };
 
-  app.get("/transcripts/:bot_id", getTranscript, async (request, reply) => {
-    const answer = await answerTranscript(currentUser(request).id, request.params.bot_id, request.query.format);
-    if ("transcript" in answer) return answer.transcript;
-    return reply.type(answer.contentType).send(answer.text);
-  });
-
   // The spec's recordings group names the same transcript under the recording.
-  app.get("/recordings/:bot_id/transcription", getTranscript, async (request, reply) => {
-    const answer = await answerTranscript(currentUser(request).id, request.params.bot_id, request.query.format);
-    if ("transcript" in answer) return answer.transcript;
-    return reply.type(answer.contentType).send(answer.text);
-  });
+  for (const url of ["/transcripts/:bot_id", "/recordings/:bot_id/transcription"]) {
+    app.get(url, getTranscript, async (request, reply) => {
+      const answer = await answerTranscript(
+        currentUser(request).id,
+        request.params.bot_id,
+        request.query.format,
+      );
+      if ("transcript" in answer) return answer.transcript;
+      // A string is sent as it is: the response schema serializes the JSON answer only.
+      return reply.type(answer.contentType).send(answer.text as never);
+    });
+  }
 
   app.delete(
     "/transcripts/:bot_id",

@@ -9,7 +9,10 @@ import { IdParam } from "../validation.js";
  * secret header the job gave the provider (the body is not trusted: the engine reads the result
  * from the provider's API itself). Never rate limited: the provider's retries must get through.
  */
-export const webhookReceiverRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+export const webhookReceiverRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
+  app,
+  { services },
+) => {
   app.post(
     "/webhook-receivers/assemblyai/:job_id",
     {
@@ -24,7 +27,8 @@ export const webhookReceiverRoutes: FastifyPluginAsyncZod<{ services: Services }
     },
     async (request) => {
       const receipt = services.assemblyAiWebhooks.receive(request.params.job_id, request.headers);
-      if (receipt === "unknown") throw new NotFoundError("No transcript job is waiting for this webhook here");
+      if (receipt === "unknown")
+        throw new NotFoundError("No transcript job is waiting for this webhook here");
       if (receipt === "unauthorized") throw new UnauthorizedError("Webhook secret header missing or wrong");
       return { received: true as const };
     },

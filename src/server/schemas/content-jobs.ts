@@ -31,22 +31,30 @@ export type TranscriptJobStatus = z.infer<typeof TranscriptJobStatus>;
 export const SummaryJobStatus = z.object(jobStatusFields);
 export type SummaryJobStatus = z.infer<typeof SummaryJobStatus>;
 
+/** No body is an empty one (Fastify hands the validator an absent body as null). */
+const orEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((body) => body ?? {}, schema);
+
 /** POST /v1/transcripts/{bot_id}/transcribe; no body takes every default. */
-export const TranscribeBody = z
-  .strictObject({
+export const TranscribeBody = orEmpty(
+  z.strictObject({
     engine: TranscriptionEngine.optional().describe("default: the server's MEETBOT_TRANSCRIPTION_ENGINE"),
     language: Language.optional().describe("default: the engine's (pocketsphinx: en; providers detect it)"),
-    model: z.string().min(1).max(200).optional().describe("the engine's model; default from the server's settings"),
-  })
-  .optional();
+    model: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("the engine's model; default from the server's settings"),
+  }),
+);
 export type TranscribeBody = z.infer<typeof TranscribeBody>;
 
 /** POST /v1/summaries/{bot_id}/summarize; no body takes the default engine. */
-export const SummarizeBody = z
-  .strictObject({
+export const SummarizeBody = orEmpty(
+  z.strictObject({
     engine: SummaryEngine.optional().describe("default: the server's MEETBOT_SUMMARY_ENGINE"),
-  })
-  .optional();
+  }),
+);
 export type SummarizeBody = z.infer<typeof SummarizeBody>;
 
 export const TranscriptFormatQuery = z.object({

@@ -2,13 +2,14 @@ import { z } from "zod";
 import { Platform } from "../../core/index.js";
 import { Pagination } from "../validation.js";
 import { Timestamp } from "./common.js";
+import { JobState } from "./content-jobs.js";
 import { Transcript } from "./transcripts.js";
 
 export const DownloadLink = z.object({ url: z.url(), expiresAt: Timestamp });
 export type DownloadLink = z.infer<typeof DownloadLink>;
 
 /** Where a transcript or summary job stands; null: none was requested. */
-export const JobStatus = z.enum(["queued", "processing", "completed", "failed"]).nullable();
+export const JobStatus = JobState.nullable();
 
 export const RecordingListQuery = z.object({ ...Pagination });
 export type RecordingListQuery = z.infer<typeof RecordingListQuery>;
@@ -70,6 +71,8 @@ export const SharedRecording = z.object({
   durationMs: z.number().int().nonnegative(),
   createdAt: Timestamp,
   streamUrl: z.url(),
-  transcript: Transcript.nullable().describe("the transcript once there is one; null until then"),
+  transcript: Transcript.omit({ botId: true })
+    .nullable()
+    .describe("the transcript once there is one; null until then"),
 });
 export type SharedRecording = z.infer<typeof SharedRecording>;

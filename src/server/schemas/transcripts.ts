@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { TRANSCRIPTION_ENGINES } from "../../intelligence/types.js";
 import { Timestamp } from "./common.js";
+import { JobState } from "./content-jobs.js";
 
 /** Times are whole milliseconds from the recording's start: the clock of its speakerTimeline. */
 const Ms = z.number().int().nonnegative();
@@ -31,13 +32,10 @@ export const TranscriptUtterance = z.object({
 });
 export type TranscriptUtterance = z.infer<typeof TranscriptUtterance>;
 
-export const TranscriptStatus = z.enum(["queued", "processing", "completed", "failed"]);
-export type TranscriptStatus = z.infer<typeof TranscriptStatus>;
-
 /** GET /v1/transcripts/{bot_id}: who said what, and when, in the recording. */
 export const Transcript = z.object({
   botId: z.number().int(),
-  status: TranscriptStatus,
+  status: JobState.describe("of the latest transcript asked for: a new one may be on its way"),
   engine: z.string().describe(`the engine that made it: ${TRANSCRIPTION_ENGINES.join(", ")}`),
   language: z
     .string()

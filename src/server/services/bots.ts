@@ -82,7 +82,10 @@ export class BotService {
         automatic_leave: JSON.stringify(input.automaticLeave),
         content_options:
           input.transcription || input.summary
-            ? JSON.stringify({ transcription: input.transcription, summary: input.summary } satisfies ContentOptions)
+            ? JSON.stringify({
+                transcription: input.transcription,
+                summary: input.summary,
+              } satisfies ContentOptions)
             : null,
         created_at: now,
         updated_at: now,

@@ -201,7 +201,10 @@ export class RecordingService {
         "bots.meeting_title",
         "bots.platform",
       ])
-      .select((eb) => [jobState("transcript")(eb).as("transcript_state"), jobState("summary")(eb).as("summary_state")])
+      .select((eb) => [
+        jobState("transcript")(eb).as("transcript_state"),
+        jobState("summary")(eb).as("summary_state"),
+      ])
       .orderBy("recordings.created_at", "desc")
       .orderBy("recordings.bot_id", "desc")
       .limit(query.page_size)

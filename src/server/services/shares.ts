@@ -109,7 +109,7 @@ export class ShareService {
       durationMs: row.duration_ms,
       createdAt: row.created_at,
       streamUrl: `${this.ctx.publicBaseUrl()}${shareStreamPath(token)}`,
-      transcript: await this.transcripts.find(row.id),
+      transcript: withoutBotId(await this.transcripts.find(row.id)),
     };
   }
 
@@ -124,4 +124,11 @@ export class ShareService {
     if (!row) throw new ShareNotFoundError();
     return this.recordings.openFile(row.bot_id, request);
   }
+}
+
+/** A share link shows nothing of the owner's account, not even the bot's id. */
+function withoutBotId<T extends { botId: number }>(value: T | null): Omit<T, "botId"> | null {
+  if (!value) return null;
+  const { botId: _botId, ...rest } = value;
+  return rest;
 }

@@ -11,7 +11,11 @@ export async function loadSpeakerTimeline(
   botId: number,
   durationMs: number,
 ): Promise<SpeakerSegment[]> {
-  const bot = await db.selectFrom("bots").select("recording_started_at").where("id", "=", botId).executeTakeFirst();
+  const bot = await db
+    .selectFrom("bots")
+    .select("recording_started_at")
+    .where("id", "=", botId)
+    .executeTakeFirst();
   if (!bot?.recording_started_at) return [];
   const changes = await db
     .selectFrom("speaker_changes")

@@ -23,11 +23,15 @@ export class SummaryService {
    */
   async request(userId: number, botId: number, body: SummarizeBody): Promise<SummaryJobStatus> {
     await this.bots.requireOwned(userId, botId);
-    const engine = body?.engine ?? this.engines.config.defaultSummary;
+    const engine = body.engine ?? this.engines.config.defaultSummary;
     checkEngines(this.engines, { summary: engine }, { summary: ["body", "engine"], transcription: [] });
     const queued = await this.ctx.db.transaction().execute(async (trx) => {
       await lockBot(trx, this.ctx.dialect, botId);
-      const recording = await trx.selectFrom("recordings").select("bot_id").where("bot_id", "=", botId).executeTakeFirst();
+      const recording = await trx
+        .selectFrom("recordings")
+        .select("bot_id")
+        .where("bot_id", "=", botId)
+        .executeTakeFirst();
       if (!recording) throw new NotFoundError("Recording not found: there is nothing to summarize yet");
       return queueSummary(trx, botId, engine, this.engines, this.ctx.now());
     });
@@ -52,7 +56,8 @@ export class SummaryService {
     if (job.state === "failed") {
       throw new NotFoundError(`The summary failed (${job.error_code}): ${job.error_message}`);
     }
-    const waiting = job.state === "queued" && job.next_attempt_at === null ? " (waiting for the transcript)" : "";
+    const waiting =
+      job.state === "queued" && job.next_attempt_at === null ? " (waiting for the transcript)" : "";
     throw new NotFoundError(`The summary is ${job.state}${waiting}: see /status for its progress`);
   }
 

@@ -20,15 +20,19 @@ export class TranscriptService {
   /** Queues a transcript of the bot's recording: 404 without one, 409 while one is on its way. */
   async request(userId: number, botId: number, body: TranscribeBody): Promise<TranscriptJobStatus> {
     await this.bots.requireOwned(userId, botId);
-    const engine = body?.engine ?? this.engines.config.defaultTranscription;
+    const engine = body.engine ?? this.engines.config.defaultTranscription;
     checkEngines(this.engines, { transcription: engine }, { transcription: ["body", "engine"], summary: [] });
     const queued = await this.ctx.db.transaction().execute(async (trx) => {
       await lockBot(trx, this.ctx.dialect, botId);
-      const recording = await trx.selectFrom("recordings").select("bot_id").where("bot_id", "=", botId).executeTakeFirst();
+      const recording = await trx
+        .selectFrom("recordings")
+        .select("bot_id")
+        .where("bot_id", "=", botId)
+        .executeTakeFirst();
       if (!recording) throw new NotFoundError("Recording not found: there is nothing to transcribe yet");
       return queueJob(
         trx,
-        { botId, kind: "transcript", engine, language: body?.language, model: body?.model },
+        { botId, kind: "transcript", engine, language: body.language, model: body.model },
         this.ctx.now(),
       );
     });
@@ -65,7 +69,9 @@ export class TranscriptService {
     const row = await this.ctx.db
       .selectFrom("transcripts")
       .innerJoin("content_jobs", (join) =>
-        join.onRef("content_jobs.bot_id", "=", "transcripts.bot_id").on("content_jobs.kind", "=", "transcript"),
+        join
+          .onRef("content_jobs.bot_id", "=", "transcripts.bot_id")
+          .on("content_jobs.kind", "=", "transcript"),
       )
       .select([
         "transcripts.engine",
