@@ -56,10 +56,12 @@ describe("Redocly's recommended rules", () => {
     delete login.summary;
     delete login.security;
     const errors = errorsOf(await lintOpenApi(broken));
-    expect(errors).toEqual([
-      expect.stringMatching(/^operation-summary at #\/paths\/~1v1~1auth~1login\/post/),
-      expect.stringMatching(/^security-defined at #\/paths\/~1v1~1auth~1login\/post/),
-    ]);
+    expect(errors).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^operation-summary at #\/paths\/~1v1~1auth~1login\/post/),
+        expect.stringMatching(/^security-defined at #\/paths\/~1v1~1auth~1login\/post/),
+      ]),
+    );
   });
 });
 
