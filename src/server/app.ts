@@ -118,7 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerOpenApi(app);
   await app.register(apiRoutes, { prefix: API_PREFIX, services, rateLimiter });
   await app.register(apiRoutes, { prefix: SANDBOX_PREFIX, services, rateLimiter });
-  await registerDocs(app);
+  await registerDocs(app, deps.publicBaseUrl);
   await app.register(authCallbackPage);
   services.watchdog.start();
   services.apiLogs.start();

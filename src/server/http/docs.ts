@@ -3,6 +3,7 @@ import { stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import fastifySwaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
+import { servedDocument } from "./openapi.js";
 
 /**
  * GET /openapi.json, /docs (Swagger UI) and /redoc (ReDoc). Every asset comes from an installed
@@ -37,11 +38,14 @@ const REDOC_PAGE = `<!doctype html>
 </html>
 `;
 
-export async function registerDocs(app: FastifyInstance): Promise<void> {
-  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+export async function registerDocs(app: FastifyInstance, publicBaseUrl: () => string): Promise<void> {
+  app.get("/openapi.json", { schema: { hide: true } }, async () =>
+    servedDocument(app.swagger(), publicBaseUrl()),
+  );
 
   await app.register(fastifySwaggerUi, {
     routePrefix: "/docs",
+    transformSpecification: (document) => servedDocument(document, publicBaseUrl()),
     staticCSP: SWAGGER_UI_CSP,
     uiConfig: { deepLinking: true },
   });
