@@ -77,13 +77,18 @@ describe("every operation", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it("declares its credential: public, the runner's callback token, or the user's bearer", () => {
+  it("declares its credential: public, the runner's callback token, a provider's webhook secret, or the user's bearer", () => {
     const bySecurity = new Map<string, string[]>();
     for (const { name, op } of operations(doc)) {
       const key = JSON.stringify(op.security);
       bySecurity.set(key, [...(bySecurity.get(key) ?? []), name]);
     }
-    expect([...bySecurity.keys()].sort()).toEqual(["[]", '[{"bearer":[]}]', '[{"callbackToken":[]}]'].sort());
+    expect([...bySecurity.keys()].sort()).toEqual(
+      ["[]", '[{"bearer":[]}]', '[{"callbackToken":[]}]', '[{"providerWebhookSecret":[]}]'].sort(),
+    );
+    expect(bySecurity.get('[{"providerWebhookSecret":[]}]')).toEqual([
+      "POST /v1/webhook-receivers/assemblyai/{job_id}",
+    ]);
     expect(bySecurity.get("[]")?.sort()).toEqual(
       [
         "POST /v1/auth/register",

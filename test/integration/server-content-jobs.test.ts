@@ -130,17 +130,28 @@ describe("provider failures", () => {
     expect(status).toMatchObject({ status: "completed", engine: "deepgram", language: "en", error: null });
     expect(deepgram.requests).toHaveLength(2);
     const transcript = await target.api.get(`/v1/transcripts/${botId}`, { token: user.token });
-    expect(transcript.body).toMatchObject({ text: "Hello there.", utterances: [{ speaker: null, text: "Hello there." }] });
+    expect(transcript.body).toMatchObject({
+      text: "Hello there.",
+      utterances: [{ speaker: null, text: "Hello there." }],
+    });
   });
 
   it("fails after the documented number of tries with the provider's code; a waiting summary fails with it", async () => {
     const deepgram = await standIn(() => ({ status: 500, json: { err_msg: "down" } }));
     const target = await server({
-      jobs: { ...FAST_JOBS, engines: engines({ defaultTranscription: "deepgram", deepgram: { baseUrl: deepgram.baseUrl, apiKey: "dg" } }) },
+      jobs: {
+        ...FAST_JOBS,
+        engines: engines({
+          defaultTranscription: "deepgram",
+          deepgram: { baseUrl: deepgram.baseUrl, apiKey: "dg" },
+        }),
+      },
     });
     const user = await registerUser(target.api);
     const botId = await recordedBot(target, user);
-    expect((await target.api.post(`/v1/summaries/${botId}/summarize`, { token: user.token })).status).toBe(202);
+    expect((await target.api.post(`/v1/summaries/${botId}/summarize`, { token: user.token })).status).toBe(
+      202,
+    );
     const status = await settled(target, user.token, `/v1/transcripts/${botId}/status`);
     expect(status).toMatchObject({
       status: "failed",
@@ -154,7 +165,9 @@ describe("provider failures", () => {
     expect(read.status).toBe(404);
     expect(read.body.detail).toMatch(/The transcript failed \(provider_error\)/);
     // A failed transcript may be asked for again.
-    expect((await target.api.post(`/v1/transcripts/${botId}/transcribe`, { token: user.token })).status).toBe(202);
+    expect((await target.api.post(`/v1/transcripts/${botId}/transcribe`, { token: user.token })).status).toBe(
+      202,
+    );
   });
 
   it("bad credentials fail at once, without retries", async () => {
@@ -164,7 +177,10 @@ describe("provider failures", () => {
     });
     const user = await registerUser(target.api);
     const botId = await recordedBot(target, user);
-    await target.api.post(`/v1/transcripts/${botId}/transcribe`, { token: user.token, body: { engine: "deepgram" } });
+    await target.api.post(`/v1/transcripts/${botId}/transcribe`, {
+      token: user.token,
+      body: { engine: "deepgram" },
+    });
     const status = await settled(target, user.token, `/v1/transcripts/${botId}/status`);
     expect(status).toMatchObject({ status: "failed", error: { code: "credentials_invalid" } });
     expect(deepgram.requests).toHaveLength(1);
@@ -186,7 +202,10 @@ describe("durability", () => {
     const first = await startTestServer(options);
     const user = await registerUser(first.api);
     const botId = await recordedBot(first, user);
-    await first.api.post(`/v1/transcripts/${botId}/transcribe`, { token: user.token, body: { engine: "deepgram" } });
+    await first.api.post(`/v1/transcripts/${botId}/transcribe`, {
+      token: user.token,
+      body: { engine: "deepgram" },
+    });
     await until(() => deepgram.requests.length === 1, "the provider call");
     const processing = await first.api.get(`/v1/transcripts/${botId}/status`, { token: user.token });
     expect(processing.body.status).toBe("processing");
@@ -200,7 +219,11 @@ describe("durability", () => {
     expect(deepgram.requests).toHaveLength(2);
     const db = await openServerDatabase(second);
     cleanups.push(() => db.close());
-    const row = await db.kysely.selectFrom("content_jobs").selectAll().where("bot_id", "=", botId).executeTakeFirstOrThrow();
+    const row = await db.kysely
+      .selectFrom("content_jobs")
+      .selectAll()
+      .where("bot_id", "=", botId)
+      .executeTakeFirstOrThrow();
     // The interrupted try was handed back and does not count.
     expect(row.attempts).toBe(1);
   });
@@ -208,20 +231,35 @@ describe("durability", () => {
   it("a job whose process died is taken over once its lease has run out", async () => {
     const deepgram = await standIn(() => ({ json: DEEPGRAM_ANSWER }));
     const target = await server({
-      jobs: { ...FAST_JOBS, worker: false, engines: engines({ deepgram: { baseUrl: deepgram.baseUrl, apiKey: "dg" } }) },
+      jobs: {
+        ...FAST_JOBS,
+        worker: false,
+        engines: engines({ deepgram: { baseUrl: deepgram.baseUrl, apiKey: "dg" } }),
+      },
     });
     const user = await registerUser(target.api);
     const botId = await recordedBot(target, user);
-    await target.api.post(`/v1/transcripts/${botId}/transcribe`, { token: user.token, body: { engine: "deepgram" } });
+    await target.api.post(`/v1/transcripts/${botId}/transcribe`, {
+      token: user.token,
+      body: { engine: "deepgram" },
+    });
     const db = await openServerDatabase(target);
     cleanups.push(() => db.close());
     // What a process killed mid-job leaves: processing, claimed, its lease about to run out.
     const worker = testWorker(db, countingHandlers(new Map()));
-    const [claimed] = await claimDueJobs(db.kysely, db.dialect, { now: new Date(), limit: 1, leaseMs: 60_000 });
+    const [claimed] = await claimDueJobs(db.kysely, db.dialect, {
+      now: new Date(),
+      limit: 1,
+      leaseMs: 60_000,
+    });
     expect(claimed?.bot_id).toBe(botId);
     expect(await worker.runDue()).toBe(0); // held by the dead claim
     const expired = new Date(Date.now() - 1000).toISOString();
-    await db.kysely.updateTable("content_jobs").set({ lease_until: expired }).where("id", "=", claimed!.id).execute();
+    await db.kysely
+      .updateTable("content_jobs")
+      .set({ lease_until: expired })
+      .where("id", "=", claimed!.id)
+      .execute();
 
     const resumed = await server({
       dataDir: target.dataDir,
@@ -230,7 +268,11 @@ describe("durability", () => {
     });
     const status = await settled(resumed, user.token, `/v1/transcripts/${botId}/status`);
     expect(status).toMatchObject({ status: "completed" });
-    const row = await db.kysely.selectFrom("content_jobs").selectAll().where("id", "=", claimed!.id).executeTakeFirstOrThrow();
+    const row = await db.kysely
+      .selectFrom("content_jobs")
+      .selectAll()
+      .where("id", "=", claimed!.id)
+      .executeTakeFirstOrThrow();
     expect(row.attempts).toBe(2);
   });
 
@@ -239,8 +281,11 @@ describe("durability", () => {
     const user = await registerUser(target.api);
     const first = await openServerDatabase(target);
     const second = await openServerDatabase(target);
-    cleanups.push(() => first.close(), () => second.close());
-    const botIds = [];
+    cleanups.push(
+      () => first.close(),
+      () => second.close(),
+    );
+    const botIds: number[] = [];
     for (let i = 0; i < 3; i++) botIds.push(await recordedBot(target, user));
     // Twelve jobs: a transcript and a summary per recording, queued together, four rounds of them.
     const runs = new Map<number, number>();
@@ -296,10 +341,15 @@ describe("AssemblyAI", () => {
     const webhookAnswers: number[] = [];
     let reads = 0;
     const assemblyai = await standIn(async (request) => {
-      if (request.url.pathname === "/v2/upload") return { json: { upload_url: "https://cdn.assemblyai.test/u/1" } };
+      if (request.url.pathname === "/v2/upload")
+        return { json: { upload_url: "https://cdn.assemblyai.test/u/1" } };
       if (request.method === "POST" && request.url.pathname === "/v2/transcript") {
         const body = JSON.parse(request.body.toString()) as Record<string, string>;
-        webhook = { url: body.webhook_url!, header: body.webhook_auth_header_name!, value: body.webhook_auth_header_value! };
+        webhook = {
+          url: body.webhook_url!,
+          header: body.webhook_auth_header_name!,
+          value: body.webhook_auth_header_value!,
+        };
         // Done at once; says so by its webhook, as AssemblyAI does (after a forged call that must be refused).
         setTimeout(() => {
           void (async () => {
@@ -338,12 +388,17 @@ describe("AssemblyAI", () => {
       jobs: {
         ...FAST_JOBS,
         // Polling alone would take a minute: only the webhook can finish this within the test's time.
-        engines: engines({ assemblyai: { baseUrl: assemblyai.baseUrl, apiKey: "aai", webhookPollIntervalMs: 60_000 } }),
+        engines: engines({
+          assemblyai: { baseUrl: assemblyai.baseUrl, apiKey: "aai", webhookPollIntervalMs: 60_000 },
+        }),
       },
     });
     const user = await registerUser(target.api);
     const botId = await recordedBot(target, user);
-    await target.api.post(`/v1/transcripts/${botId}/transcribe`, { token: user.token, body: { engine: "assemblyai" } });
+    await target.api.post(`/v1/transcripts/${botId}/transcribe`, {
+      token: user.token,
+      body: { engine: "assemblyai" },
+    });
     const status = await settled(target, user.token, `/v1/transcripts/${botId}/status`);
     expect(status).toMatchObject({ status: "completed", engine: "assemblyai", language: null });
     expect(webhookAnswers).toEqual([401, 200]);
@@ -353,7 +408,10 @@ describe("AssemblyAI", () => {
     expect(transcript.body).toMatchObject({ language: "en", text: "Hello there." });
 
     // Once the job is over its webhook is unknown here.
-    const late = await fetch(webhook!.url, { method: "POST", headers: { [webhook!.header]: webhook!.value } });
+    const late = await fetch(webhook!.url, {
+      method: "POST",
+      headers: { [webhook!.header]: webhook!.value },
+    });
     expect(late.status).toBe(404);
   });
 });

@@ -15,7 +15,10 @@ import {
  * ownership on every route that takes a bot id.
  */
 
-/** The only routes without the bearer guard: auth itself, the runner's, the signed file link. */
+/**
+ * The only routes without the bearer guard: auth itself, the runner's, the signed file link,
+ * share links, and the transcription provider's webhook (its job's secret header).
+ */
 const PUBLIC_ROUTES = [
   "POST /v1/auth/register",
   "POST /v1/auth/login",
@@ -28,6 +31,7 @@ const PUBLIC_ROUTES = [
   "GET /v1/recordings/{bot_id}/file",
   "GET /v1/share/{token}",
   "GET /v1/share/{token}/stream",
+  "POST /v1/webhook-receivers/assemblyai/{job_id}",
 ];
 
 type Method = "get" | "post" | "patch" | "delete";

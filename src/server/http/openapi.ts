@@ -2,6 +2,7 @@ import fastifySwagger from "@fastify/swagger";
 import type { FastifyInstance, RouteOptions } from "fastify";
 import { createJsonSchemaTransform } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { ASSEMBLYAI_WEBHOOK_HEADER } from "../../intelligence/providers.js";
 
 declare module "fastify" {
   interface FastifySchema {
@@ -112,6 +113,12 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
             type: "http",
             scheme: "bearer",
             description: "The bot's own callback token, handed to its runner at deploy",
+          },
+          providerWebhookSecret: {
+            type: "apiKey",
+            in: "header",
+            name: ASSEMBLYAI_WEBHOOK_HEADER,
+            description: "The secret a transcript job gave the provider for its completion webhook",
           },
         },
       },
