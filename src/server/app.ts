@@ -10,7 +10,7 @@ import { RateLimiter } from "./http/rate-limit.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { apiRoutes } from "./routes/index.js";
 import { authCallbackPage } from "./routes/oauth.js";
-import { createServices } from "./services/index.js";
+import { createServices, type Services } from "./services/index.js";
 import { LocalRecordingStore } from "./storage/recordings.js";
 import { WakeSignal } from "./wake-signal.js";
 
@@ -22,6 +22,19 @@ export interface AppDeps {
   launcher: Launcher;
   publicBaseUrl(): string;
   now?: () => Date;
+}
+
+/** What a second interface served beside this app shares with it (src/notes/app.ts). */
+export interface SharedWithApp {
+  services: Services;
+  db: Db;
+}
+const shared = new WeakMap<FastifyInstance, SharedWithApp>();
+
+export function sharedWith(app: FastifyInstance): SharedWithApp {
+  const found = shared.get(app);
+  if (!found) throw new Error("not an app built by buildApp");
+  return found;
 }
 
 /** Builds the Fastify app (not listening). The caller owns the database and closes it. */
@@ -51,6 +64,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(apiRoutes, { prefix: SANDBOX_PREFIX, services, rateLimiter });
   await registerDocs(app, deps.publicBaseUrl, BOT_API_DOCUMENT.title);
   await app.register(authCallbackPage);
+  shared.set(app, { services, db: deps.db });
   services.watchdog.start();
   services.apiLogs.start();
   if (deps.config.webhooks.worker) services.webhookWorker.start();
