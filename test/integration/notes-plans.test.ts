@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import Fastify, { type FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   PlanLimiter,
@@ -18,7 +18,8 @@ import { DownloadSigner } from "../../src/server/auth/signed-urls.js";
 import { JwtIssuer } from "../../src/server/auth/tokens.js";
 import { resolveConfig } from "../../src/server/config.js";
 import { type Db, openDatabase } from "../../src/server/db/database.js";
-import { errorHandler, NotFoundError } from "../../src/server/errors.js";
+import { NotFoundError } from "../../src/server/errors.js";
+import { createApiServer } from "../../src/server/http/api-server.js";
 import { ApiKeyService } from "../../src/server/services/api-keys.js";
 import type { ServiceContext } from "../../src/server/services/context.js";
 import { UserService } from "../../src/server/services/users.js";
@@ -31,8 +32,8 @@ import { Api, type ApiResponse, RecordingLauncher } from "../helpers/server-harn
 
 /**
  * The notes interface's plan limits (issue 12 §5) on the real database, with the real auth hook
- * and API keys in front of them, on a small Fastify app over real HTTP: the notes app itself is
- * assembled elsewhere, these are the hooks it mounts. The clock is the test's, set just after an
+ * and API keys in front of them, over real HTTP, on an app from the builder both interfaces share
+ * (createApiServer) with a stand-in route or two: the hooks as the notes app mounts them. The clock is the test's, set just after an
  * hour begins, so that no window ends during a test unless the test moves it on.
  */
 
@@ -96,7 +97,7 @@ async function startProcess(
 ): Promise<Process> {
   const config = resolveConfig({ dataDir, port: 0, logLevel: "silent", databaseUrl, env: {} });
   const db = await openDatabase(config.database);
-  const app: FastifyInstance = Fastify();
+  const app: FastifyInstance = await createApiServer({ logLevel: "silent" });
   let url = "";
   const ctx: ServiceContext = {
     db: db.kysely,
@@ -116,9 +117,6 @@ async function startProcess(
   const users = new UserService(ctx, apiKeys);
   const limiter = new PlanLimiter(db.kysely, defaultPlan, clock.now);
 
-  app.setErrorHandler(errorHandler);
-  app.decorateRequest("user", null);
-  app.decorateRequest("credential", null);
   app.addHook("onSend", planHeadersOnEveryResponse(limiter));
   await app.register(async (authenticated) => {
     authenticated.addHook(
@@ -297,7 +295,7 @@ describe("the X-RateLimit-* headers on every response", () => {
     expect(headers(missing)).toEqual({ limit: "100", remaining: "99", reset: hourEnd(clock) });
   });
 
-  it("a 401 shows the default plan's whole budget and spends nobody's", async () => {
+  it("a 401 or an unknown path shows the default plan's whole budget and spends nobody's", async () => {
     const { processes, clock } = await start();
     const [p] = processes as [Process];
     const user = await newUser(p);
@@ -305,8 +303,13 @@ describe("the X-RateLimit-* headers on every response", () => {
 
     const none = await p.api.get("/v1/meetings");
     const wrong = await p.api.get("/v1/meetings", { token: `${user.key.slice(0, -4)}0000` });
-    for (const res of [none, wrong]) {
-      expect(res.status).toBe(401);
+    const unknown = await p.api.get("/v1/nowhere", { token: user.key });
+    for (const [res, status] of [
+      [none, 401],
+      [wrong, 401],
+      [unknown, 404],
+    ] as const) {
+      expect(res.status).toBe(status);
       expect(res.body.detail).toEqual(expect.any(String));
       expect(headers(res)).toEqual({ limit: "100", remaining: "100", reset: hourEnd(clock) });
     }
