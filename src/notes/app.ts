@@ -6,6 +6,7 @@ import { registerDocs } from "../server/http/docs.js";
 import { API_PREFIX, type ApiDocument, documentBearerAuth, registerOpenApi } from "../server/http/openapi.js";
 import type { SharedWithApp } from "../server/app.js";
 import { MeetingService } from "./meetings.js";
+import { PlanLimiter, planHeadersOnEveryResponse, planRateLimit } from "./plan-limits.js";
 import { notesRoutes } from "./routes.js";
 
 export const NOTES_DOCUMENT: ApiDocument = {
@@ -27,6 +28,8 @@ export interface NotesAppDeps {
   /** The bot API app's services and database: one set of users, keys, jobs and webhooks. */
   shared: SharedWithApp;
   publicBaseUrl(): string;
+  /** The plan windows' clock; default the system's. */
+  now?: () => Date;
 }
 
 /**

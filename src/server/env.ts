@@ -7,6 +7,7 @@ import {
 } from "../core/index.js";
 import { SUMMARY_ENGINES, TRANSCRIPTION_ENGINES } from "../intelligence/types.js";
 import { DEFAULT_MODEL_DIR } from "../intelligence/pocketsphinx.js";
+import { PLANS } from "../notes/plans.js";
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "./auth/oauth-config.js";
 import { StartupError } from "./startup-error.js";
 
@@ -108,6 +109,7 @@ export const ServerEnv = z.object({
     .transform((raw) => parseHostList(raw ?? "")),
   MEETBOT_RATE_LIMIT_PER_MINUTE: perWindow(60),
   MEETBOT_RATE_LIMIT_PER_HOUR: perWindow(1000),
+  MEETBOT_DEFAULT_PLAN: oneOf(PLANS, "free"),
   MEETBOT_WATCHDOG_INTERVAL_MS: milliseconds(5_000),
   MEETBOT_LAUNCH_TIMEOUT_MS: milliseconds(120_000),
   MEETBOT_HEARTBEAT_TIMEOUT_MULTIPLE: positive(6),

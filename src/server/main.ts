@@ -46,7 +46,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
 
   let notesPublicUrl: string | undefined = undefined;
   const notesApp =
-    config.notesPort === undefined
+    config.notes.port === undefined
       ? null
       : await buildNotesApp({
           config,
@@ -55,7 +55,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
         });
   try {
     await app.listen({ port: config.port, host: config.host });
-    if (notesApp) await notesApp.listen({ port: config.notesPort as number, host: config.host });
+    if (notesApp) await notesApp.listen({ port: config.notes.port as number, host: config.host });
   } catch (err) {
     await notesApp?.close();
     await app.close();
@@ -65,7 +65,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   const url = localUrl(config.host, listeningPort(app, config.port));
   publicBaseUrl ??= url;
   const notesUrl = notesApp
-    ? localUrl(config.host, listeningPort(notesApp, config.notesPort as number))
+    ? localUrl(config.host, listeningPort(notesApp, config.notes.port as number))
     : undefined;
   notesPublicUrl = notesUrl;
 

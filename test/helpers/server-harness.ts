@@ -116,7 +116,7 @@ export class RecordingLauncher implements Launcher {
 
 export interface TestServer {
   url: string;
-  /** The meeting-notes interface, when started with `notesPort`. */
+  /** The meeting-notes interface, when started with `notes.port`. */
   notesUrl?: string | undefined;
   dataDir: string;
   /** "" for SQLite (in dataDir), else the URL of the server's own PostgreSQL database. */

@@ -28,7 +28,7 @@ beforeAll(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-notes-"));
   mp4 = await makeTestMp4(scratch);
   server = await startTestServer({
-    notesPort: 0,
+    notes: { port: 0 },
     rateLimit: { perMinute: 0, perHour: 0 },
     jobs: { worker: false }, // transcripts here are stored by the test
   });
@@ -127,12 +127,20 @@ describe("the notes interface's own address", () => {
   it("serves /v1 routes with the bot API's credentials, and its own document and docs", async () => {
     const user = await registerUser(server.api);
     const key = await server.api.post("/v1/api-keys", { token: user.token, body: { name: "notes" } });
-    expect((await notes.get("/v1/meetings", { token: user.token })).status).toBe(200);
-    expect((await notes.get("/v1/meetings", { token: key.body.key })).status).toBe(200);
+    const byToken = await notes.get("/v1/meetings", { token: user.token });
+    expect(byToken.status).toBe(200);
+    // The free plan's hour, counted per user whichever credential: this is its second request.
+    const byKey = await notes.get("/v1/meetings", { token: key.body.key });
+    expect(byKey.status).toBe(200);
+    expect(byKey.headers.get("x-ratelimit-limit")).toBe("100");
+    expect(Number(byToken.headers.get("x-ratelimit-remaining")) - 1).toBe(
+      Number(byKey.headers.get("x-ratelimit-remaining")),
+    );
     for (const token of [undefined, "nope", `${key.body.key.slice(0, -1)}0`]) {
       const res = await notes.get("/v1/meetings", token === undefined ? {} : { token });
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ detail: expect.any(String) });
+      expect(res.headers.get("x-ratelimit-reset")).toMatch(/^\d{10}$/);
     }
     expect((await server.api.delete(`/v1/api-keys/${key.body.id}`, { token: user.token })).status).toBe(204);
     expect((await notes.get("/v1/meetings", { token: key.body.key })).status).toBe(401);

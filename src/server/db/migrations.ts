@@ -339,6 +339,23 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    "0008_user_plans": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // The notes interface's plan; null: the configured default plan (MEETBOT_DEFAULT_PLAN), so
+        // that changing the default reaches every user nobody gave a plan to.
+        await db.schema.alterTable("users").addColumn("plan", "varchar(16)").execute();
+
+        // Requests per user per clock hour, shared by every server process on the database.
+        await db.schema
+          .createTable("plan_usage")
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("window_start", "varchar(40)", (col) => col.notNull())
+          .addColumn("count", "integer", (col) => col.notNull())
+          .addPrimaryKeyConstraint("plan_usage_pk", ["user_id", "window_start"])
+          .execute();
+      },
+    },
     "0009_notes_meetings": {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
       async up(db: Kysely<any>) {

@@ -9,6 +9,7 @@ export type DialectName = "sqlite" | "postgres";
  */
 export interface Database {
   users: UsersTable;
+  plan_usage: PlanUsageTable;
   bots: BotsTable;
   bot_events: BotEventsTable;
   aggregated_events: AggregatedEventsTable;
@@ -88,6 +89,16 @@ export interface UsersTable {
   name: string;
   password_hash: string;
   created_at: string;
+  /** "free" | "pro" | "enterprise" (src/notes/plans.ts); null: the configured default plan. */
+  plan: string | null;
+}
+
+/** Notes-interface requests per user and clock hour (src/notes/plan-limits.ts). */
+export interface PlanUsageTable {
+  user_id: number;
+  /** ISO-8601 UTC start of the hour. */
+  window_start: string;
+  count: number;
 }
 
 export interface BotsTable {
