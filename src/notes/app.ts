@@ -46,6 +46,9 @@ export async function buildNotesApp(deps: NotesAppDeps): Promise<FastifyInstance
     transcripts: services.transcripts,
     summaries: services.summaries,
   });
+  const limiter = new PlanLimiter(db.kysely, deps.config.notes.defaultPlan, deps.now);
+  // Every answer carries the X-RateLimit-* headers, a 401 or a 404 of an unknown path too.
+  app.addHook("onSend", planHeadersOnEveryResponse(limiter));
   await registerOpenApi(app, NOTES_DOCUMENT);
   await app.register(
     async (api) => {
@@ -53,6 +56,8 @@ export async function buildNotesApp(deps: NotesAppDeps): Promise<FastifyInstance
         "onRequest",
         requireUser((token) => services.users.resolveBearer(token)),
       );
+      // Per user, across all their keys and tokens and every server process: their plan's hour.
+      api.addHook("onRequest", planRateLimit(limiter));
       api.addHook("onRoute", documentBearerAuth);
       await api.register(notesRoutes, { meetings });
     },
