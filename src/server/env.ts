@@ -163,6 +163,9 @@ export const ServerEnv = z.object({
   ),
   MEETBOT_ZOOM_WEB_BASE_URL: httpUrl,
   MEETBOT_TEAMS_WEB_BASE_URL: httpUrl,
+  /** Paths to PEM files, read and checked together in http/tls.ts (tlsFromFiles). */
+  MEETBOT_TLS_CERT: optionalText,
+  MEETBOT_TLS_KEY: optionalText,
 });
 export type ServerEnv = z.infer<typeof ServerEnv>;
 

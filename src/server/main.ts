@@ -9,7 +9,7 @@ export type { StartServerOptions } from "./config.js";
 export type { Launcher } from "./launcher/launcher.js";
 
 export interface RunningServer {
-  /** The address this server listens on, e.g. http://127.0.0.1:8080. */
+  /** The address this server listens on, e.g. http://127.0.0.1:8080 (https with a certificate). */
   url: string;
   port: number;
   /** Stops accepting requests and closes the database. Running bots keep running. */
@@ -49,7 +49,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   }
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
-  const url = localUrl(config.host, port);
+  const url = localUrl(config, port);
   publicBaseUrl ??= url;
 
   let closing: Promise<void> | undefined;
