@@ -9,7 +9,7 @@ import { registerDocs } from "./http/docs.js";
 import { API_PREFIX, registerOpenApi, SANDBOX_PREFIX } from "./http/openapi.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { serializerCompiler } from "./http/serializer.js";
-import { httpsOptions } from "./http/tls.js";
+import { transportOptions } from "./http/tls.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { apiRoutes } from "./routes/index.js";
 import { authCallbackPage } from "./routes/oauth.js";
@@ -56,7 +56,7 @@ export interface AppDeps {
 /** Builds the Fastify app (not listening). The caller owns the database and closes it. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    ...httpsOptions(deps.config),
+    ...transportOptions(deps.config),
     logger: loggerOptions(deps.config.logLevel),
     bodyLimit: JSON_BODY_LIMIT,
     // A URL that does not decode, a request Node cannot parse: the same {detail} bodies.

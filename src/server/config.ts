@@ -143,6 +143,11 @@ export interface ServerConfig {
   publicBaseUrl: string | undefined;
   /** HTTPS on every port this server listens on; undefined: plain HTTP. */
   tls: TlsConfig | undefined;
+  /**
+   * The reverse proxies (addresses, CIDR ranges) whose X-Forwarded-For names the client, for
+   * per-address rate limits and request logs. Env MEETBOT_TRUST_PROXY, default none.
+   */
+  trustProxy: string[];
   allowedMeetingHosts: string[];
   logLevel: string;
   watchdog: WatchdogConfig;
@@ -174,6 +179,7 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
     dataDir,
     publicBaseUrl: opts.publicBaseUrl === undefined ? undefined : normalizeBaseUrl(opts.publicBaseUrl),
     tls: opts.tls ? checkedTlsOption(opts.tls) : tlsFromFiles(env.MEETBOT_TLS_CERT, env.MEETBOT_TLS_KEY),
+    trustProxy: env.MEETBOT_TRUST_PROXY,
     allowedMeetingHosts: (opts.allowedMeetingHosts ?? env.MEETBOT_ALLOWED_MEETING_HOSTS).map((h) =>
       h.trim().toLowerCase(),
     ),

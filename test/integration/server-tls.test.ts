@@ -14,6 +14,7 @@ import { Reporter } from "../../src/runner/reporter.js";
 import { uploadRecording } from "../../src/runner/upload.js";
 import { resolveConfig } from "../../src/server/config.js";
 import { StartupError } from "../../src/server/startup-error.js";
+import { startBuiltApp, TestClock } from "../helpers/built-app.js";
 import { makeTestMp4, startTestServer, TEST_MEETING, type TestServer } from "../helpers/server-harness.js";
 
 /**
@@ -272,5 +273,54 @@ describe("MEETBOT_TLS_CERT and MEETBOT_TLS_KEY at startup", () => {
     await writeFile(combined, `${await readFile(files.key, "utf8")}${certPem}`);
     const tls = resolve({ MEETBOT_TLS_CERT: combined, MEETBOT_TLS_KEY: combined }).tls;
     expect(tls?.certificates).toBe(certPem);
+  });
+});
+
+describe("behind a reverse proxy (MEETBOT_TRUST_PROXY)", () => {
+  /** The answers to failed logins, one per client address in turn, through a proxy on 127.0.0.1. */
+  async function loginsFrom(env: NodeJS.ProcessEnv, clients: string[]): Promise<number[]> {
+    const clock = new TestClock();
+    clock.toNextHour(1_000); // no minute window ends during the test
+    const app = await startBuiltApp({ clock, rateLimit: { perMinute: 2 }, env });
+    try {
+      const statuses: number[] = [];
+      for (const client of clients) {
+        const login = await app.api.post("/v1/auth/login", {
+          body: { email: "nobody@example.com", password: "not the password" },
+          headers: { "x-forwarded-for": client },
+        });
+        statuses.push(login.status);
+      }
+      return statuses;
+    } finally {
+      await app.close();
+    }
+  }
+  const clients = ["203.0.113.5", "203.0.113.5", "203.0.113.5", "203.0.113.6"];
+
+  it("rate limits the routes without a credential per client, as the proxy names it", async () => {
+    expect(await loginsFrom({ MEETBOT_TRUST_PROXY: "127.0.0.1" }, clients)).toEqual([401, 401, 429, 401]);
+    expect(await loginsFrom({ MEETBOT_TRUST_PROXY: "10.0.0.0/8, loopback" }, clients)).toEqual([
+      401, 401, 429, 401,
+    ]);
+  });
+
+  it("believes no X-Forwarded-For from an address it was not told of", async () => {
+    expect(await loginsFrom({}, clients)).toEqual([401, 401, 429, 429]);
+    expect(await loginsFrom({ MEETBOT_TRUST_PROXY: "10.0.0.0/8" }, clients)).toEqual([401, 401, 429, 429]);
+  });
+
+  it("refuses a value that is not addresses or ranges", () => {
+    const env = (value: string) => resolveConfig({ dataDir: dir, env: { MEETBOT_TRUST_PROXY: value } });
+    expect(env("::1, 192.168.0.0/16, uniquelocal").trustProxy).toEqual([
+      "::1",
+      "192.168.0.0/16",
+      "uniquelocal",
+    ]);
+    expect(env("").trustProxy).toEqual([]);
+    for (const bad of ["proxy.example.com", "10.0.0.0/33", "10.0.0.1/8/8", "127.0.0.1,"])
+      expect(() => env(bad)).toThrow(
+        `MEETBOT_TRUST_PROXY: must be comma-separated IP addresses or CIDR ranges (or loopback, linklocal, uniquelocal) (got "${bad}")`,
+      );
   });
 });

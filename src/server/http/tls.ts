@@ -1,5 +1,6 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
+import type { ServerConfig } from "../config.js";
 import { StartupError } from "../startup-error.js";
 
 /** What the servers answer TLS with (both PEM). */
@@ -49,12 +50,16 @@ export function checkedTlsOption(tls: { cert: string | Buffer; key: string | Buf
 }
 
 /**
- * The Fastify options that make an app serve HTTPS with `config.tls`, or none (plain HTTP). Typed
+ * The Fastify options for how HTTPS reaches an app: TLS of its own with `config.tls`, or through
+ * the reverse proxies of `config.trustProxy` (whose X-Forwarded-For then gives request.ip). Typed
  * as no options: an https.Server gives Fastify the same request and response objects, while its
  * `https` option would change the app's server type everywhere the app is passed around.
  */
-export function httpsOptions(config: { tls: TlsConfig | undefined }): object {
-  return config.tls ? { https: { cert: config.tls.cert, key: config.tls.key } } : {};
+export function transportOptions(config: Pick<ServerConfig, "tls" | "trustProxy">): object {
+  return {
+    ...(config.tls ? { https: { cert: config.tls.cert, key: config.tls.key } } : {}),
+    ...(config.trustProxy.length > 0 ? { trustProxy: config.trustProxy } : {}),
+  };
 }
 
 interface Pem {
