@@ -4,9 +4,10 @@ import { type ParseArgsConfig, parseArgs } from "node:util";
 const USAGE = `meetbot — self-hostable meeting bots
 
 Usage:
-  meetbot serve [--port 8080] [--host 127.0.0.1] [--data-dir ./.data] [--public-url URL]
+  meetbot serve [--port 8080] [--host 127.0.0.1] [--data-dir ./.data] [--public-url URL] [--notes-port P]
       Start the control plane (the /v1 API). Data in SQLite under --data-dir, or in PostgreSQL
-      when DATABASE_URL=postgres://user:password@host:5432/db is set.
+      when DATABASE_URL=postgres://user:password@host:5432/db is set. --notes-port (or
+      MEETBOT_NOTES_PORT) also serves the meeting-notes interface on that port.
   meetbot run [--config FILE] [--headed]
       Run one bot. The config comes from --config FILE or the BOT_CONFIG environment variable.
       --headed shows the browser on your own $DISPLAY instead of a private virtual display.
@@ -134,6 +135,7 @@ async function serve(args: string[]): Promise<number> {
     host: { type: "string" },
     "data-dir": { type: "string" },
     "public-url": { type: "string" },
+    "notes-port": { type: "string" },
   });
   const { startServer } = await import("./server/main.js");
   const { StartupError } = await import("./server/startup-error.js");
@@ -144,6 +146,7 @@ async function serve(args: string[]): Promise<number> {
       host: (values.host as string | undefined) ?? "127.0.0.1",
       dataDir: resolve((values["data-dir"] as string | undefined) ?? ".data"),
       ...(values["public-url"] ? { publicBaseUrl: values["public-url"] as string } : {}),
+      ...(values["notes-port"] !== undefined ? { notesPort: port(values["notes-port"], 8081) } : {}),
     });
   } catch (error) {
     // The operator's to fix (a bad variable, database down): the reason, not a stack trace.
@@ -152,6 +155,7 @@ async function serve(args: string[]): Promise<number> {
     return 1;
   }
   process.stdout.write(`meetbot control plane listening on ${server.url}\n`);
+  if (server.notesUrl) process.stdout.write(`meeting-notes interface listening on ${server.notesUrl}\n`);
   await untilSignal();
   await server.close();
   return 0;

@@ -51,6 +51,11 @@ export interface StartServerOptions {
   webhooks?: Partial<WebhooksConfig>;
   /** The transcript and summary jobs; defaults from env (see JobsConfig). */
   jobs?: Partial<JobsConfig>;
+  /**
+   * Serve the meeting-notes interface on this port too (0: a free one). Default env
+   * MEETBOT_NOTES_PORT; unset: not served.
+   */
+  notesPort?: number;
 }
 
 /** The content jobs (transcripts, summaries) and their worker (src/server/jobs/). */
@@ -156,6 +161,8 @@ export interface ServerConfig {
   outbound: OutboundConfig;
   webhooks: WebhooksConfig;
   jobs: JobsConfig;
+  /** The meeting-notes interface's own port; undefined: not served. */
+  notesPort: number | undefined;
   paths: { database: string; recordings: string; bots: string };
   database: DatabaseOptions;
   /** Env MEETBOT_JWT_SECRET; undefined: the secret generated once into the data dir. */
@@ -214,6 +221,7 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       ...(opts.jobs?.retryDelaysMs ? { retryDelaysMs: opts.jobs.retryDelaysMs } : {}),
       engines: checkDefaultEngines(opts.jobs?.engines ?? enginesFromEnv(env)),
     },
+    notesPort: opts.notesPort ?? env.MEETBOT_NOTES_PORT,
     paths: {
       database: path.join(dataDir, "meetbot.sqlite"),
       recordings: path.join(dataDir, "recordings"),

@@ -132,6 +132,11 @@ export const ServerEnv = z.object({
   MEETBOT_WEBHOOK_CONCURRENCY: wholeFrom(16, 1, 1000),
   MEETBOT_WEBHOOK_POLL_INTERVAL_MS: milliseconds(1000),
   MEETBOT_WEBHOOK_RETENTION_DAYS: positive(30),
+  MEETBOT_NOTES_PORT: fromText<number | undefined>(
+    undefined,
+    (raw) => wholeNumber(raw, 0, 65_535),
+    "a port number, 0 to 65535",
+  ),
   MEETBOT_JOB_WORKER: flag(true),
   MEETBOT_JOB_CONCURRENCY: wholeFrom(1, 1, 64),
   MEETBOT_JOB_POLL_INTERVAL_MS: milliseconds(2000),

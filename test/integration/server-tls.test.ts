@@ -51,6 +51,7 @@ beforeAll(async () => {
   trusted = new Agent({ connect: { ca: certPem } });
   server = await startTestServer({
     env: { MEETBOT_TLS_CERT: files.cert, MEETBOT_TLS_KEY: files.key },
+    notesPort: 0,
     // The recording uploaded below needs no transcript here.
     jobs: { worker: false },
   });
@@ -100,9 +101,20 @@ describe("a server given MEETBOT_TLS_CERT and MEETBOT_TLS_KEY", () => {
     expect(document.body.servers).toEqual([{ url: server.url, description: "This server" }]);
   });
 
-  it("refuses plain HTTP on its port", async () => {
-    const plain = server.url.replace(/^https:/, "http:");
-    await expect(request(`${plain}/openapi.json`)).rejects.toThrow();
+  it("serves the meeting-notes interface on its own port over HTTPS too", async () => {
+    const notesUrl = server.notesUrl as string;
+    expect(notesUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(notesUrl).not.toBe(server.url);
+    const document = await call("GET", `${notesUrl}/openapi.json`);
+    expect(document.status).toBe(200);
+    expect(document.body.servers).toEqual([expect.objectContaining({ url: notesUrl })]);
+  });
+
+  it("refuses plain HTTP on its ports", async () => {
+    for (const url of [server.url, server.notesUrl as string]) {
+      const plain = url.replace(/^https:/, "http:");
+      await expect(request(`${plain}/openapi.json`)).rejects.toThrow();
+    }
   });
 
   it("is refused by a client that does not trust its certificate", async () => {

@@ -118,6 +118,11 @@ export interface BotsTable {
   held_bot_ended: string | null;
   /** JSON of the `transcription` and `summary` create options (jobs/content-options.ts); null: none. */
   content_options: string | null;
+  /** The notes interface's id of the bot's meeting (`mtg_…`); null until the bot joined a call. */
+  meeting_id: string | null;
+  /** When the bot joined the call (BOT_JOINED) and left it (BOT_LEFT, or its ERROR after joining). */
+  meeting_started_at: string | null;
+  meeting_ended_at: string | null;
   /** JSON of DeploymentError; null unless FATAL. */
   deployment_error: string | null;
   last_heartbeat: string | null;

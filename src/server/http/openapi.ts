@@ -1,4 +1,4 @@
-import fastifySwagger from "@fastify/swagger";
+import fastifySwagger, { type FastifyDynamicSwaggerOptions } from "@fastify/swagger";
 import type { FastifyInstance, RouteOptions } from "fastify";
 import { createJsonSchemaTransform } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -89,39 +89,55 @@ function fileResponses({ types, ranges }: FileAnswer): Record<string, object> {
   };
 }
 
+/** The bot API's document: its title, its description and the credentials its routes take. */
+export const BOT_API_DOCUMENT: ApiDocument = {
+  title: "meetbot API",
+  description: DESCRIPTION,
+  securitySchemes: {
+    bearer: {
+      type: "http",
+      scheme: "bearer",
+      description: "A JWT access token or an API key",
+    },
+    callbackToken: {
+      type: "http",
+      scheme: "bearer",
+      description: "The bot's own callback token, handed to its runner at deploy",
+    },
+    providerWebhookSecret: {
+      type: "apiKey",
+      in: "header",
+      name: ASSEMBLYAI_WEBHOOK_HEADER,
+      description: "The secret a transcript job gave the provider for its completion webhook",
+    },
+  },
+};
+
+type SecuritySchemes = NonNullable<
+  NonNullable<NonNullable<FastifyDynamicSwaggerOptions["openapi"]>["components"]>["securitySchemes"]
+>;
+
+/** What differs between the two interfaces' documents; the rest (errors, files, tags) is shared. */
+export interface ApiDocument {
+  title: string;
+  description: string;
+  securitySchemes: SecuritySchemes;
+}
+
 /**
  * @fastify/swagger collects every route registered after it; the document is built from the very
  * zod schemas the routes validate and serialize with. Call before registering any route.
  */
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, document: ApiDocument): Promise<void> {
   await app.register(fastifySwagger, {
     openapi: {
       info: {
-        title: "meetbot API",
+        title: document.title,
         version: "v1",
-        description: DESCRIPTION,
+        description: document.description,
         license: { name: "MIT", url: "https://spdx.org/licenses/MIT.html" },
       },
-      components: {
-        securitySchemes: {
-          bearer: {
-            type: "http",
-            scheme: "bearer",
-            description: "A JWT access token or an API key",
-          },
-          callbackToken: {
-            type: "http",
-            scheme: "bearer",
-            description: "The bot's own callback token, handed to its runner at deploy",
-          },
-          providerWebhookSecret: {
-            type: "apiKey",
-            in: "header",
-            name: ASSEMBLYAI_WEBHOOK_HEADER,
-            description: "The secret a transcript job gave the provider for its completion webhook",
-          },
-        },
-      },
+      components: { securitySchemes: document.securitySchemes },
     },
     transform: (input: TransformInput) => {
       // The API only, once: /api/v1 routes are the same routes again, and pages (docs, the OAuth
