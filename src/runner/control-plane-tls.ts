@@ -6,9 +6,9 @@ const agents = new Map<string, Agent>();
 
 /**
  * The undici dispatcher for requests to the control plane (callbacks, uploads): the global one
- * unless the BotConfig names certificates to trust, as a server serving HTTPS itself
- * does. Those are trusted besides Node's usual CAs (NODE_EXTRA_CA_CERTS included), each one as
- * an anchor of its own: a self-signed certificate, or a leaf signed by a private CA, is enough.
+ * unless the BotConfig names certificates to trust, as a server serving HTTPS itself does. Those
+ * are trusted besides Node's usual CAs (NODE_EXTRA_CA_CERTS included), each one as an anchor of
+ * its own: a self-signed certificate, or a leaf signed by a private CA, is enough.
  */
 export function controlPlaneDispatcher(callback: BotConfig["callback"]): Dispatcher {
   if (!callback.ca) return getGlobalDispatcher();
