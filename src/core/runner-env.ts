@@ -4,8 +4,7 @@
  * are, a home, the locale, the temporary directory, and the extra CAs Node trusts (a private CA
  * behind the public URL the runner calls back to is the server's as well). Chromium renders
  * third-party pages, so nothing else reaches it: no server secret, no database URL, no callback
- * token. What a runner
- * needs from the operator comes in its BotConfig (RunnerSettings).
+ * token. What a runner needs from the operator comes in its BotConfig (RunnerSettings).
  */
 export const RUNNER_ENV_ALLOWLIST = [
   "PATH",
