@@ -90,6 +90,11 @@ export const BotConfig = z.object({
     baseUrl: HttpUrl,
     /** Per-bot secret, sent as `Authorization: Bearer <token>` on callbacks and the upload. */
     token: z.string().min(16),
+    /**
+     * PEM certificates trusted for baseUrl and upload.url besides the usual CAs: the server's own
+     * when it serves HTTPS itself, so that a self-signed certificate needs no setup on runners.
+     */
+    ca: z.string().includes("-----BEGIN CERTIFICATE-----", { error: "must be PEM certificates" }).optional(),
   }),
   /** Where the finished recording is PUT (streamed). */
   upload: z.object({ url: HttpUrl }),

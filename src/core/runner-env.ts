@@ -1,9 +1,10 @@
 /**
  * The only environment variables a runner inherits from the server, and the only ones of the
  * runner's that its helper processes (Chromium, ffmpeg, Xvfb, PulseAudio) inherit: where programs
- * are, a home, the locale and the temporary directory. Chromium renders third-party pages, so
- * nothing else reaches it: no server secret, no database URL, no callback token. What a runner
- * needs from the operator comes in its BotConfig (RunnerSettings).
+ * are, a home, the locale, the temporary directory, and the extra CAs Node trusts (a private CA
+ * behind the public URL the runner calls back to is the server's as well). Chromium renders
+ * third-party pages, so nothing else reaches it: no server secret, no database URL, no callback
+ * token. What a runner needs from the operator comes in its BotConfig (RunnerSettings).
  */
 export const RUNNER_ENV_ALLOWLIST = [
   "PATH",
@@ -19,6 +20,7 @@ export const RUNNER_ENV_ALLOWLIST = [
   "LC_COLLATE",
   "LC_MONETARY",
   "LC_MESSAGES",
+  "NODE_EXTRA_CA_CERTS",
 ] as const;
 
 /** The allowlisted variables of `source` that are set, plus `extra` (which wins). */

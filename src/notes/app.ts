@@ -38,7 +38,7 @@ export interface NotesAppDeps {
  * API's app runs them, and outlives this one.
  */
 export async function buildNotesApp(deps: NotesAppDeps): Promise<FastifyInstance> {
-  const app = await createApiServer({ logLevel: deps.config.logLevel });
+  const app = await createApiServer(deps.config);
   const { services, db } = deps.shared;
   const meetings = new MeetingService({
     db: db.kysely,

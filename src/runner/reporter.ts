@@ -10,6 +10,7 @@ import {
   callbackEventUrl,
   TERMINAL_STATUSES,
 } from "../core/index.js";
+import { controlPlaneDispatcher } from "./control-plane-tls.js";
 
 /**
  * Reports events to the control plane without ever losing one.
@@ -163,6 +164,7 @@ export class Reporter {
       body: JSON.stringify(event),
       headersTimeout: 10_000,
       bodyTimeout: 10_000,
+      dispatcher: controlPlaneDispatcher(this.config.callback),
     });
     const text = await response.body.text();
     const ownEnd = event.type === "status" && TERMINAL_STATUSES.includes(event.data.status);

@@ -4,6 +4,7 @@ import pRetry, { AbortError } from "p-retry";
 import type { Logger } from "pino";
 import { request } from "undici";
 import type { BotConfig } from "../core/index.js";
+import { controlPlaneDispatcher } from "./control-plane-tls.js";
 
 type UploadConfig = Pick<BotConfig, "botId" | "upload" | "callback">;
 
@@ -62,6 +63,7 @@ async function putFile(
         body: createReadStream(path),
         headersTimeout: 120_000,
         bodyTimeout: 120_000,
+        dispatcher: controlPlaneDispatcher(config.callback),
       });
       const text = await response.body.text();
       if (response.statusCode < 300) return;

@@ -39,7 +39,7 @@ export function sharedWith(app: FastifyInstance): SharedWithApp {
 
 /** Builds the Fastify app (not listening). The caller owns the database and closes it. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const app = await createApiServer({ logLevel: deps.config.logLevel });
+  const app = await createApiServer(deps.config);
 
   const now = deps.now ?? (() => new Date());
   const services = createServices({

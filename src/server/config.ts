@@ -4,6 +4,7 @@ import type { Plan } from "../notes/plans.js";
 import { type OAuthConfig, oauthConfigFromEnv } from "./auth/oauth-config.js";
 import type { DatabaseOptions } from "./db/database.js";
 import { OAUTH_VARIABLES, parseServerEnv, type ServerEnv } from "./env.js";
+import { checkedTlsOption, type TlsConfig, tlsFromFiles } from "./http/tls.js";
 import { Engines, type EnginesConfig } from "./jobs/engines.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { StartupError } from "./startup-error.js";
@@ -26,8 +27,13 @@ export interface StartServerOptions {
    * Default: env DATABASE_URL (unset = SQLite).
    */
   databaseUrl?: string;
-  /** How runners and download links reach this server; default http://<host>:<port>. */
+  /** How runners and download links reach this server; default http(s)://<host>:<port>. */
   publicBaseUrl?: string;
+  /**
+   * Serve HTTPS with this certificate and key (PEM, checked as the files are); default from env
+   * MEETBOT_TLS_CERT and MEETBOT_TLS_KEY, unset: plain HTTP.
+   */
+  tls?: { cert: string | Buffer; key: string | Buffer };
   /** Default: LocalProcessLauncher. */
   launcher?: Launcher;
   /** Meeting hosts accepted besides the real platforms' ("host" or "host:port"); default from env. */
@@ -146,6 +152,13 @@ export interface ServerConfig {
   dataDir: string;
   /** Undefined until known when it defaults to the listening address (port 0). */
   publicBaseUrl: string | undefined;
+  /** HTTPS on every port this server listens on; undefined: plain HTTP. */
+  tls: TlsConfig | undefined;
+  /**
+   * The reverse proxies (addresses, CIDR ranges) whose X-Forwarded-For names the client, for
+   * per-address rate limits and request logs. Env MEETBOT_TRUST_PROXY, default none.
+   */
+  trustProxy: string[];
   allowedMeetingHosts: string[];
   logLevel: string;
   watchdog: WatchdogConfig;
@@ -177,6 +190,8 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
     port,
     dataDir,
     publicBaseUrl: opts.publicBaseUrl === undefined ? undefined : normalizeBaseUrl(opts.publicBaseUrl),
+    tls: opts.tls ? checkedTlsOption(opts.tls) : tlsFromFiles(env.MEETBOT_TLS_CERT, env.MEETBOT_TLS_KEY),
+    trustProxy: env.MEETBOT_TRUST_PROXY,
     allowedMeetingHosts: (opts.allowedMeetingHosts ?? env.MEETBOT_ALLOWED_MEETING_HOSTS).map((h) =>
       h.trim().toLowerCase(),
     ),
@@ -321,8 +336,13 @@ export function normalizeBaseUrl(value: string): string {
   return url.toString().replace(/\/+$/, "");
 }
 
-/** The address a local client uses for a listening socket (wildcards become loopback). */
-export function localUrl(host: string, port: number): string {
+/**
+ * The address a local client uses for a port of this server (wildcards become loopback): https
+ * when the server has a certificate.
+ */
+export function localUrl(config: Pick<ServerConfig, "host" | "tls">, port: number): string {
+  const { host } = config;
   const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
-  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
+  const scheme = config.tls ? "https" : "http";
+  return `${scheme}://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
 }

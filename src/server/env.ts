@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 import {
   DEFAULT_CHROMIUM_PATH,
@@ -64,6 +65,19 @@ const httpUrl = fromText<string | undefined>(
   (raw) => (/^https?:$/.test(URL.parse(raw)?.protocol ?? "") ? raw.replace(/\/+$/, "") : undefined),
   "an http(s) URL",
 );
+/** proxy-addr's names (Fastify's trustProxy) for the loopback, link-local and unique-local ranges. */
+const PROXY_RANGE_NAMES = ["loopback", "linklocal", "uniquelocal"];
+function proxyList(raw: string): string[] | undefined {
+  const entries = raw.split(",").map((entry) => entry.trim());
+  const valid = (entry: string) => {
+    if (PROXY_RANGE_NAMES.includes(entry)) return true;
+    const [address = "", prefix, ...rest] = entry.split("/");
+    const family = isIP(address);
+    if (family === 0 || rest.length > 0) return false;
+    return prefix === undefined || wholeNumber(prefix, 0, family === 4 ? 32 : 128) !== undefined;
+  };
+  return entries.every(valid) ? entries : undefined;
+}
 const oneOf = <T extends string>(names: readonly T[], fallback: T) =>
   fromText<T>(fallback, (raw) => names.find((name) => name === raw), `one of ${names.join(", ")}`);
 const optionalText = z
@@ -170,6 +184,14 @@ export const ServerEnv = z.object({
   ),
   MEETBOT_ZOOM_WEB_BASE_URL: httpUrl,
   MEETBOT_TEAMS_WEB_BASE_URL: httpUrl,
+  /** Paths to PEM files, read and checked together in http/tls.ts (tlsFromFiles). */
+  MEETBOT_TLS_CERT: optionalText,
+  MEETBOT_TLS_KEY: optionalText,
+  MEETBOT_TRUST_PROXY: fromText<string[]>(
+    [],
+    proxyList,
+    `comma-separated IP addresses or CIDR ranges (or ${PROXY_RANGE_NAMES.join(", ")})`,
+  ),
 });
 export type ServerEnv = z.infer<typeof ServerEnv>;
 

@@ -11,7 +11,7 @@ export type { StartServerOptions } from "./config.js";
 export type { Launcher } from "./launcher/launcher.js";
 
 export interface RunningServer {
-  /** The address this server listens on, e.g. http://127.0.0.1:8080. */
+  /** The address this server listens on, e.g. http://127.0.0.1:8080 (https with a certificate). */
   url: string;
   port: number;
   /** The meeting-notes interface's address, when it is served (--notes-port). */
@@ -62,10 +62,10 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     await db.close();
     throw err;
   }
-  const url = localUrl(config.host, listeningPort(app, config.port));
+  const url = localUrl(config, listeningPort(app, config.port));
   publicBaseUrl ??= url;
   const notesUrl = notesApp
-    ? localUrl(config.host, listeningPort(notesApp, config.notes.port as number))
+    ? localUrl(config, listeningPort(notesApp, config.notes.port as number))
     : undefined;
   notesPublicUrl = notesUrl;
 

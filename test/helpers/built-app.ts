@@ -39,11 +39,12 @@ export interface BuiltApp extends TestServer {
  * the test controls and the Fastify instance in hand (its route table, its request-log service).
  */
 export async function startBuiltApp(
-  opts: { clock?: TestClock; rateLimit?: Partial<RateLimitConfig> } = {},
+  opts: { clock?: TestClock; rateLimit?: Partial<RateLimitConfig>; env?: NodeJS.ProcessEnv } = {},
 ): Promise<BuiltApp> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-app-"));
   const database = await testDatabaseFor(dataDir);
   const config = resolveConfig({
+    ...(opts.env ? { env: opts.env } : {}),
     dataDir,
     port: 0,
     logLevel: "silent",

@@ -97,7 +97,7 @@ async function startProcess(
 ): Promise<Process> {
   const config = resolveConfig({ dataDir, port: 0, logLevel: "silent", databaseUrl, env: {} });
   const db = await openDatabase(config.database);
-  const app: FastifyInstance = await createApiServer({ logLevel: "silent" });
+  const app: FastifyInstance = await createApiServer(config);
   let url = "";
   const ctx: ServiceContext = {
     db: db.kysely,

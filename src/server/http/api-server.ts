@@ -1,8 +1,10 @@
 import { createRequire } from "node:module";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { ServerConfig } from "../config.js";
 import { BadRequestError, clientErrorHandler, errorHandler } from "../errors.js";
 import { validatorCompiler } from "../validation.js";
 import { serializerCompiler } from "./serializer.js";
+import { transportOptions } from "./tls.js";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 /** Only a `\uD800`-`\uDFFF` escape can put a lone surrogate in text decoded from valid UTF-8. */
@@ -32,12 +34,16 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
 /**
  * A Fastify instance as both interfaces (the bot API, the meeting-notes interface) serve: zod
  * validation and serialization, the `{detail}` error bodies, JSON-only bodies that must be UTF-8,
- * the request's `user` and `credential` slots, and a clean shutdown of keep-alive sockets. Each
- * interface adds its own routes, authentication, rate limits and OpenAPI document.
+ * the request's `user` and `credential` slots, a clean shutdown of keep-alive sockets, and HTTPS
+ * (TLS of its own or behind a trusted proxy) as configured. Each interface adds its own routes,
+ * authentication, rate limits and OpenAPI document.
  */
-export async function createApiServer(opts: { logLevel: string }): Promise<FastifyInstance> {
+export async function createApiServer(
+  config: Pick<ServerConfig, "logLevel" | "tls" | "trustProxy">,
+): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(opts.logLevel),
+    ...transportOptions(config),
+    logger: loggerOptions(config.logLevel),
     bodyLimit: JSON_BODY_LIMIT,
     // A URL that does not decode, a request Node cannot parse: the same {detail} bodies.
     frameworkErrors: errorHandler,

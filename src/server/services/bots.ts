@@ -292,7 +292,7 @@ export class BotService {
       meetingTitle: bot.meeting_title,
       heartbeatInterval: bot.heartbeat_interval,
       automaticLeave: parseJson<BotConfig["automaticLeave"]>(bot.automatic_leave),
-      callback: { baseUrl, token },
+      callback: { baseUrl, token, ...(this.ctx.config.tls ? { ca: this.ctx.config.tls.certificates } : {}) },
       upload: { url: `${baseUrl}${recordingUploadPath(bot.id)}` },
       workDir: path.join(this.ctx.config.paths.bots, String(bot.id), "work"),
       // The operator's runner settings travel in the config: runners inherit no server environment.
