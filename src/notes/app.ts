@@ -8,6 +8,7 @@ import type { SharedWithApp } from "../server/app.js";
 import { MeetingService } from "./meetings.js";
 import { PlanLimiter, planHeadersOnEveryResponse, planRateLimit } from "./plan-limits.js";
 import { notesRoutes } from "./routes.js";
+import { NotesWebhookService } from "./webhooks.js";
 
 export const NOTES_DOCUMENT: ApiDocument = {
   title: "meetbot meeting notes API",
@@ -43,9 +44,9 @@ export async function buildNotesApp(deps: NotesAppDeps): Promise<FastifyInstance
   const meetings = new MeetingService({
     db: db.kysely,
     dialect: db.dialect,
-    transcripts: services.transcripts,
-    summaries: services.summaries,
+    content: { transcripts: services.transcripts, summaries: services.summaries },
   });
+  const webhooks = new NotesWebhookService(db.kysely, deps.config, deps.now ?? (() => new Date()));
   const limiter = new PlanLimiter(db.kysely, deps.config.notes.defaultPlan, deps.now);
   // Every answer carries the X-RateLimit-* headers, a 401 or a 404 of an unknown path too.
   app.addHook("onSend", planHeadersOnEveryResponse(limiter));
@@ -59,7 +60,7 @@ export async function buildNotesApp(deps: NotesAppDeps): Promise<FastifyInstance
       // Per user, across all their keys and tokens and every server process: their plan's hour.
       api.addHook("onRequest", planRateLimit(limiter));
       api.addHook("onRoute", documentBearerAuth);
-      await api.register(notesRoutes, { meetings });
+      await api.register(notesRoutes, { meetings, webhooks });
     },
     { prefix: API_PREFIX },
   );

@@ -15,8 +15,8 @@ import { matchesSearch } from "./search.js";
 export interface MeetingServiceDeps {
   db: Kysely<Database>;
   dialect: DialectName;
-  transcripts: TranscriptService;
-  summaries: SummaryService;
+  /** For the transcript and summary routes; a meeting alone (a webhook's data) needs neither. */
+  content?: { transcripts: TranscriptService; summaries: SummaryService };
 }
 
 type Bots = ExpressionBuilder<Database, "bots" | "recordings">;
@@ -106,16 +106,21 @@ export class MeetingService {
   /** The bot API's transcript; 404 saying so while it is being made (its status is on the meeting). */
   async transcript(userId: number, meetingId: string): Promise<Transcript> {
     const row = await this.require(userId, meetingId);
-    const transcript = await this.deps.transcripts.find(row.id);
+    const transcript = await this.content().transcripts.find(row.id);
     if (transcript) return transcript;
     throw new NotFoundError(contentMissing("transcript", row.transcript_state));
   }
 
   async summary(userId: number, meetingId: string): Promise<Summary> {
     const row = await this.require(userId, meetingId);
-    const summary = await this.deps.summaries.find(row.id);
+    const summary = await this.content().summaries.find(row.id);
     if (summary) return summary;
     throw new NotFoundError(contentMissing("summary", row.summary_state));
+  }
+
+  private content() {
+    if (!this.deps.content) throw new Error("MeetingService made without the content services");
+    return this.deps.content;
   }
 
   private baseQuery(userId: number) {

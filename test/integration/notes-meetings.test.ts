@@ -152,6 +152,8 @@ describe("the notes interface's own address", () => {
       "/v1/meetings/{id}",
       "/v1/meetings/{id}/summary",
       "/v1/meetings/{id}/transcript",
+      "/v1/webhooks",
+      "/v1/webhooks/{id}",
     ]);
     expect(doc.servers).toEqual([{ url: server.notesUrl, description: "This server" }]);
     expect((await notes.get("/docs/")).status).toBe(200);

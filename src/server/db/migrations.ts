@@ -428,6 +428,17 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         }
       },
     },
+    "0010_notes_webhooks": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // Which interface a webhook was registered on: "bot" (/v1/webhooks of the bot API) or
+        // "notes" (the meeting-notes interface). Each sees and gets only its own events.
+        await db.schema
+          .alterTable("webhooks")
+          .addColumn("api", "varchar(8)", (col) => col.notNull().defaultTo("bot"))
+          .execute();
+      },
+    },
   };
 }
 

@@ -258,6 +258,8 @@ export interface WebhooksTable {
   secret: string;
   /** 1 or 0 (no boolean type on SQLite). */
   is_active: number;
+  /** The interface it was registered on: "bot" or "notes" (WEBHOOK_APIS). */
+  api: Generated<string>;
   created_at: string;
   updated_at: string;
 }

@@ -6,7 +6,7 @@ import { type ContentJobDeps, queueForBot } from "./transcript-job.js";
 import type { JobControl, JobHandler, StoreResult } from "./worker.js";
 
 /** A summary of the bot's stored transcript (the job runs only once there is one). */
-export function summaryJobHandler(deps: Pick<ContentJobDeps, "db" | "engines">): JobHandler {
+export function summaryJobHandler(deps: Pick<ContentJobDeps, "db" | "engines" | "notesEvents">): JobHandler {
   return {
     async run(job: ClaimedJob, control: JobControl): Promise<StoreResult> {
       const source = await deps.db
@@ -49,7 +49,8 @@ export function summaryJobHandler(deps: Pick<ContentJobDeps, "db" | "engines">):
           actionItems: summary.actionItems,
           decisions: summary.decisions,
         });
-        return queueForBot(trx, job.bot_id, [ready], now);
+        const notes = await deps.notesEvents.actionItemsDetected(trx, job.bot_id, summary.actionItems, now);
+        return notes + (await queueForBot(trx, job.bot_id, [ready], now));
       };
     },
 

@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from "kysely";
 import { contentFailedWebhookEvent, transcriptReadyWebhookEvent } from "../../core/index.js";
 import { attributeSpeakers } from "../../intelligence/index.js";
 import type { AssemblyAiTranscribeRequest } from "../../intelligence/providers.js";
-import { EngineError, type TranscriptionEngineName } from "../../intelligence/types.js";
+import { type ActionItem, EngineError, type TranscriptionEngineName } from "../../intelligence/types.js";
 import { toIso } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import { API_PREFIX } from "../http/openapi.js";
@@ -14,11 +14,23 @@ import type { Engines } from "./engines.js";
 import { type ClaimedJob, releaseWaitingSummary } from "./queue.js";
 import type { JobControl, JobHandler, StoreResult } from "./worker.js";
 
+/** The notes interface's events a job's result announces (src/notes/webhooks.ts NotesEvents). */
+export interface MeetingEvents {
+  transcriptReady(trx: Transaction<Database>, botId: number, utterances: number, now: Date): Promise<number>;
+  actionItemsDetected(
+    trx: Transaction<Database>,
+    botId: number,
+    actionItems: readonly ActionItem[],
+    now: Date,
+  ): Promise<number>;
+}
+
 export interface ContentJobDeps {
   db: Kysely<Database>;
   store: RecordingStore;
   engines: Engines;
   assemblyAiWebhooks: AssemblyAiWebhooks;
+  notesEvents: MeetingEvents;
 }
 
 /**
@@ -71,7 +83,8 @@ export function transcriptJobHandler(deps: ContentJobDeps): JobHandler {
           durationMs: row.duration_ms,
           utterances: utterances.length,
         });
-        return queueForBot(trx, job.bot_id, [ready], now);
+        const notes = await deps.notesEvents.transcriptReady(trx, job.bot_id, utterances.length, now);
+        return notes + (await queueForBot(trx, job.bot_id, [ready], now));
       };
     },
 

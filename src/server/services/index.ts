@@ -3,6 +3,7 @@ import { Deliverer } from "../webhooks/deliver.js";
 import { OutboundClient } from "../webhooks/outbound.js";
 import { attemptLeaseMs, MAX_LOGGED_BODY_CHARS } from "../webhooks/queue.js";
 import { WebhookWorker } from "../webhooks/worker.js";
+import { NotesEvents } from "../../notes/webhooks.js";
 import { AssemblyAiWebhooks } from "../jobs/assemblyai-webhooks.js";
 import { Engines } from "../jobs/engines.js";
 import { summaryJobHandler } from "../jobs/summary-job.js";
@@ -59,7 +60,9 @@ export function createServices(ctx: ServiceContext): Services {
   const users = new UserService(ctx, apiKeys);
   const apiLogs = new ApiLogService(ctx);
   const transcripts = new TranscriptService(ctx, bots, engines);
-  const recordings = new RecordingService(ctx, bots, engines);
+  // The notes interface's webhook events, queued by what stores their news (src/notes/webhooks.ts).
+  const notesEvents = new NotesEvents(ctx.dialect);
+  const recordings = new RecordingService(ctx, bots, engines, notesEvents);
   // One outbound client for the worker and the test sends; the worker's stop() closes it.
   const outbound = new OutboundClient({
     ...ctx.config.outbound,
@@ -100,8 +103,14 @@ export function createServices(ctx: ServiceContext): Services {
       now: ctx.now,
       log: ctx.log,
       handlers: {
-        transcript: transcriptJobHandler({ db: ctx.db, store: ctx.store, engines, assemblyAiWebhooks }),
-        summary: summaryJobHandler({ db: ctx.db, engines }),
+        transcript: transcriptJobHandler({
+          db: ctx.db,
+          store: ctx.store,
+          engines,
+          assemblyAiWebhooks,
+          notesEvents,
+        }),
+        summary: summaryJobHandler({ db: ctx.db, engines, notesEvents }),
       },
       concurrency: ctx.config.jobs.concurrency,
       pollIntervalMs: ctx.config.jobs.pollIntervalMs,

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import type { ExpressionBuilder } from "kysely";
+import type { ExpressionBuilder, Transaction } from "kysely";
 import { DOWNLOAD_LINK_TTL_S } from "../auth/signed-urls.js";
 import { toIso } from "../db/database.js";
 import {
@@ -61,6 +61,9 @@ export class RecordingService {
     private readonly ctx: ServiceContext,
     private readonly bots: BotService,
     private readonly engines: Engines,
+    private readonly notesEvents: {
+      recordingStored(trx: Transaction<Database>, botId: number, now: Date): Promise<number>;
+    },
   ) {}
 
   /** Stores the runner's upload (the bot is already authenticated by its callback token). */
@@ -111,6 +114,8 @@ export class RecordingService {
       if (!replaced) {
         const ready = recordingReadyWebhookEvent({ durationMs, sizeBytes });
         queued = await enqueueWebhookEvents(trx, bot, [ready], now, now);
+        // meeting.completed of the notes interface, whose data is the meeting as stored now.
+        queued += await this.notesEvents.recordingStored(trx, botId, this.ctx.now());
         // The transcript and summary the bot was created with.
         const options = bot.content_options ? (JSON.parse(bot.content_options) as ContentOptions) : {};
         jobsQueued = await queueRequestedContent(trx, botId, options, this.engines, this.ctx.now());

@@ -51,6 +51,7 @@ export class WebhookService {
       .selectFrom("webhooks")
       .select((eb) => eb.fn.countAll().as("count"))
       .where("user_id", "=", userId)
+      .where("api", "=", "bot")
       .executeTakeFirstOrThrow();
     if (Number(count) >= MAX_WEBHOOKS_PER_USER) {
       throw new ConflictError(`A user can have at most ${MAX_WEBHOOKS_PER_USER} webhooks`);
@@ -77,6 +78,7 @@ export class WebhookService {
       .selectFrom("webhooks")
       .selectAll()
       .where("user_id", "=", userId)
+      .where("api", "=", "bot")
       .orderBy("id", "asc")
       .execute();
     return { webhooks: rows.map(toWebhook), total: rows.length };
@@ -110,6 +112,7 @@ export class WebhookService {
       .deleteFrom("webhooks")
       .where("id", "=", webhookId)
       .where("user_id", "=", userId)
+      .where("api", "=", "bot")
       .executeTakeFirst();
     if (Number(result.numDeletedRows) !== 1) throw new WebhookNotFoundError();
   }
@@ -241,6 +244,8 @@ export class WebhookService {
       .selectAll()
       .where("id", "=", webhookId)
       .where("user_id", "=", userId)
+      // The notes interface's webhooks are its own (src/notes/webhooks.ts).
+      .where("api", "=", "bot")
       .executeTakeFirst();
     if (!row) throw new WebhookNotFoundError();
     return row;

@@ -56,6 +56,7 @@ export async function enqueueWebhookEvents(
     .select(["id", "events"])
     .where("user_id", "=", bot.user_id)
     .where("is_active", "=", 1)
+    .where("api", "=", "bot")
     .orderBy("id")
     .execute();
   const rows = [];
