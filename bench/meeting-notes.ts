@@ -22,6 +22,8 @@ import { escapeLavfiValue, voiceOf } from "../fixtures/host/speech.js";
 import { wordAccuracy } from "../src/intelligence/word-error-rate.js";
 import {
   attributedRight,
+  COMMITMENT,
+  DECISION,
   linesHeard,
   NOTES_SCRIPT,
   notesUser,
@@ -126,10 +128,9 @@ async function measureOnce(
     linesRight: heard.filter(attributedRight).length,
     lines: heard.length,
     actionItem: actionItems.some(
-      (item) =>
-        /send the report/i.test(item.text) && item.owner === "Alice Example" && item.due === "tomorrow",
+      (item) => COMMITMENT.test(item.text) && item.owner === "Alice Example" && item.due === "tomorrow",
     ),
-    decision: (summary.decisions as string[]).some((text) => /move the meeting to monday/i.test(text)),
+    decision: (summary.decisions as string[]).some((text) => DECISION.test(text)),
     dropouts: Math.max(0, (await innerGaps(recording)) - cleanGaps),
   };
 }

@@ -21,6 +21,14 @@ export const NOTES_SCRIPT = [
   { participant: "Bob Example", text: "We decided to move the meeting to Monday" },
 ] as const;
 
+/**
+ * How the summary's items are known: by key words, not verbatim. Word accuracy is measured on its
+ * own, and a slip its bar allows ("send a report", "commit the meeting": measured on the mocks)
+ * is no fault of the summary.
+ */
+export const COMMITMENT = /\bsend\b.*\breport\b/i;
+export const DECISION = /^we decided\b.*\bmeeting to monday\b/i;
+
 export type PlatformName = "google" | "zoom" | "teams";
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
