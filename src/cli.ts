@@ -4,9 +4,10 @@ import { type ParseArgsConfig, parseArgs } from "node:util";
 const USAGE = `meetbot — self-hostable meeting bots
 
 Usage:
-  meetbot serve [--port 8080] [--host 127.0.0.1] [--data-dir ./.data] [--public-url URL]
+  meetbot serve [--port 8080] [--host 127.0.0.1] [--data-dir ./.data] [--public-url URL] [--notes-port P]
       Start the control plane (the /v1 API). Data in SQLite under --data-dir, or in PostgreSQL
-      when DATABASE_URL=postgres://user:password@host:5432/db is set.
+      when DATABASE_URL=postgres://user:password@host:5432/db is set. --notes-port (or
+      MEETBOT_NOTES_PORT) also serves the meeting-notes interface on that port.
   meetbot run [--config FILE] [--headed]
       Run one bot. The config comes from --config FILE or the BOT_CONFIG environment variable.
       --headed shows the browser on your own $DISPLAY instead of a private virtual display.
@@ -17,6 +18,9 @@ Usage:
       Serve the mock meeting pages (Google Meet at /meet/<code>) and their control API.
   meetbot demo
       Start a mock meeting and a server, send a bot, and show its whole life.
+  meetbot users set-plan <email> <plan> [--data-dir ./.data]
+      Give a user the notes interface's plan: free (100 requests per hour), pro (1000),
+      enterprise (unlimited), or default (back to MEETBOT_DEFAULT_PLAN). Same database as serve.
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -28,6 +32,8 @@ async function main(argv: string[]): Promise<number> {
       return run(rest);
     case "mock":
       return mock(rest);
+    case "users":
+      return users(rest);
     case "demo": {
       const { runDemo } = await import("./demo.js");
       return runDemo();
@@ -134,6 +140,7 @@ async function serve(args: string[]): Promise<number> {
     host: { type: "string" },
     "data-dir": { type: "string" },
     "public-url": { type: "string" },
+    "notes-port": { type: "string" },
   });
   const { startServer } = await import("./server/main.js");
   const { StartupError } = await import("./server/startup-error.js");
@@ -144,6 +151,7 @@ async function serve(args: string[]): Promise<number> {
       host: (values.host as string | undefined) ?? "127.0.0.1",
       dataDir: resolve((values["data-dir"] as string | undefined) ?? ".data"),
       ...(values["public-url"] ? { publicBaseUrl: values["public-url"] as string } : {}),
+      ...(values["notes-port"] !== undefined ? { notes: { port: port(values["notes-port"], 8081) } } : {}),
     });
   } catch (error) {
     // The operator's to fix (a bad variable, database down): the reason, not a stack trace.
@@ -152,8 +160,65 @@ async function serve(args: string[]): Promise<number> {
     return 1;
   }
   process.stdout.write(`meetbot control plane listening on ${server.url}\n`);
+  if (server.notesUrl) process.stdout.write(`meeting-notes interface listening on ${server.notesUrl}\n`);
   await untilSignal();
   await server.close();
+  return 0;
+}
+
+async function users(args: string[]): Promise<number> {
+  const [command, ...rest] = args;
+  if (command !== "set-plan") {
+    process.stderr.write(`meetbot users: unknown command "${command ?? ""}" (set-plan)\n\n${USAGE}`);
+    return 2;
+  }
+  let parsed: { values: Flags; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: rest, options: { "data-dir": { type: "string" } }, allowPositionals: true });
+  } catch (error) {
+    process.stderr.write(`meetbot users set-plan: ${(error as Error).message}\n`);
+    return 2;
+  }
+  const [email, plan, ...extra] = parsed.positionals;
+  if (email === undefined || plan === undefined || extra.length > 0) {
+    process.stderr.write("meetbot users set-plan: expected <email> <plan>\n");
+    return 2;
+  }
+  const { PLANS, isPlan } = await import("./notes/plans.js");
+  if (plan !== "default" && !isPlan(plan)) {
+    process.stderr.write(
+      `meetbot users set-plan: unknown plan "${plan}" (one of ${PLANS.join(", ")}, or default)\n`,
+    );
+    return 2;
+  }
+  const { resolveConfig } = await import("./server/config.js");
+  const { openDatabase } = await import("./server/db/database.js");
+  const { StartupError } = await import("./server/startup-error.js");
+  const { setUserPlan } = await import("./notes/plan-limits.js");
+  let change: Awaited<ReturnType<typeof setUserPlan>>;
+  let defaultPlan: string;
+  try {
+    const config = resolveConfig({
+      dataDir: resolve((parsed.values["data-dir"] as string | undefined) ?? ".data"),
+    });
+    defaultPlan = config.notes.defaultPlan;
+    const db = await openDatabase(config.database);
+    try {
+      change = await setUserPlan(db.kysely, email, plan === "default" ? null : plan);
+    } finally {
+      await db.close();
+    }
+  } catch (error) {
+    if (!(error instanceof StartupError)) throw error;
+    for (const line of error.message.split("\n")) process.stderr.write(`meetbot users set-plan: ${line}\n`);
+    return 1;
+  }
+  if (!change) {
+    process.stderr.write(`meetbot users set-plan: no user has the e-mail "${email}"\n`);
+    return 1;
+  }
+  const shown = (stored: string | null) => stored ?? `${defaultPlan} (the default)`;
+  process.stdout.write(`${change.email}: plan ${shown(change.before)} -> ${shown(change.after)}\n`);
   return 0;
 }
 

@@ -45,9 +45,12 @@ export interface AssemblyAiTranscribeRequest extends TranscribeRequest {
   webhook?: AssemblyAiWebhook;
 }
 
+/** The header AssemblyAI sends back on the webhook: the job's secret. */
+export const ASSEMBLYAI_WEBHOOK_HEADER = "x-meetbot-webhook-secret";
+
 /** A fresh secret header for one job's webhook (128+ random bits). */
 export function newAssemblyAiWebhookAuth(): { headerName: string; headerValue: string } {
-  return { headerName: "x-meetbot-webhook-secret", headerValue: randomBytes(24).toString("base64url") };
+  return { headerName: ASSEMBLYAI_WEBHOOK_HEADER, headerValue: randomBytes(24).toString("base64url") };
 }
 
 /**

@@ -4,7 +4,12 @@ import { OpenAiSummarizer } from "./openai-summarizer.js";
 import { OpenAiTranscriber } from "./openai-transcriber.js";
 import type { Summarizer, Transcriber } from "./types.js";
 
-export { assemblyAiSettings, newAssemblyAiWebhookAuth, verifyAssemblyAiWebhook } from "./assemblyai.js";
+export {
+  ASSEMBLYAI_WEBHOOK_HEADER,
+  assemblyAiSettings,
+  newAssemblyAiWebhookAuth,
+  verifyAssemblyAiWebhook,
+} from "./assemblyai.js";
 export type { AssemblyAiSettings, AssemblyAiTranscribeRequest, AssemblyAiWebhook } from "./assemblyai.js";
 export type { DeepgramSettings } from "./deepgram.js";
 export type { OpenAiSummarizerSettings } from "./openai-summarizer.js";

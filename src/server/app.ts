@@ -1,46 +1,18 @@
-import { createRequire } from "node:module";
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { DownloadSigner } from "./auth/signed-urls.js";
 import { JwtIssuer } from "./auth/tokens.js";
 import type { ServerConfig } from "./config.js";
 import type { Db } from "./db/database.js";
-import { BadRequestError, clientErrorHandler, errorHandler } from "./errors.js";
 import { registerDocs } from "./http/docs.js";
-import { API_PREFIX, registerOpenApi, SANDBOX_PREFIX } from "./http/openapi.js";
+import { createApiServer } from "./http/api-server.js";
+import { API_PREFIX, BOT_API_DOCUMENT, registerOpenApi, SANDBOX_PREFIX } from "./http/openapi.js";
 import { RateLimiter } from "./http/rate-limit.js";
-import { serializerCompiler } from "./http/serializer.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { apiRoutes } from "./routes/index.js";
 import { authCallbackPage } from "./routes/oauth.js";
-import { createServices } from "./services/index.js";
+import { createServices, type Services } from "./services/index.js";
 import { LocalRecordingStore } from "./storage/recordings.js";
-import { validatorCompiler } from "./validation.js";
 import { WakeSignal } from "./wake-signal.js";
-
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
-/** Only a `\uD800`-`\uDFFF` escape can put a lone surrogate in text decoded from valid UTF-8. */
-const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/;
-const LONE_SURROGATE = /\p{Surrogate}/u;
-
-/**
- * A string (key or value) anywhere in `value` holds half a UTF-16 pair: not text, and not storable
- * as UTF-8. Walked without recursion: a body may nest 10,000 levels deep.
- */
-function holdsLoneSurrogate(value: unknown): boolean {
-  const pending = [value];
-  while (pending.length > 0) {
-    const item = pending.pop();
-    if (typeof item === "string") {
-      if (LONE_SURROGATE.test(item)) return true;
-    } else if (item && typeof item === "object") {
-      for (const [key, member] of Object.entries(item)) pending.push(key, member);
-    }
-  }
-  return false;
-}
-
-/** Body limit of JSON routes; the recording upload sets its own. */
-export const JSON_BODY_LIMIT = 1024 * 1024;
 
 export interface AppDeps {
   config: ServerConfig;
@@ -52,50 +24,22 @@ export interface AppDeps {
   now?: () => Date;
 }
 
+/** What a second interface served beside this app shares with it (src/notes/app.ts). */
+export interface SharedWithApp {
+  services: Services;
+  db: Db;
+}
+const shared = new WeakMap<FastifyInstance, SharedWithApp>();
+
+export function sharedWith(app: FastifyInstance): SharedWithApp {
+  const found = shared.get(app);
+  if (!found) throw new Error("not an app built by buildApp");
+  return found;
+}
+
 /** Builds the Fastify app (not listening). The caller owns the database and closes it. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const app = Fastify({
-    logger: loggerOptions(deps.config.logLevel),
-    bodyLimit: JSON_BODY_LIMIT,
-    // A URL that does not decode, a request Node cannot parse: the same {detail} bodies.
-    frameworkErrors: errorHandler,
-    clientErrorHandler,
-  });
-
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
-  app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((_request, reply) => {
-    reply.code(404).send({ detail: "Not Found" });
-  });
-
-  // JSON only: no text/plain parser, and an empty JSON body counts as no body (a bodyless POST such
-  // as /deploy sent with a JSON content type is not an error; a route that needs a body says 422).
-  // Text that is not UTF-8 is refused, not decoded with replacement characters into what is stored.
-  const json = app.getDefaultJsonParser("error", "error");
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
-    if (body.length === 0) return done(null, undefined);
-    let text: string;
-    try {
-      text = UTF8.decode(body as Buffer);
-    } catch {
-      return done(new BadRequestError("Request body is not valid UTF-8"));
-    }
-    json(request, text, (err, value) => {
-      if (!err && ESCAPED_SURROGATE.test(text) && holdsLoneSurrogate(value)) {
-        return done(
-          new BadRequestError(
-            "Request body has a lone surrogate (a \\uD800-\\uDFFF escape without its pair)",
-          ),
-        );
-      }
-      done(err, value);
-    });
-  });
-  app.decorateRequest("user", null);
-  app.decorateRequest("credential", null);
-  closeKeepAliveSocketsOnShutdown(app);
+  const app = await createApiServer({ logLevel: deps.config.logLevel });
 
   const now = deps.now ?? (() => new Date());
   const services = createServices({
@@ -115,11 +59,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One limiter for both prefixes: /v1 and /api/v1 share a credential's budget.
   const rateLimiter = new RateLimiter(deps.config.rateLimit, () => now().getTime());
 
-  await registerOpenApi(app);
+  await registerOpenApi(app, BOT_API_DOCUMENT);
   await app.register(apiRoutes, { prefix: API_PREFIX, services, rateLimiter });
   await app.register(apiRoutes, { prefix: SANDBOX_PREFIX, services, rateLimiter });
-  await registerDocs(app);
+  await registerDocs(app, deps.publicBaseUrl, BOT_API_DOCUMENT.title);
   await app.register(authCallbackPage);
+  shared.set(app, { services, db: deps.db });
   services.watchdog.start();
   services.apiLogs.start();
   if (deps.config.webhooks.worker) services.webhookWorker.start();
@@ -134,42 +79,4 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await services.apiLogs.stop();
   });
   return app;
-}
-
-/**
- * Fastify closes idle keep-alive sockets once, when close() starts. A response that finishes just
- * after that (a client has all of a Content-Length body before the server's "finish") would leave
- * its socket open until the keep-alive timeout and hold close() up; sweep again after each one.
- */
-function closeKeepAliveSocketsOnShutdown(app: FastifyInstance): void {
-  let closing = false;
-  app.addHook("preClose", async () => {
-    closing = true;
-  });
-  app.addHook("onResponse", async () => {
-    if (closing) setImmediate(() => app.server.closeIdleConnections());
-  });
-}
-
-/** A download link's signature is a credential: request logs show it redacted. */
-export function redactUrl(url: string): string {
-  return url.replace(/([?&]signature=)[^&]*/gi, "$1[redacted]");
-}
-
-function loggerOptions(level: string): FastifyServerOptions["logger"] {
-  const serializers = {
-    req: (req: { method: string; url: string; ip?: string }) => ({
-      method: req.method,
-      url: redactUrl(req.url),
-      remoteAddress: req.ip,
-    }),
-  };
-  // JSON logs; pretty only on a terminal, and only where pino-pretty is installed (a dev dependency).
-  if (level === "silent" || !process.stdout.isTTY) return { level, serializers };
-  try {
-    createRequire(import.meta.url).resolve("pino-pretty");
-    return { level, serializers, transport: { target: "pino-pretty" } };
-  } catch {
-    return { level, serializers };
-  }
 }

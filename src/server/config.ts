@@ -1,5 +1,6 @@
 import path from "node:path";
 import { allowlistedEnv, type RunnerSettings } from "../core/index.js";
+import type { Plan } from "../notes/plans.js";
 import { type OAuthConfig, oauthConfigFromEnv } from "./auth/oauth-config.js";
 import type { DatabaseOptions } from "./db/database.js";
 import { OAUTH_VARIABLES, parseServerEnv, type ServerEnv } from "./env.js";
@@ -45,6 +46,16 @@ export interface StartServerOptions {
   webhooks?: Partial<WebhooksConfig>;
   /** The transcript and summary jobs; defaults from env (see JobsConfig). */
   jobs?: Partial<JobsConfig>;
+  /** The meeting-notes interface; defaults from env (see NotesConfig). */
+  notes?: Partial<NotesConfig>;
+}
+
+/** The meeting-notes interface (src/notes/). */
+export interface NotesConfig {
+  /** Serve it on this port too (0: a free one). Env MEETBOT_NOTES_PORT; unset: not served. */
+  port: number | undefined;
+  /** The plan of every user not given one (`meetbot users set-plan`). Env MEETBOT_DEFAULT_PLAN, default free. */
+  defaultPlan: Plan;
 }
 
 /** The content jobs (transcripts, summaries) and their worker (src/server/jobs/). */
@@ -143,6 +154,7 @@ export interface ServerConfig {
   outbound: OutboundConfig;
   webhooks: WebhooksConfig;
   jobs: JobsConfig;
+  notes: NotesConfig;
   paths: { database: string; recordings: string; bots: string };
   database: DatabaseOptions;
   /** Env MEETBOT_JWT_SECRET; undefined: the secret generated once into the data dir. */
@@ -198,6 +210,10 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       pollIntervalMs: opts.jobs?.pollIntervalMs ?? env.MEETBOT_JOB_POLL_INTERVAL_MS,
       ...(opts.jobs?.retryDelaysMs ? { retryDelaysMs: opts.jobs.retryDelaysMs } : {}),
       engines: checkDefaultEngines(opts.jobs?.engines ?? enginesFromEnv(env)),
+    },
+    notes: {
+      port: opts.notes?.port ?? env.MEETBOT_NOTES_PORT,
+      defaultPlan: opts.notes?.defaultPlan ?? env.MEETBOT_DEFAULT_PLAN,
     },
     paths: {
       database: path.join(dataDir, "meetbot.sqlite"),

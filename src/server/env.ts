@@ -7,6 +7,7 @@ import {
 } from "../core/index.js";
 import { SUMMARY_ENGINES, TRANSCRIPTION_ENGINES } from "../intelligence/types.js";
 import { DEFAULT_MODEL_DIR } from "../intelligence/pocketsphinx.js";
+import { PLANS } from "../notes/plans.js";
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "./auth/oauth-config.js";
 import { StartupError } from "./startup-error.js";
 
@@ -108,6 +109,7 @@ export const ServerEnv = z.object({
     .transform((raw) => parseHostList(raw ?? "")),
   MEETBOT_RATE_LIMIT_PER_MINUTE: perWindow(60),
   MEETBOT_RATE_LIMIT_PER_HOUR: perWindow(1000),
+  MEETBOT_DEFAULT_PLAN: oneOf(PLANS, "free"),
   MEETBOT_WATCHDOG_INTERVAL_MS: milliseconds(5_000),
   MEETBOT_LAUNCH_TIMEOUT_MS: milliseconds(120_000),
   MEETBOT_HEARTBEAT_TIMEOUT_MULTIPLE: positive(6),
@@ -118,6 +120,11 @@ export const ServerEnv = z.object({
   MEETBOT_WEBHOOK_CONCURRENCY: wholeFrom(16, 1, 1000),
   MEETBOT_WEBHOOK_POLL_INTERVAL_MS: milliseconds(1000),
   MEETBOT_WEBHOOK_RETENTION_DAYS: positive(30),
+  MEETBOT_NOTES_PORT: fromText<number | undefined>(
+    undefined,
+    (raw) => wholeNumber(raw, 0, 65_535),
+    "a port number, 0 to 65535",
+  ),
   MEETBOT_JOB_WORKER: flag(true),
   MEETBOT_JOB_CONCURRENCY: wholeFrom(1, 1, 64),
   MEETBOT_JOB_POLL_INTERVAL_MS: milliseconds(2000),

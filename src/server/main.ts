@@ -1,4 +1,6 @@
-import { buildApp } from "./app.js";
+import type { FastifyInstance } from "fastify";
+import { buildNotesApp } from "../notes/app.js";
+import { buildApp, sharedWith } from "./app.js";
 import { loadServerSecret } from "./auth/tokens.js";
 import { localUrl, resolveConfig, type StartServerOptions } from "./config.js";
 import { openDatabase } from "./db/database.js";
@@ -12,6 +14,8 @@ export interface RunningServer {
   /** The address this server listens on, e.g. http://127.0.0.1:8080. */
   url: string;
   port: number;
+  /** The meeting-notes interface's address, when it is served (--notes-port). */
+  notesUrl: string | undefined;
   /** Stops accepting requests and closes the database. Running bots keep running. */
   close(): Promise<void>;
 }
@@ -40,29 +44,50 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   if (abandoned.length > 0)
     app.log.info({ files: abandoned }, "removed unfinished uploads of an earlier run");
 
+  let notesPublicUrl: string | undefined = undefined;
+  const notesApp =
+    config.notes.port === undefined
+      ? null
+      : await buildNotesApp({
+          config,
+          shared: sharedWith(app),
+          publicBaseUrl: () => notesPublicUrl as string,
+        });
   try {
     await app.listen({ port: config.port, host: config.host });
+    if (notesApp) await notesApp.listen({ port: config.notes.port as number, host: config.host });
   } catch (err) {
+    await notesApp?.close();
     await app.close();
     await db.close();
     throw err;
   }
-  const address = app.server.address();
-  const port = typeof address === "object" && address ? address.port : config.port;
-  const url = localUrl(config.host, port);
+  const url = localUrl(config.host, listeningPort(app, config.port));
   publicBaseUrl ??= url;
+  const notesUrl = notesApp
+    ? localUrl(config.host, listeningPort(notesApp, config.notes.port as number))
+    : undefined;
+  notesPublicUrl = notesUrl;
 
   let closing: Promise<void> | undefined;
   return {
     url,
-    port,
+    port: listeningPort(app, config.port),
+    notesUrl,
     close: () => {
       closing ??= (async () => {
         await ownLauncher?.close();
+        // The notes interface first: the bot API's app owns the workers and outlives it.
+        await notesApp?.close();
         await app.close();
         await db.close();
       })();
       return closing;
     },
   };
+}
+
+function listeningPort(app: FastifyInstance, fallback: number): number {
+  const address = app.server.address();
+  return typeof address === "object" && address ? address.port : fallback;
 }

@@ -116,6 +116,8 @@ export class RecordingLauncher implements Launcher {
 
 export interface TestServer {
   url: string;
+  /** The meeting-notes interface, when started with `notes.port`. */
+  notesUrl?: string | undefined;
   dataDir: string;
   /** "" for SQLite (in dataDir), else the URL of the server's own PostgreSQL database. */
   databaseUrl: string;
@@ -141,6 +143,7 @@ export async function startTestServer(opts: Partial<StartServerOptions> = {}): P
   });
   return {
     url: server.url,
+    notesUrl: server.notesUrl,
     dataDir,
     databaseUrl,
     launcher: (opts.launcher as RecordingLauncher | undefined) ?? launcher,

@@ -231,6 +231,7 @@ beforeAll(async () => {
   db = await openServerDatabase(server);
   client = new RawClient(server.url);
   fixture = await createFixture(server);
+  await storeTranscriptAndSummary(fixture.done);
   routes = await listRoutes(server);
   await readOnceAsEachUser();
   initial = await snapshot();
@@ -242,6 +243,64 @@ afterAll(async () => {
   await server?.close();
   await idp?.close();
 });
+
+/**
+ * A finished transcript and summary of A's recording, for the read routes to find (stored as the
+ * job worker stores them: the recording here is random bytes, which no engine could transcribe).
+ */
+async function storeTranscriptAndSummary(botId: number): Promise<void> {
+  const at = new Date().toISOString();
+  const job = {
+    bot_id: botId,
+    state: "completed",
+    attempts: 1,
+    progress: 1,
+    created_at: at,
+    updated_at: at,
+    completed_at: at,
+  };
+  await db.kysely
+    .insertInto("content_jobs")
+    .values([
+      { ...job, kind: "transcript", engine: "pocketsphinx" },
+      { ...job, kind: "summary", engine: "extractive" },
+    ])
+    .execute();
+  const utterance = {
+    speaker: { participantId: "p-1", name: "Alice" },
+    startMs: 100,
+    endMs: 900,
+    text: "I will send the report tomorrow",
+    confidence: 0.9,
+    words: [{ text: "I", startMs: 100, endMs: 200, confidence: 0.9 }],
+  };
+  await db.kysely
+    .insertInto("transcripts")
+    .values({
+      bot_id: botId,
+      engine: "pocketsphinx",
+      language: "en",
+      duration_ms: 2000,
+      text: utterance.text,
+      utterances: JSON.stringify([utterance]),
+      completed_at: at,
+    })
+    .execute();
+  await db.kysely
+    .insertInto("summaries")
+    .values({
+      bot_id: botId,
+      engine: "extractive",
+      overview: utterance.text,
+      key_points: JSON.stringify([utterance.text]),
+      action_items: JSON.stringify([
+        { text: "Send the report", owner: "Alice", due: "tomorrow", startMs: 100 },
+      ]),
+      decisions: JSON.stringify([]),
+      completed_at: at,
+    })
+    .execute();
+}
 
 function snapshot(): Promise<StoredData> {
   return snapshotStoredData(db.kysely, server.dataDir, VOLATILE);

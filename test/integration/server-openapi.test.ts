@@ -57,7 +57,7 @@ describe("/openapi.json", () => {
     expect(Object.keys(doc.paths).filter((p) => !p.startsWith("/v1/"))).toEqual([]);
   });
 
-  it("marks the authenticated routes with the bearer scheme and only those", () => {
+  it("marks the authenticated routes with the bearer scheme, the public ones with none", () => {
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
     const op = (path: string, method: string) => doc.paths[path][method];
     for (const [path, method] of [
@@ -71,11 +71,12 @@ describe("/openapi.json", () => {
     for (const [path, method] of [
       ["/v1/auth/login", "post"],
       ["/v1/auth/register", "post"],
-      ["/v1/bot-callbacks/{id}/event", "post"],
       ["/v1/recordings/{bot_id}/file", "get"],
     ]) {
-      expect(op(path as string, method as string).security, `${method} ${path}`).toBeUndefined();
+      expect(op(path as string, method as string).security, `${method} ${path}`).toEqual([]);
     }
+    // The runners' callbacks have a credential of their own.
+    expect(op("/v1/bot-callbacks/{id}/event", "post").security).toEqual([{ callbackToken: [] }]);
   });
 
   it("carries the zod rules the routes validate with", () => {

@@ -15,7 +15,10 @@ import {
  * ownership on every route that takes a bot id.
  */
 
-/** The only routes without the bearer guard: auth itself, the runner's, the signed file link. */
+/**
+ * The only routes without the bearer guard: auth itself, the runner's, the signed file link,
+ * share links, and the transcription provider's webhook (its job's secret header).
+ */
 const PUBLIC_ROUTES = [
   "POST /v1/auth/register",
   "POST /v1/auth/login",
@@ -28,6 +31,7 @@ const PUBLIC_ROUTES = [
   "GET /v1/recordings/{bot_id}/file",
   "GET /v1/share/{token}",
   "GET /v1/share/{token}/stream",
+  "POST /v1/webhook-receivers/assemblyai/{job_id}",
 ];
 
 type Method = "get" | "post" | "patch" | "delete";
@@ -84,13 +88,14 @@ beforeAll(async () => {
     ["revoked API key", key.body.key],
   ];
   const doc = (await server.api.get("/openapi.json")).body as {
-    paths: Record<string, Record<string, { security?: unknown[] }>>;
+    paths: Record<string, Record<string, { security?: Record<string, unknown>[] }>>;
   };
   documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({
       method: method.toUpperCase(),
       path,
-      authenticated: op.security !== undefined,
+      // The user's bearer credential (public routes say `[]`, the runners' their callbackToken).
+      authenticated: op.security?.some((scheme) => "bearer" in scheme) ?? false,
     })),
   );
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactUrl } from "../../src/server/app.js";
+import { redactUrl } from "../../src/server/http/api-server.js";
 
 describe("redactUrl", () => {
   it("hides a download link's signature wherever it sits in the query", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sharePage, wantsHtml } from "../../src/server/http/share-page.js";
-import { SharedRecording, type Transcript } from "../../src/server/schemas/index.js";
+import { SharedRecording } from "../../src/server/schemas/index.js";
 
 describe("wantsHtml", () => {
   it("is true when text/html is listed with a q above 0", () => {
@@ -44,8 +44,7 @@ describe("sharePage", () => {
     expect(sharePage(shared, '"><script>')).toContain('src="%22%3E%3Cscript%3E/stream"');
   });
 
-  const transcript: Transcript = {
-    botId: 7,
+  const transcript: SharedRecording["transcript"] & object = {
     status: "completed",
     engine: "pocketsphinx",
     language: "en",

@@ -1,4 +1,4 @@
-import { type CreateTableBuilder, type Kysely, type Migration, Migrator } from "kysely";
+import { type CreateTableBuilder, type Kysely, type Migration, Migrator, sql } from "kysely";
 import { StartupError } from "../startup-error.js";
 import type { DialectName } from "./schema.js";
 
@@ -337,6 +337,95 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .addColumn("decisions", "text", (col) => col.notNull())
           .addColumn("completed_at", "varchar(40)", (col) => col.notNull())
           .execute();
+      },
+    },
+    "0008_user_plans": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // The notes interface's plan; null: the configured default plan (MEETBOT_DEFAULT_PLAN), so
+        // that changing the default reaches every user nobody gave a plan to.
+        await db.schema.alterTable("users").addColumn("plan", "varchar(16)").execute();
+
+        // Requests per user per clock hour, shared by every server process on the database.
+        await db.schema
+          .createTable("plan_usage")
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("window_start", "varchar(40)", (col) => col.notNull())
+          .addColumn("count", "integer", (col) => col.notNull())
+          .addPrimaryKeyConstraint("plan_usage_pk", ["user_id", "window_start"])
+          .execute();
+      },
+    },
+    "0009_notes_meetings": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // A bot that reached IN_CALL is a meeting of the notes interface: its opaque public id, and
+        // when the bot joined and left (the runner's BOT_JOINED and BOT_LEFT times).
+        await db.schema.alterTable("bots").addColumn("meeting_id", "varchar(40)").execute();
+        await db.schema.alterTable("bots").addColumn("meeting_started_at", "varchar(40)").execute();
+        await db.schema.alterTable("bots").addColumn("meeting_ended_at", "varchar(40)").execute();
+        await db.schema.createIndex("bots_meeting_id_idx").on("bots").column("meeting_id").unique().execute();
+        await db.schema
+          .createIndex("bots_meetings_idx")
+          .on("bots")
+          .columns(["user_id", "meeting_started_at", "id"])
+          .execute();
+        const firstEvent = (type: string) =>
+          sql`(select min(e.event_time) from bot_events e where e.bot_id = bots.id and e.event_type = ${type})`;
+        await sql`update bots set meeting_started_at = ${firstEvent("BOT_JOINED")}`.execute(db);
+        await sql`update bots set meeting_ended_at = coalesce(${firstEvent("BOT_LEFT")}, ${firstEvent("ERROR")})
+          where meeting_started_at is not null`.execute(db);
+        const randomId =
+          dialect === "sqlite"
+            ? sql`lower(hex(randomblob(12)))`
+            : sql`substr(md5(random()::text || id::text), 1, 24)`;
+        await sql`update bots set meeting_id = 'mtg_' || ${randomId} where meeting_started_at is not null`.execute(
+          db,
+        );
+
+        // Full-text search over meeting titles and transcripts.
+        if (dialect === "sqlite") {
+          for (const [name, table, key, column] of [
+            ["meeting_title_fts", "bots", "id", "meeting_title"],
+            ["transcript_fts", "transcripts", "bot_id", "text"],
+          ] as const) {
+            // External-content FTS5 tables, kept in step with their table by triggers (which SQLite
+            // also fires for the rows an ON DELETE CASCADE removes).
+            await sql
+              .raw(
+                `create virtual table ${name} using fts5(${column}, content='${table}',
+              content_rowid='${key}', tokenize='porter unicode61')`,
+              )
+              .execute(db);
+            await sql
+              .raw(
+                `create trigger ${name}_insert after insert on ${table} begin
+              insert into ${name}(rowid, ${column}) values (new.${key}, new.${column}); end`,
+              )
+              .execute(db);
+            await sql
+              .raw(
+                `create trigger ${name}_delete after delete on ${table} begin
+              insert into ${name}(${name}, rowid, ${column}) values ('delete', old.${key}, old.${column}); end`,
+              )
+              .execute(db);
+            await sql
+              .raw(
+                `create trigger ${name}_update after update of ${column} on ${table} begin
+              insert into ${name}(${name}, rowid, ${column}) values ('delete', old.${key}, old.${column});
+              insert into ${name}(rowid, ${column}) values (new.${key}, new.${column}); end`,
+              )
+              .execute(db);
+            await sql.raw(`insert into ${name}(${name}) values ('rebuild')`).execute(db);
+          }
+        } else {
+          await sql`create index bots_title_search_idx on bots using gin (to_tsvector('english', meeting_title))`.execute(
+            db,
+          );
+          await sql`create index transcripts_text_search_idx on transcripts using gin (to_tsvector('english', text))`.execute(
+            db,
+          );
+        }
       },
     },
   };

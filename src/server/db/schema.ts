@@ -9,6 +9,7 @@ export type DialectName = "sqlite" | "postgres";
  */
 export interface Database {
   users: UsersTable;
+  plan_usage: PlanUsageTable;
   bots: BotsTable;
   bot_events: BotEventsTable;
   aggregated_events: AggregatedEventsTable;
@@ -88,6 +89,16 @@ export interface UsersTable {
   name: string;
   password_hash: string;
   created_at: string;
+  /** "free" | "pro" | "enterprise" (src/notes/plans.ts); null: the configured default plan. */
+  plan: string | null;
+}
+
+/** Notes-interface requests per user and clock hour (src/notes/plan-limits.ts). */
+export interface PlanUsageTable {
+  user_id: number;
+  /** ISO-8601 UTC start of the hour. */
+  window_start: string;
+  count: number;
 }
 
 export interface BotsTable {
@@ -118,6 +129,11 @@ export interface BotsTable {
   held_bot_ended: string | null;
   /** JSON of the `transcription` and `summary` create options (jobs/content-options.ts); null: none. */
   content_options: string | null;
+  /** The notes interface's id of the bot's meeting (`mtg_…`); null until the bot joined a call. */
+  meeting_id: string | null;
+  /** When the bot joined the call (BOT_JOINED) and left it (BOT_LEFT, or its ERROR after joining). */
+  meeting_started_at: string | null;
+  meeting_ended_at: string | null;
   /** JSON of DeploymentError; null unless FATAL. */
   deployment_error: string | null;
   last_heartbeat: string | null;

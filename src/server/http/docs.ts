@@ -3,6 +3,8 @@ import { stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import fastifySwaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
+import { escapeHtml } from "./html.js";
+import { servedDocument } from "./openapi.js";
 
 /**
  * GET /openapi.json, /docs (Swagger UI) and /redoc (ReDoc). Every asset comes from an installed
@@ -22,12 +24,12 @@ const REDOC_CSP =
   "img-src 'self' data:; font-src 'self' data:; object-src 'none'; base-uri 'self'; frame-ancestors 'self'";
 
 // Relative URLs, so that the page also works behind a proxy that mounts the server under a path.
-const REDOC_PAGE = `<!doctype html>
+const redocPage = (title: string) => `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <title>meetbot API</title>
+    <title>${escapeHtml(title)}</title>
     <style>body { margin: 0; }</style>
   </head>
   <body>
@@ -37,17 +39,25 @@ const REDOC_PAGE = `<!doctype html>
 </html>
 `;
 
-export async function registerDocs(app: FastifyInstance): Promise<void> {
-  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+export async function registerDocs(
+  app: FastifyInstance,
+  publicBaseUrl: () => string,
+  title: string,
+): Promise<void> {
+  const page = redocPage(title);
+  app.get("/openapi.json", { schema: { hide: true } }, async () =>
+    servedDocument(app.swagger(), publicBaseUrl()),
+  );
 
   await app.register(fastifySwaggerUi, {
     routePrefix: "/docs",
+    transformSpecification: (document) => servedDocument(document, publicBaseUrl()),
     staticCSP: SWAGGER_UI_CSP,
     uiConfig: { deepLinking: true },
   });
 
   app.get("/redoc", { schema: { hide: true } }, async (_request, reply) =>
-    reply.type("text/html; charset=utf-8").header("content-security-policy", REDOC_CSP).send(REDOC_PAGE),
+    reply.type("text/html; charset=utf-8").header("content-security-policy", REDOC_CSP).send(page),
   );
 
   app.get("/redoc/redoc.standalone.js", { schema: { hide: true } }, async (_request, reply) => {

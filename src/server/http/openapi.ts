@@ -1,7 +1,25 @@
-import fastifySwagger from "@fastify/swagger";
+import fastifySwagger, { type FastifyDynamicSwaggerOptions } from "@fastify/swagger";
 import type { FastifyInstance, RouteOptions } from "fastify";
 import { createJsonSchemaTransform } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { ASSEMBLYAI_WEBHOOK_HEADER } from "../../intelligence/providers.js";
+
+declare module "fastify" {
+  interface FastifySchema {
+    /**
+     * The route answers with a file, not JSON. For the document only: a stream is never
+     * serialized, so the answer has no zod schema to be documented from.
+     */
+    file?: FileAnswer;
+  }
+}
+
+export interface FileAnswer {
+  /** Media types the file may have (without parameters). */
+  types: readonly string[];
+  /** Whether the route honours Range requests (206, 416), as sendRecording does. */
+  ranges: boolean;
+}
 
 /** Prefixes the API is mounted under; the document lists the first, the others are aliases. */
 export const API_PREFIX = "/v1";
@@ -14,7 +32,8 @@ const DESCRIPTION = [
   "The meetbot control plane. Every path also answers under the sandbox prefix `/api/v1`.",
   "",
   "Authenticate with `Authorization: Bearer <token>`: an access token (from register, login,",
-  "refresh or OAuth sign-in) or an API key. Errors are `{detail: string}`, or",
+  "refresh or OAuth sign-in) or an API key. Runners authenticate their callbacks with their bot's",
+  "own callback token, the same way. Errors are `{detail: string}`, or",
   "`{detail: [{loc, msg, type}]}` (422) when a request does not validate.",
   "Rate limits: see the X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset headers;",
   "over the limit the answer is 429 with Retry-After.",
@@ -42,32 +61,96 @@ const ERROR_RESPONSE = {
     "429 (rate limited) also carries Retry-After.",
 };
 
+const BINARY = { type: "string", format: "binary" };
+const header = (description: string, schema: object = { type: "string" }) => ({ ...schema, description });
+
+/** The answers of a route that sends a file, in @fastify/swagger's response notation. */
+function fileResponses({ types, ranges }: FileAnswer): Record<string, object> {
+  const content = Object.fromEntries(types.map((type) => [type, { schema: BINARY }]));
+  const length = header("Bytes in this answer", { type: "integer" });
+  if (!ranges) return { 200: { description: "The file", content, headers: { "Content-Length": length } } };
+  const common = {
+    "Content-Length": length,
+    "Accept-Ranges": header("`bytes`"),
+    ETag: header("Changes when the file does; send it back as If-Range"),
+  };
+  return {
+    200: { description: "The whole file", content, headers: common },
+    206: {
+      description: "One range of the file",
+      content,
+      headers: { ...common, "Content-Range": header("`bytes start-end/size`") },
+    },
+    416: {
+      ...ERROR_RESPONSE,
+      description: "The range starts past the end of the file",
+      headers: { "Content-Range": header("`bytes */size`") },
+    },
+  };
+}
+
+/** The bot API's document: its title, its description and the credentials its routes take. */
+export const BOT_API_DOCUMENT: ApiDocument = {
+  title: "meetbot API",
+  description: DESCRIPTION,
+  securitySchemes: {
+    bearer: {
+      type: "http",
+      scheme: "bearer",
+      description: "A JWT access token or an API key",
+    },
+    callbackToken: {
+      type: "http",
+      scheme: "bearer",
+      description: "The bot's own callback token, handed to its runner at deploy",
+    },
+    providerWebhookSecret: {
+      type: "apiKey",
+      in: "header",
+      name: ASSEMBLYAI_WEBHOOK_HEADER,
+      description: "The secret a transcript job gave the provider for its completion webhook",
+    },
+  },
+};
+
+type SecuritySchemes = NonNullable<
+  NonNullable<NonNullable<FastifyDynamicSwaggerOptions["openapi"]>["components"]>["securitySchemes"]
+>;
+
+/** What differs between the two interfaces' documents; the rest (errors, files, tags) is shared. */
+export interface ApiDocument {
+  title: string;
+  description: string;
+  securitySchemes: SecuritySchemes;
+}
+
 /**
  * @fastify/swagger collects every route registered after it; the document is built from the very
  * zod schemas the routes validate and serialize with. Call before registering any route.
  */
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, document: ApiDocument): Promise<void> {
   await app.register(fastifySwagger, {
     openapi: {
-      info: { title: "meetbot API", version: "v1", description: DESCRIPTION },
-      components: {
-        securitySchemes: {
-          bearer: {
-            type: "http",
-            scheme: "bearer",
-            description: "A JWT access token or an API key",
-          },
-        },
+      info: {
+        title: document.title,
+        version: "v1",
+        description: document.description,
+        license: { name: "MIT", url: "https://spdx.org/licenses/MIT.html" },
       },
+      components: { securitySchemes: document.securitySchemes },
     },
     transform: (input: TransformInput) => {
       // The API only, once: /api/v1 routes are the same routes again, and pages (docs, the OAuth
       // landing page) are not part of it.
       if (!input.url.startsWith(`${API_PREFIX}/`)) return { schema: { hide: true }, url: input.url };
       const result = zodToOpenApi(input);
-      const schema: Record<string, unknown> = { ...result.schema };
+      const { file, ...schema }: Record<string, unknown> = { ...result.schema };
       if (!schema.hide && !schema.tags) schema.tags = [tagOf(input.url)];
-      schema.response = { ...(schema.response as object), "4XX": ERROR_RESPONSE };
+      schema.response = {
+        ...(file ? fileResponses(file as FileAnswer) : {}),
+        ...(schema.response as object),
+        "4XX": ERROR_RESPONSE,
+      };
       return { ...result, schema };
     },
   });
@@ -79,9 +162,22 @@ function tagOf(url: string): string {
 }
 
 /**
+ * The document as served: `servers` is where this server is reached from outside (its public base
+ * URL), known only once it listens. Paths carry the `/v1` prefix, so the base URL is the server's.
+ */
+export function servedDocument<T extends object>(document: T, publicBaseUrl: string): T {
+  return { ...document, servers: [{ url: publicBaseUrl, description: "This server" }] };
+}
+
+/**
  * An onRoute hook for the authenticated group: its routes say in the document that they need the
  * bearer credential, so that the document cannot disagree with the guard.
  */
 export function documentBearerAuth(route: RouteOptions): void {
   route.schema = { ...route.schema, security: [{ bearer: [] }] };
+}
+
+/** The same for the runner callbacks: their credential is the bot's callback token. */
+export function documentCallbackAuth(route: RouteOptions): void {
+  route.schema = { ...route.schema, security: [{ callbackToken: [] }] };
 }

@@ -11,7 +11,15 @@ const KeyParams = z.object({ id: IdParam });
 export const apiKeyUsageRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   app.get(
     "/api-keys/:id/usage",
-    { schema: { params: KeyParams, querystring: ApiKeyUsageQuery, response: { 200: ApiKeyUsage } } },
+    {
+      schema: {
+        operationId: "getApiKeyUsage",
+        summary: "An API key's request counts",
+        params: KeyParams,
+        querystring: ApiKeyUsageQuery,
+        response: { 200: ApiKeyUsage },
+      },
+    },
     async (request) => services.apiLogs.keyUsage(currentUser(request).id, request.params.id, request.query),
   );
 };

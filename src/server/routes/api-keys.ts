@@ -11,21 +11,37 @@ const ApiKeyParams = z.object({ id: IdParam });
 export const apiKeyRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   app.post(
     "/api-keys",
-    { schema: { body: CreateApiKeyBody, response: { 201: CreatedApiKey } } },
+    {
+      schema: {
+        operationId: "createApiKey",
+        summary: "Create an API key",
+        body: CreateApiKeyBody,
+        response: { 201: CreatedApiKey },
+      },
+    },
     async (request, reply) => {
       reply.code(201);
       return services.apiKeys.create(currentUser(request).id, request.body);
     },
   );
 
-  app.get("/api-keys", { schema: { response: { 200: ApiKeyList } } }, async (request) =>
-    services.apiKeys.list(currentUser(request).id),
+  app.get(
+    "/api-keys",
+    { schema: { operationId: "listApiKeys", summary: "List your API keys", response: { 200: ApiKeyList } } },
+    async (request) => services.apiKeys.list(currentUser(request).id),
   );
 
   // 204 like every deletion (spec §7); the key stays listed with isRevoked true.
   app.delete(
     "/api-keys/:id",
-    { schema: { params: ApiKeyParams, response: { 204: z.null().describe("Revoked") } } },
+    {
+      schema: {
+        operationId: "revokeApiKey",
+        summary: "Revoke an API key",
+        params: ApiKeyParams,
+        response: { 204: z.null().describe("Revoked") },
+      },
+    },
     async (request, reply) => {
       await services.apiKeys.revoke(currentUser(request).id, request.params.id);
       return reply.code(204).send(null);

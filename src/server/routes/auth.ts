@@ -13,20 +13,46 @@ import type { Services } from "../services/index.js";
 export const authRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   app.post(
     "/auth/register",
-    { schema: { body: RegisterBody, response: { 201: AuthResult } } },
+    {
+      schema: {
+        operationId: "register",
+        summary: "Create an account and sign in",
+        security: [],
+        body: RegisterBody,
+        response: { 201: AuthResult },
+      },
+    },
     async (request, reply) => {
       reply.code(201);
       return services.users.register(request.body);
     },
   );
 
-  app.post("/auth/login", { schema: { body: LoginBody, response: { 200: AuthResult } } }, async (request) =>
-    services.users.login(request.body),
+  app.post(
+    "/auth/login",
+    {
+      schema: {
+        operationId: "login",
+        summary: "Sign in with email and password",
+        security: [],
+        body: LoginBody,
+        response: { 200: AuthResult },
+      },
+    },
+    async (request) => services.users.login(request.body),
   );
 
   app.post(
     "/auth/refresh",
-    { schema: { body: RefreshBody, response: { 200: RefreshResult } } },
+    {
+      schema: {
+        operationId: "refreshAccessToken",
+        summary: "Trade a refresh token for a new access token",
+        security: [],
+        body: RefreshBody,
+        response: { 200: RefreshResult },
+      },
+    },
     async (request) => services.users.refresh(request.body.refresh_token),
   );
 };
@@ -36,7 +62,17 @@ export const authRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
  * (access tokens expire within 30 minutes). API keys stay valid: DELETE /v1/api-keys/{id} revokes.
  */
 export const logoutRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.post("/auth/logout", { schema: { response: { 200: LogoutResult } } }, async () => ({
-    message: "Logged out; discard the access and refresh tokens",
-  }));
+  app.post(
+    "/auth/logout",
+    {
+      schema: {
+        operationId: "logout",
+        summary: "Sign out (the client discards its tokens)",
+        response: { 200: LogoutResult },
+      },
+    },
+    async () => ({
+      message: "Logged out; discard the access and refresh tokens",
+    }),
+  );
 };

@@ -25,33 +25,79 @@ const ARTIFACT_TYPES: Record<string, string> = {
   ".html": "text/plain; charset=utf-8",
   ".zip": "application/zip",
 };
+/** For the API document, which lists media types without parameters. */
+const ARTIFACT_MEDIA_TYPES = Object.values(ARTIFACT_TYPES).map((type) => type.split(";")[0] as string);
 
 /** Authenticated (the guard is added by the enclosing plugin). */
 export const botRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
-  app.post("/bots", { schema: { body: CreateBotBody, response: { 201: Bot } } }, async (request, reply) => {
-    reply.code(201);
-    return services.bots.create(currentUser(request).id, request.body);
-  });
-
-  app.get("/bots", { schema: { querystring: BotListQuery, response: { 200: BotList } } }, async (request) =>
-    services.bots.list(currentUser(request).id, request.query),
+  app.post(
+    "/bots",
+    {
+      schema: {
+        operationId: "createBot",
+        summary: "Create a bot for a meeting",
+        body: CreateBotBody,
+        response: { 201: Bot },
+      },
+    },
+    async (request, reply) => {
+      reply.code(201);
+      return services.bots.create(currentUser(request).id, request.body);
+    },
   );
 
-  app.get("/bots/:id", { schema: { params: BotParams, response: { 200: BotDetail } } }, async (request) =>
-    services.bots.get(currentUser(request).id, request.params.id),
+  app.get(
+    "/bots",
+    {
+      schema: {
+        operationId: "listBots",
+        summary: "List your bots",
+        querystring: BotListQuery,
+        response: { 200: BotList },
+      },
+    },
+    async (request) => services.bots.list(currentUser(request).id, request.query),
+  );
+
+  app.get(
+    "/bots/:id",
+    {
+      schema: {
+        operationId: "getBot",
+        summary: "A bot with its status",
+        params: BotParams,
+        response: { 200: BotDetail },
+      },
+    },
+    async (request) => services.bots.get(currentUser(request).id, request.params.id),
   );
 
   // Only before deployment (READY_TO_DEPLOY); otherwise 409.
   app.patch(
     "/bots/:id",
-    { schema: { params: BotParams, body: UpdateBotBody, response: { 200: BotDetail } } },
+    {
+      schema: {
+        operationId: "updateBot",
+        summary: "Change a bot before it is deployed",
+        params: BotParams,
+        body: UpdateBotBody,
+        response: { 200: BotDetail },
+      },
+    },
     async (request) => services.bots.update(currentUser(request).id, request.params.id, request.body),
   );
 
   // Only in READY_TO_DEPLOY, DONE or FATAL; otherwise 409.
   app.delete(
     "/bots/:id",
-    { schema: { params: BotParams, response: { 204: z.null().describe("deleted") } } },
+    {
+      schema: {
+        operationId: "deleteBot",
+        summary: "Delete a bot that is not running",
+        params: BotParams,
+        response: { 204: z.null().describe("deleted") },
+      },
+    },
     async (request, reply) => {
       await services.bots.remove(currentUser(request).id, request.params.id);
       return reply.code(204).send(null);
@@ -60,28 +106,56 @@ export const botRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (a
 
   // A failed bot's screenshot, page HTML or trace. The HTML was captured from a third-party page:
   // it is served as a download in a sandbox, never rendered as part of this origin.
-  app.get("/bots/:id/artifacts/:name", { schema: { params: ArtifactParams } }, async (request, reply) => {
-    const { name } = request.params;
-    const file = await services.artifacts.open(currentUser(request).id, request.params.id, name);
-    reply
-      .header("content-type", ARTIFACT_TYPES[name.slice(name.lastIndexOf("."))] ?? "application/octet-stream")
-      .header("content-length", file.size)
-      .header("content-disposition", `attachment; filename="${name}"`)
-      .header("content-security-policy", "sandbox")
-      .header("x-content-type-options", "nosniff");
-    return reply.send(file.stream);
-  });
+  app.get(
+    "/bots/:id/artifacts/:name",
+    {
+      schema: {
+        operationId: "getBotArtifact",
+        summary: "Download a failed bot's screenshot, page HTML or trace",
+        params: ArtifactParams,
+        file: { types: ARTIFACT_MEDIA_TYPES, ranges: false },
+      },
+    },
+    async (request, reply) => {
+      const { name } = request.params;
+      const file = await services.artifacts.open(currentUser(request).id, request.params.id, name);
+      reply
+        .header(
+          "content-type",
+          ARTIFACT_TYPES[name.slice(name.lastIndexOf("."))] ?? "application/octet-stream",
+        )
+        .header("content-length", file.size)
+        .header("content-disposition", `attachment; filename="${name}"`)
+        .header("content-security-policy", "sandbox")
+        .header("x-content-type-options", "nosniff");
+      return reply.send(file.stream);
+    },
+  );
 
   app.post(
     "/bots/:id/deploy",
-    { schema: { params: BotParams, response: { 200: DeployResult } } },
+    {
+      schema: {
+        operationId: "deployBot",
+        summary: "Send a bot into its meeting",
+        params: BotParams,
+        response: { 200: DeployResult },
+      },
+    },
     async (request) => services.bots.deploy(currentUser(request).id, request.params.id),
   );
 
   // Only while running (DEPLOYING … CALL_ENDED); otherwise 409.
   app.post(
     "/bots/:id/kill",
-    { schema: { params: BotParams, response: { 200: KillResult } } },
+    {
+      schema: {
+        operationId: "killBot",
+        summary: "Stop a running bot",
+        params: BotParams,
+        response: { 200: KillResult },
+      },
+    },
     async (request) => services.bots.kill(currentUser(request).id, request.params.id),
   );
 };

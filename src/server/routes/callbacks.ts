@@ -5,6 +5,7 @@ import { z } from "zod";
 import { CallbackEvent } from "../../core/index.js";
 import { bearerToken } from "../auth/guard.js";
 import { MAX_INTEGER_COLUMN } from "../db/database.js";
+import { documentCallbackAuth } from "../http/openapi.js";
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from "../errors.js";
 import { CallbackResult, Recording } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
@@ -53,6 +54,7 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       );
     await services.callbacks.authenticate(id.data, bearerToken(request.headers.authorization));
   });
+  app.addHook("onRoute", documentCallbackAuth);
 
   // The upload body is handed to the route as the raw request stream, never buffered.
   app.addContentTypeParser("video/mp4", (_request, payload, done) => done(null, payload));
@@ -68,7 +70,12 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
           throw new UnsupportedMediaTypeError("application/octet-stream");
         refuseDeclaredOver(request, MAX_ARTIFACT_BYTES);
       },
-      schema: { params: ArtifactParams, response: { 201: ArtifactSaved } },
+      schema: {
+        operationId: "uploadBotArtifact",
+        summary: "Runner: upload a failure artifact (screenshot, page HTML, trace)",
+        params: ArtifactParams,
+        response: { 201: ArtifactSaved },
+      },
     },
     async (request, reply) => {
       const saved = await services.artifacts.save(
@@ -83,7 +90,15 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
 
   app.post(
     "/bot-callbacks/:id/event",
-    { schema: { params: BotParams, body: CallbackEvent, response: { 200: CallbackResult } } },
+    {
+      schema: {
+        operationId: "reportBotEvent",
+        summary: "Runner: report a lifecycle event",
+        params: BotParams,
+        body: CallbackEvent,
+        response: { 200: CallbackResult },
+      },
+    },
     async (request) => services.callbacks.apply(request.params.id, request.body),
   );
 
@@ -96,7 +111,13 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
         if (!isMp4(request.headers["content-type"])) throw new UnsupportedMediaTypeError("video/mp4");
         refuseDeclaredOver(request, MAX_RECORDING_BYTES);
       },
-      schema: { params: BotParams, headers: UploadHeaders, response: { 201: Recording } },
+      schema: {
+        operationId: "uploadRecording",
+        summary: "Runner: upload the meeting's MP4",
+        params: BotParams,
+        headers: UploadHeaders,
+        response: { 201: Recording },
+      },
     },
     async (request, reply) => {
       const recording = await services.recordings.upload(

@@ -11,19 +11,41 @@ const BotParams = z.object({ id: IdParam });
 export const eventRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   app.get(
     "/bots/:id/events",
-    { schema: { params: BotParams, response: { 200: z.array(BotEvent) } } },
+    {
+      schema: {
+        operationId: "listBotEvents",
+        summary: "A bot's lifecycle events",
+        params: BotParams,
+        response: { 200: z.array(BotEvent) },
+      },
+    },
     async (request) => services.events.listForBot(currentUser(request).id, request.params.id),
   );
 
   app.get(
     "/bots/:id/logs",
-    { schema: { params: BotParams, querystring: BotLogsQuery, response: { 200: z.array(BotLogEntry) } } },
+    {
+      schema: {
+        operationId: "listBotLogs",
+        summary: "A bot's log lines",
+        params: BotParams,
+        querystring: BotLogsQuery,
+        response: { 200: z.array(BotLogEntry) },
+      },
+    },
     async (request) => services.events.logsForBot(currentUser(request).id, request.params.id, request.query),
   );
 
   app.get(
     "/events",
-    { schema: { querystring: EventListQuery, response: { 200: EventList } } },
+    {
+      schema: {
+        operationId: "listEvents",
+        summary: "Events of all your bots",
+        querystring: EventListQuery,
+        response: { 200: EventList },
+      },
+    },
     async (request) => services.events.listAggregated(currentUser(request).id, request.query),
   );
 };

@@ -17,7 +17,15 @@ const CallbackQuery = z.object({
 export const oauthRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   app.get(
     "/auth/oauth/:provider",
-    { schema: { params: ProviderParams, response: { 302: z.null().describe("To the provider") } } },
+    {
+      schema: {
+        operationId: "startOAuthSignIn",
+        summary: "Start signing in with an OAuth provider (a browser redirect)",
+        security: [],
+        params: ProviderParams,
+        response: { 302: z.null().describe("To the provider") },
+      },
+    },
     async (request, reply) => {
       const { location, setCookie } = await services.oauth.start(request.params.provider);
       reply.header("cache-control", "no-store").header("set-cookie", setCookie);
@@ -29,6 +37,9 @@ export const oauthRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
     "/auth/oauth/:provider/callback",
     {
       schema: {
+        operationId: "finishOAuthSignIn",
+        summary: "Where the OAuth provider sends the browser back",
+        security: [],
         params: ProviderParams,
         querystring: CallbackQuery,
         response: { 302: z.null().describe("To the post-login URL with access_token and refresh_token") },

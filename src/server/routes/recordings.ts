@@ -12,19 +12,40 @@ const RecordingParams = z.object({ bot_id: IdParam });
 export const recordingRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   app.get(
     "/recordings",
-    { schema: { querystring: RecordingListQuery, response: { 200: RecordingList } } },
+    {
+      schema: {
+        operationId: "listRecordings",
+        summary: "List your recordings",
+        querystring: RecordingListQuery,
+        response: { 200: RecordingList },
+      },
+    },
     async (request) => services.recordings.list(currentUser(request).id, request.query),
   );
 
   app.get(
     "/recordings/:bot_id",
-    { schema: { params: RecordingParams, response: { 200: RecordingInfo } } },
+    {
+      schema: {
+        operationId: "getRecording",
+        summary: "A recording's details",
+        params: RecordingParams,
+        response: { 200: RecordingInfo },
+      },
+    },
     async (request) => services.recordings.get(currentUser(request).id, request.params.bot_id),
   );
 
   app.delete(
     "/recordings/:bot_id",
-    { schema: { params: RecordingParams, response: { 204: z.null().describe("deleted") } } },
+    {
+      schema: {
+        operationId: "deleteRecording",
+        summary: "Delete a recording's file",
+        params: RecordingParams,
+        response: { 204: z.null().describe("deleted") },
+      },
+    },
     async (request, reply) => {
       await services.recordings.remove(currentUser(request).id, request.params.bot_id);
       return reply.code(204).send(null);
@@ -35,7 +56,10 @@ export const recordingRoutes: FastifyPluginAsyncZod<{ services: Services }> = as
     "/recordings/:bot_id/stream",
     {
       schema: {
+        operationId: "getRecordingStream",
+        summary: "Stream a recording's MP4",
         params: RecordingParams,
+        file: { types: ["video/mp4"], ranges: true },
         description: `${MEDIA_DESCRIPTION} Needs the Authorization header; a \`<video src>\` cannot send one: give it the /download link.`,
       },
     },
@@ -51,7 +75,14 @@ export const recordingRoutes: FastifyPluginAsyncZod<{ services: Services }> = as
 
   app.get(
     "/recordings/:bot_id/download",
-    { schema: { params: RecordingParams, response: { 200: DownloadLink } } },
+    {
+      schema: {
+        operationId: "getRecordingDownloadLink",
+        summary: "A signed, expiring link to a recording's file",
+        params: RecordingParams,
+        response: { 200: DownloadLink },
+      },
+    },
     async (request) => services.recordings.downloadLink(currentUser(request).id, request.params.bot_id),
   );
 };
@@ -65,7 +96,11 @@ export const recordingFileRoutes: FastifyPluginAsyncZod<{ services: Services }> 
     "/recordings/:bot_id/file",
     {
       schema: {
+        operationId: "getRecordingFile",
+        summary: "A recording's MP4, by a signed link",
+        security: [],
         params: RecordingParams,
+        file: { types: ["video/mp4"], ranges: true },
         querystring: z.object({ expires: z.string().optional(), signature: z.string().optional() }),
         description: MEDIA_DESCRIPTION,
       },

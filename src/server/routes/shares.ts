@@ -16,6 +16,8 @@ export const shareRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
     "/recordings/:bot_id/share",
     {
       schema: {
+        operationId: "createShare",
+        summary: "Create a public link to a recording",
         params: RecordingParams,
         body: CreateShareBody,
         response: { 201: CreatedShare },
@@ -37,6 +39,8 @@ export const shareRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
     "/recordings/:bot_id/share",
     {
       schema: {
+        operationId: "getShare",
+        summary: "A recording's public link",
         params: RecordingParams,
         response: { 200: ShareInfo },
         description: "The live link's dates; 404 when there is none (revoked or expired).",
@@ -47,7 +51,14 @@ export const shareRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
 
   app.delete(
     "/recordings/:bot_id/share",
-    { schema: { params: RecordingParams, response: { 204: z.null().describe("revoked") } } },
+    {
+      schema: {
+        operationId: "revokeShare",
+        summary: "Revoke a recording's public link",
+        params: RecordingParams,
+        response: { 204: z.null().describe("revoked") },
+      },
+    },
     async (request, reply) => {
       await services.shares.revoke(currentUser(request).id, request.params.bot_id);
       return reply.code(204).send(null);
@@ -68,6 +79,9 @@ export const sharedRecordingRoutes: FastifyPluginAsyncZod<{ services: Services }
     {
       logLevel: "warn",
       schema: {
+        operationId: "getSharedRecording",
+        summary: "A shared recording, by its link's token",
+        security: [],
         params: TokenParams,
         response: { 200: SharedRecording },
         description:
@@ -86,7 +100,17 @@ export const sharedRecordingRoutes: FastifyPluginAsyncZod<{ services: Services }
 
   app.get(
     "/share/:token/stream",
-    { logLevel: "warn", schema: { params: TokenParams, description: MEDIA_DESCRIPTION } },
+    {
+      logLevel: "warn",
+      schema: {
+        operationId: "getSharedRecordingStream",
+        summary: "Stream a shared recording's MP4",
+        security: [],
+        params: TokenParams,
+        description: MEDIA_DESCRIPTION,
+        file: { types: ["video/mp4"], ranges: true },
+      },
+    },
     async (request, reply) => {
       const file = await services.shares.open(request.params.token, rangeRequest(request.headers));
       return sendRecording(request, reply, file);

@@ -13,6 +13,8 @@ export const summaryRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
     "/summaries/:bot_id/summarize",
     {
       schema: {
+        operationId: "summarizeRecording",
+        summary: "Start summarizing a bot's transcript",
         params: BotParams,
         body: SummarizeBody,
         response: { 202: SummaryJobStatus },
@@ -34,7 +36,14 @@ export const summaryRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
 
   app.get(
     "/summaries/:bot_id/status",
-    { schema: { params: BotParams, response: { 200: SummaryJobStatus } } },
+    {
+      schema: {
+        operationId: "getSummaryStatus",
+        summary: "Where a bot's summary stands",
+        params: BotParams,
+        response: { 200: SummaryJobStatus },
+      },
+    },
     async (request) => services.summaries.status(currentUser(request).id, request.params.bot_id),
   );
 
@@ -42,6 +51,8 @@ export const summaryRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
     "/summaries/:bot_id",
     {
       schema: {
+        operationId: "getSummary",
+        summary: "A bot's summary: overview, key points, action items, decisions",
         params: BotParams,
         response: { 200: Summary },
         description:
@@ -53,7 +64,14 @@ export const summaryRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
 
   app.delete(
     "/summaries/:bot_id",
-    { schema: { params: BotParams, response: { 204: z.null().describe("deleted") } } },
+    {
+      schema: {
+        operationId: "deleteSummary",
+        summary: "Delete a bot's summary",
+        params: BotParams,
+        response: { 204: z.null().describe("deleted") },
+      },
+    },
     async (request, reply) => {
       await services.summaries.remove(currentUser(request).id, request.params.bot_id);
       return reply.code(204).send(null);

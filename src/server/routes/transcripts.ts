@@ -20,6 +20,8 @@ export const transcriptRoutes: FastifyPluginAsyncZod<{ services: Services }> = a
     "/transcripts/:bot_id/transcribe",
     {
       schema: {
+        operationId: "transcribeRecording",
+        summary: "Start transcribing a bot's recording",
         params: BotParams,
         body: TranscribeBody,
         response: { 202: TranscriptJobStatus },
@@ -40,18 +42,27 @@ export const transcriptRoutes: FastifyPluginAsyncZod<{ services: Services }> = a
 
   app.get(
     "/transcripts/:bot_id/status",
-    { schema: { params: BotParams, response: { 200: TranscriptJobStatus } } },
+    {
+      schema: {
+        operationId: "getTranscriptStatus",
+        summary: "Where a bot's transcript stands",
+        params: BotParams,
+        response: { 200: TranscriptJobStatus },
+      },
+    },
     async (request) => services.transcripts.status(currentUser(request).id, request.params.bot_id),
   );
 
-  const getTranscript = {
+  const getTranscript = (operationId: string, summary: string) => ({
     schema: {
+      operationId,
+      summary,
       params: BotParams,
       querystring: TranscriptFormatQuery,
       response: { 200: Transcript },
       description: GET_DESCRIPTION,
     },
-  };
+  });
   const answerTranscript = async (
     userId: number,
     botId: number,
@@ -66,8 +77,18 @@ export const transcriptRoutes: FastifyPluginAsyncZod<{ services: Services }> = a
   };
 
   // The spec's recordings group names the same transcript under the recording.
-  for (const url of ["/transcripts/:bot_id", "/recordings/:bot_id/transcription"]) {
-    app.get(url, getTranscript, async (request, reply) => {
+  const routes = [
+    ["/transcripts/:bot_id", getTranscript("getTranscript", "A bot's transcript: who said what, and when")],
+    [
+      "/recordings/:bot_id/transcription",
+      getTranscript(
+        "getRecordingTranscription",
+        "The recording's transcript (same as GET /transcripts/{bot_id})",
+      ),
+    ],
+  ] as const;
+  for (const [url, options] of routes) {
+    app.get(url, options, async (request, reply) => {
       const answer = await answerTranscript(
         currentUser(request).id,
         request.params.bot_id,
@@ -83,6 +104,8 @@ export const transcriptRoutes: FastifyPluginAsyncZod<{ services: Services }> = a
     "/transcripts/:bot_id",
     {
       schema: {
+        operationId: "deleteTranscript",
+        summary: "Delete a bot's transcript",
         params: BotParams,
         response: { 204: z.null().describe("deleted") },
         description:

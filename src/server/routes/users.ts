@@ -14,31 +14,61 @@ import type { Services } from "../services/index.js";
 
 /** Authenticated: the caller's own profile, usage, analytics and API request log. */
 export const userRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
-  app.get("/users/me", { schema: { response: { 200: UserProfile } } }, async (request) =>
-    services.profile.get(currentUser(request).id),
+  app.get(
+    "/users/me",
+    { schema: { operationId: "getProfile", summary: "Your profile", response: { 200: UserProfile } } },
+    async (request) => services.profile.get(currentUser(request).id),
   );
 
   app.patch(
     "/users/me",
-    { schema: { body: UpdateProfileBody, response: { 200: UserProfile } } },
+    {
+      schema: {
+        operationId: "updateProfile",
+        summary: "Change your name, email or password",
+        body: UpdateProfileBody,
+        response: { 200: UserProfile },
+      },
+    },
     async (request) => services.profile.update(currentUser(request).id, request.body),
   );
 
   app.get(
     "/users/me/usage",
-    { schema: { querystring: UsageQuery, response: { 200: Usage } } },
+    {
+      schema: {
+        operationId: "getUsage",
+        summary: "Your bots' usage over a period",
+        querystring: UsageQuery,
+        response: { 200: Usage },
+      },
+    },
     async (request) => services.profile.usage(currentUser(request).id, request.query),
   );
 
   app.get(
     "/users/me/analytics",
-    { schema: { querystring: AnalyticsQuery, response: { 200: Analytics } } },
+    {
+      schema: {
+        operationId: "getAnalytics",
+        summary: "Your bots' outcomes and meeting time",
+        querystring: AnalyticsQuery,
+        response: { 200: Analytics },
+      },
+    },
     async (request) => services.profile.analytics(currentUser(request).id, request.query),
   );
 
   app.get(
     "/users/me/api-logs",
-    { schema: { querystring: ApiLogsQuery, response: { 200: ApiLogList } } },
+    {
+      schema: {
+        operationId: "listApiLogs",
+        summary: "Your API request log",
+        querystring: ApiLogsQuery,
+        response: { 200: ApiLogList },
+      },
+    },
     async (request) => services.apiLogs.list(currentUser(request).id, request.query),
   );
 };

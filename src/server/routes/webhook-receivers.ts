@@ -17,6 +17,9 @@ export const webhookReceiverRoutes: FastifyPluginAsyncZod<{ services: Services }
     "/webhook-receivers/assemblyai/:job_id",
     {
       schema: {
+        operationId: "receiveAssemblyAiWebhook",
+        summary: "AssemblyAI's transcript-completed webhook",
+        security: [{ providerWebhookSecret: [] }],
         params: z.object({ job_id: IdParam }),
         body: z.unknown(),
         response: { 200: z.object({ received: z.literal(true) }) },

@@ -31,11 +31,14 @@ export type TranscriptJobStatus = z.infer<typeof TranscriptJobStatus>;
 export const SummaryJobStatus = z.object(jobStatusFields);
 export type SummaryJobStatus = z.infer<typeof SummaryJobStatus>;
 
-/** No body is an empty one (Fastify hands the validator an absent body as null). */
-const orEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((body) => body ?? {}, schema);
+/**
+ * No body takes every default. Fastify hands the validator an absent body as null, so a JSON
+ * `null` body cannot be told from none: both are documented as allowed.
+ */
+const orNone = <T extends z.ZodType>(schema: T) => schema.nullish();
 
 /** POST /v1/transcripts/{bot_id}/transcribe; no body takes every default. */
-export const TranscribeBody = orEmpty(
+export const TranscribeBody = orNone(
   z.strictObject({
     engine: TranscriptionEngine.optional().describe("default: the server's MEETBOT_TRANSCRIPTION_ENGINE"),
     language: Language.optional().describe("default: the engine's (pocketsphinx: en; providers detect it)"),
@@ -50,7 +53,7 @@ export const TranscribeBody = orEmpty(
 export type TranscribeBody = z.infer<typeof TranscribeBody>;
 
 /** POST /v1/summaries/{bot_id}/summarize; no body takes the default engine. */
-export const SummarizeBody = orEmpty(
+export const SummarizeBody = orNone(
   z.strictObject({
     engine: SummaryEngine.optional().describe("default: the server's MEETBOT_SUMMARY_ENGINE"),
   }),

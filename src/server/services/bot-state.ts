@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { z } from "zod";
 import {
@@ -67,9 +68,47 @@ export async function appendDerivedEvents(
       created_at: createdAt,
     }));
   if (botEvents.length > 0) await db.insertInto("bot_events").values(rows(botEvents)).execute();
+  await recordMeetingTimes(db, bot.id, botEvents, eventTime);
   if (aggregatedEvents.length > 0) {
     await db.insertInto("aggregated_events").values(rows(aggregatedEvents)).execute();
   }
+}
+
+/**
+ * A bot's meeting (the notes interface) starts when it joined the call and ends when it left it,
+ * or failed after joining; the first of each counts. Joining gives the meeting its public id.
+ */
+async function recordMeetingTimes(
+  db: Kysely<Database>,
+  botId: number,
+  botEvents: readonly { eventType: string }[],
+  eventTime: string,
+): Promise<void> {
+  // Runners may send any UTC offset; meetings are filtered and ordered by these as text.
+  const at = new Date(eventTime).toISOString();
+  for (const { eventType } of botEvents) {
+    if (eventType === "BOT_JOINED") {
+      await db
+        .updateTable("bots")
+        .set({ meeting_started_at: at, meeting_id: newMeetingId() })
+        .where("id", "=", botId)
+        .where("meeting_started_at", "is", null)
+        .execute();
+    } else if (eventType === "BOT_LEFT" || eventType === "ERROR") {
+      await db
+        .updateTable("bots")
+        .set({ meeting_ended_at: at })
+        .where("id", "=", botId)
+        .where("meeting_started_at", "is not", null)
+        .where("meeting_ended_at", "is", null)
+        .execute();
+    }
+  }
+}
+
+/** `mtg_` and 24 hex digits (96 random bits): says nothing of the bot's id or when it was made. */
+export function newMeetingId(): string {
+  return `mtg_${randomBytes(12).toString("hex")}`;
 }
 
 /** Keeps what the recording's speaker timeline is built from: its time zero and who spoke when. */

@@ -23,7 +23,7 @@ export class SummaryService {
    */
   async request(userId: number, botId: number, body: SummarizeBody): Promise<SummaryJobStatus> {
     await this.bots.requireOwned(userId, botId);
-    const engine = body.engine ?? this.engines.config.defaultSummary;
+    const engine = body?.engine ?? this.engines.config.defaultSummary;
     checkEngines(this.engines, { summary: engine }, { summary: ["body", "engine"], transcription: [] });
     const queued = await this.ctx.db.transaction().execute(async (trx) => {
       await lockBot(trx, this.ctx.dialect, botId);

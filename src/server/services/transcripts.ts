@@ -20,7 +20,7 @@ export class TranscriptService {
   /** Queues a transcript of the bot's recording: 404 without one, 409 while one is on its way. */
   async request(userId: number, botId: number, body: TranscribeBody): Promise<TranscriptJobStatus> {
     await this.bots.requireOwned(userId, botId);
-    const engine = body.engine ?? this.engines.config.defaultTranscription;
+    const engine = body?.engine ?? this.engines.config.defaultTranscription;
     checkEngines(this.engines, { transcription: engine }, { transcription: ["body", "engine"], summary: [] });
     const queued = await this.ctx.db.transaction().execute(async (trx) => {
       await lockBot(trx, this.ctx.dialect, botId);
@@ -32,7 +32,7 @@ export class TranscriptService {
       if (!recording) throw new NotFoundError("Recording not found: there is nothing to transcribe yet");
       return queueJob(
         trx,
-        { botId, kind: "transcript", engine, language: body.language, model: body.model },
+        { botId, kind: "transcript", engine, language: body?.language, model: body?.model },
         this.ctx.now(),
       );
     });

@@ -1,0 +1,68 @@
+import type { FastifyInstance } from "fastify";
+import { requireUser } from "../server/auth/guard.js";
+import type { ServerConfig } from "../server/config.js";
+import { createApiServer } from "../server/http/api-server.js";
+import { registerDocs } from "../server/http/docs.js";
+import { API_PREFIX, type ApiDocument, documentBearerAuth, registerOpenApi } from "../server/http/openapi.js";
+import type { SharedWithApp } from "../server/app.js";
+import { MeetingService } from "./meetings.js";
+import { PlanLimiter, planHeadersOnEveryResponse, planRateLimit } from "./plan-limits.js";
+import { notesRoutes } from "./routes.js";
+
+export const NOTES_DOCUMENT: ApiDocument = {
+  title: "meetbot meeting notes API",
+  description: [
+    "Meetings, transcripts and summaries of the user's bots, on their own base address.",
+    "",
+    "Authenticate with `Authorization: Bearer <API key>` (the bot API's keys) or an access token.",
+    "Errors are `{detail: string}`, or `{detail: [{loc, msg, type}]}` (422) when a request does not",
+    "validate. Meeting ids are `mtg_` and 24 hex digits.",
+  ].join("\n"),
+  securitySchemes: {
+    bearer: { type: "http", scheme: "bearer", description: "An API key or a JWT access token" },
+  },
+};
+
+export interface NotesAppDeps {
+  config: ServerConfig;
+  /** The bot API app's services and database: one set of users, keys, jobs and webhooks. */
+  shared: SharedWithApp;
+  publicBaseUrl(): string;
+  /** The plan windows' clock; default the system's. */
+  now?: () => Date;
+}
+
+/**
+ * The meeting-notes interface (the second spec): the same server builder, error bodies and
+ * credentials as the bot API, its own routes, document and docs pages. It owns no worker: the bot
+ * API's app runs them, and outlives this one.
+ */
+export async function buildNotesApp(deps: NotesAppDeps): Promise<FastifyInstance> {
+  const app = await createApiServer({ logLevel: deps.config.logLevel });
+  const { services, db } = deps.shared;
+  const meetings = new MeetingService({
+    db: db.kysely,
+    dialect: db.dialect,
+    transcripts: services.transcripts,
+    summaries: services.summaries,
+  });
+  const limiter = new PlanLimiter(db.kysely, deps.config.notes.defaultPlan, deps.now);
+  // Every answer carries the X-RateLimit-* headers, a 401 or a 404 of an unknown path too.
+  app.addHook("onSend", planHeadersOnEveryResponse(limiter));
+  await registerOpenApi(app, NOTES_DOCUMENT);
+  await app.register(
+    async (api) => {
+      api.addHook(
+        "onRequest",
+        requireUser((token) => services.users.resolveBearer(token)),
+      );
+      // Per user, across all their keys and tokens and every server process: their plan's hour.
+      api.addHook("onRequest", planRateLimit(limiter));
+      api.addHook("onRoute", documentBearerAuth);
+      await api.register(notesRoutes, { meetings });
+    },
+    { prefix: API_PREFIX },
+  );
+  await registerDocs(app, deps.publicBaseUrl, NOTES_DOCUMENT.title);
+  return app;
+}

@@ -1,0 +1,121 @@
+import { createRequire } from "node:module";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import { BadRequestError, clientErrorHandler, errorHandler } from "../errors.js";
+import { validatorCompiler } from "../validation.js";
+import { serializerCompiler } from "./serializer.js";
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+/** Only a `\uD800`-`\uDFFF` escape can put a lone surrogate in text decoded from valid UTF-8. */
+const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * A string (key or value) anywhere in `value` holds half a UTF-16 pair: not text, and not storable
+ * as UTF-8. Walked without recursion: a body may nest 10,000 levels deep.
+ */
+function holdsLoneSurrogate(value: unknown): boolean {
+  const pending = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (typeof item === "string") {
+      if (LONE_SURROGATE.test(item)) return true;
+    } else if (item && typeof item === "object") {
+      for (const [key, member] of Object.entries(item)) pending.push(key, member);
+    }
+  }
+  return false;
+}
+
+/** Body limit of JSON routes; a route that takes files sets its own. */
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * A Fastify instance as both interfaces (the bot API, the meeting-notes interface) serve: zod
+ * validation and serialization, the `{detail}` error bodies, JSON-only bodies that must be UTF-8,
+ * the request's `user` and `credential` slots, and a clean shutdown of keep-alive sockets. Each
+ * interface adds its own routes, authentication, rate limits and OpenAPI document.
+ */
+export async function createApiServer(opts: { logLevel: string }): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: loggerOptions(opts.logLevel),
+    bodyLimit: JSON_BODY_LIMIT,
+    // A URL that does not decode, a request Node cannot parse: the same {detail} bodies.
+    frameworkErrors: errorHandler,
+    clientErrorHandler,
+  });
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((_request, reply) => {
+    reply.code(404).send({ detail: "Not Found" });
+  });
+
+  // JSON only: no text/plain parser, and an empty JSON body counts as no body (a bodyless POST such
+  // as /deploy sent with a JSON content type is not an error; a route that needs a body says 422).
+  // Text that is not UTF-8 is refused, not decoded with replacement characters into what is stored.
+  const json = app.getDefaultJsonParser("error", "error");
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    let text: string;
+    try {
+      text = UTF8.decode(body as Buffer);
+    } catch {
+      return done(new BadRequestError("Request body is not valid UTF-8"));
+    }
+    json(request, text, (err, value) => {
+      if (!err && ESCAPED_SURROGATE.test(text) && holdsLoneSurrogate(value)) {
+        return done(
+          new BadRequestError(
+            "Request body has a lone surrogate (a \\uD800-\\uDFFF escape without its pair)",
+          ),
+        );
+      }
+      done(err, value);
+    });
+  });
+  app.decorateRequest("user", null);
+  app.decorateRequest("credential", null);
+  closeKeepAliveSocketsOnShutdown(app);
+
+  return app;
+}
+
+/**
+ * Fastify closes idle keep-alive sockets once, when close() starts. A response that finishes just
+ * after that (a client has all of a Content-Length body before the server's "finish") would leave
+ * its socket open until the keep-alive timeout and hold close() up; sweep again after each one.
+ */
+function closeKeepAliveSocketsOnShutdown(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onResponse", async () => {
+    if (closing) setImmediate(() => app.server.closeIdleConnections());
+  });
+}
+
+/** A download link's signature is a credential: request logs show it redacted. */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&]signature=)[^&]*/gi, "$1[redacted]");
+}
+
+function loggerOptions(level: string): FastifyServerOptions["logger"] {
+  const serializers = {
+    req: (req: { method: string; url: string; ip?: string }) => ({
+      method: req.method,
+      url: redactUrl(req.url),
+      remoteAddress: req.ip,
+    }),
+  };
+  // JSON logs; pretty only on a terminal, and only where pino-pretty is installed (a dev dependency).
+  if (level === "silent" || !process.stdout.isTTY) return { level, serializers };
+  try {
+    createRequire(import.meta.url).resolve("pino-pretty");
+    return { level, serializers, transport: { target: "pino-pretty" } };
+  } catch {
+    return { level, serializers };
+  }
+}
