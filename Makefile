@@ -91,6 +91,7 @@ bench: setup
 	node --import tsx bench/webhooks.ts
 	node --import tsx bench/stream.ts
 	node --import tsx bench/transcription.ts
+	node --import tsx bench/meeting-notes.ts
 
 clean:
 	rm -rf dist test-results .data .node

@@ -1,0 +1,164 @@
+/**
+ * Meeting notes through the whole pipeline (issue 11 §6): a real bot records the scripted mock
+ * meeting (Alice and Bob read four lines, a commitment and a decision among them), the server
+ * transcribes it with the embedded engine and summarizes it, all through the API. Reports the time
+ * from the recording being stored (recording.ready) to the transcript and the summary completed,
+ * on the server's clock; the word accuracy against the script; and the share of lines whose every
+ * word went to the person who read it (the mock's record of who read what when is the truth).
+ * And, to read the accuracy by: the dropouts in the recorded speech, silent gaps (under -45 dB,
+ * 40-400 ms) the recording has beyond those in the clean clips of the same lines. On a busy
+ * machine the bot's audio path drops blocks of speech, and pocketsphinx mishears around them.
+ *
+ * Runs on its own (`node --import tsx bench/meeting-notes.ts`); needs the compiled runner (`make
+ * build`). BENCH_NOTES_PLATFORM picks the mock (google, zoom or teams; default google), BENCH_RUNS
+ * how many meetings, one after another (default 1). Prints figures only; asserts nothing.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { escapeLavfiValue, voiceOf } from "../fixtures/host/speech.js";
+import { wordAccuracy } from "../src/intelligence/word-error-rate.js";
+import {
+  attributedRight,
+  COMMITMENT,
+  DECISION,
+  linesHeard,
+  NOTES_SCRIPT,
+  notesUser,
+  type PlatformName,
+  recordScriptedMeeting,
+  type TranscriptUtterance,
+} from "../test/helpers/meeting-notes.js";
+import { probeMs } from "../test/helpers/spoken-meeting.js";
+import { startStack } from "../test/helpers/stack.js";
+
+const run = promisify(execFile);
+
+const PLATFORM = (process.env.BENCH_NOTES_PLATFORM ?? "google") as PlatformName;
+const RUNS = Number(process.env.BENCH_RUNS ?? 1);
+const SCRIPT_TEXT = NOTES_SCRIPT.map((line) => line.text).join(" ");
+
+interface NotesFigures {
+  audioSeconds: number;
+  toTranscriptMs: number;
+  toSummaryMs: number;
+  wordAccuracy: number;
+  linesRight: number;
+  lines: number;
+  actionItem: boolean;
+  decision: boolean;
+  dropouts: number;
+}
+
+/**
+ * Silent gaps inside a file's sound, neither at its start nor at its end: 40 ms at least (shorter
+ * ones are between syllables), under 400 ms (the script's pauses between lines are longer).
+ */
+async function innerGaps(file: string): Promise<number> {
+  const { stderr } = await run("ffmpeg", [
+    ...["-hide_banner", "-nostdin", "-i", file, "-af", "silencedetect=n=-45dB:d=0.04", "-f", "null", "-"],
+  ]);
+  const durationSeconds = (await probeMs(file)) / 1000;
+  const gaps = [...stderr.matchAll(/silence_end: ([\d.]+) \| silence_duration: ([\d.]+)/g)].map((m) => ({
+    end: Number(m[1]),
+    length: Number(m[2]),
+  }));
+  return gaps.filter(
+    (gap) => gap.end - gap.length > 0.01 && gap.end < durationSeconds - 0.01 && gap.length < 0.4,
+  ).length;
+}
+
+/** The inner gaps of the script's lines as the mock renders them (ffmpeg's flite, the reader's voice). */
+async function cleanScriptGaps(dir: string): Promise<number> {
+  const readers = [...new Set(NOTES_SCRIPT.map((line) => line.participant))];
+  let gaps = 0;
+  for (const [i, line] of NOTES_SCRIPT.entries()) {
+    const text = path.join(dir, `line-${i}.txt`);
+    const wav = path.join(dir, `line-${i}.wav`);
+    await writeFile(text, line.text);
+    const voice = voiceOf(readers.indexOf(line.participant));
+    await run("ffmpeg", [
+      ...["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi"],
+      ...["-i", `flite=textfile=${escapeLavfiValue(text)}:voice=${voice}`, "-ar", "48000", "-ac", "1", wav],
+    ]);
+    gaps += await innerGaps(wav);
+  }
+  return gaps;
+}
+
+async function measureOnce(
+  stack: Awaited<ReturnType<typeof startStack>>,
+  user: Awaited<ReturnType<typeof notesUser>>,
+  dir: string,
+  cleanGaps: number,
+): Promise<NotesFigures> {
+  const { bot, lines } = await recordScriptedMeeting(stack, user, PLATFORM);
+  if (bot.status !== "DONE") throw new Error(`bot ${bot.id} ended ${bot.status}`);
+  const transcriptJob = await user.settled(`/v1/transcripts/${bot.id}/status`, 300_000);
+  const summaryJob = await user.settled(`/v1/summaries/${bot.id}/status`, 300_000);
+  if (transcriptJob.status !== "completed" || summaryJob.status !== "completed") {
+    throw new Error(`notes of bot ${bot.id}: ${JSON.stringify({ transcriptJob, summaryJob })}`);
+  }
+  const transcript = (await user.request("GET", `/v1/transcripts/${bot.id}`)).body;
+  const summary = (await user.request("GET", `/v1/summaries/${bot.id}`)).body;
+  // The recording's createdAt is when the server stored the upload: the moment of recording.ready.
+  const listed = (await user.request("GET", "/v1/recordings?page_size=100")).body.recordings as Array<{
+    botId: number;
+    createdAt: string;
+  }>;
+  const stored = Date.parse(listed.find((each) => each.botId === bot.id)!.createdAt);
+
+  const download = (await user.request("GET", `/v1/recordings/${bot.id}/download`)).body as { url: string };
+  const recording = path.join(dir, `recording-${bot.id}.mp4`);
+  await writeFile(recording, Buffer.from(await (await fetch(download.url)).arrayBuffer()));
+
+  const heard = linesHeard(lines, transcript.utterances as TranscriptUtterance[]);
+  const actionItems = summary.actionItems as Array<{
+    text: string;
+    owner: string | null;
+    due: string | null;
+  }>;
+  return {
+    audioSeconds: transcript.durationMs / 1000,
+    toTranscriptMs: Date.parse(transcript.completedAt) - stored,
+    toSummaryMs: Date.parse(summary.completedAt) - stored,
+    wordAccuracy: wordAccuracy(SCRIPT_TEXT, transcript.text),
+    linesRight: heard.filter(attributedRight).length,
+    lines: heard.length,
+    actionItem: actionItems.some(
+      (item) => COMMITMENT.test(item.text) && item.owner === "Alice Example" && item.due === "tomorrow",
+    ),
+    decision: (summary.decisions as string[]).some((text) => DECISION.test(text)),
+    dropouts: Math.max(0, (await innerGaps(recording)) - cleanGaps),
+  };
+}
+
+async function measureMeetingNotes(): Promise<NotesFigures[]> {
+  const dir = await mkdtemp(path.join(tmpdir(), "meetbot-bench-notes-"));
+  const stack = await startStack();
+  try {
+    const cleanGaps = await cleanScriptGaps(dir);
+    const user = await notesUser(stack.api.baseUrl);
+    const figures: NotesFigures[] = [];
+    for (let i = 0; i < RUNS; i++) figures.push(await measureOnce(stack, user, dir, cleanGaps));
+    return figures;
+  } finally {
+    await stack.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const runs = await measureMeetingNotes();
+console.log(`meeting notes through the API (a real bot on the ${PLATFORM} mock, the 4-line script):`);
+for (const f of runs) {
+  console.log(
+    [
+      `  ${f.audioSeconds.toFixed(1)} s recorded; recording.ready -> transcript completed ${(f.toTranscriptMs / 1000).toFixed(1)} s,`,
+      `-> summary completed ${(f.toSummaryMs / 1000).toFixed(1)} s; word accuracy ${f.wordAccuracy.toFixed(3)};`,
+      `lines attributed right ${f.linesRight}/${f.lines}; dropouts in the recorded speech ${f.dropouts};`,
+      `action item (owner, due) ${f.actionItem ? "found" : "missing"}; decision ${f.decision ? "found" : "missing"}`,
+    ].join(" "),
+  );
+}
