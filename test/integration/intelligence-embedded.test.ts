@@ -106,15 +106,6 @@ describe("the embedded engines on a recorded, scripted meeting", () => {
   it("attributes every line to the participant who read it", () => {
     const utterances = attributeSpeakers(recognition.words, laggingTimeline(lines));
     expect(utterances.map((u) => u.speaker?.name)).toEqual(lines.map((line) => line.name));
-    console.log(
-      JSON.stringify(
-        utterances.map((u) => [u.startMs, u.endMs, u.text]),
-        null,
-        0,
-      ),
-      JSON.stringify(lines.map((l) => [l.startMs, l.endMs])),
-      recognition.durationMs,
-    );
     for (const [i, utterance] of utterances.entries()) {
       expect(wordAccuracy(lines[i]!.text, utterance.text)).toBeGreaterThanOrEqual(0.75);
     }
