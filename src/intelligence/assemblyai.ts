@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { fileStream, prepareUploadAudio } from "./provider-audio.js";
 import { callProvider, waitUnless } from "./provider-http.js";
-import { languageCode } from "./provider-language.js";
+import { assemblyAiLanguage, languageCode } from "./provider-language.js";
 import { EngineError, type Recognition, type TranscribeRequest, type Transcriber } from "./types.js";
 
 export const assemblyAiSettings = z.object({
@@ -111,7 +111,7 @@ export class AssemblyAiTranscriber implements Transcriber {
       request.onProgress?.(0.3);
       const created = await this.call("POST", "/v2/transcript", request.signal, {
         audio_url: uploadUrl,
-        ...(request.language ? { language_code: request.language } : {}),
+        ...(request.language ? { language_code: assemblyAiLanguage(request.language) } : {}),
         ...(this.settings.speakerLabels ? { speaker_labels: true } : {}),
         ...(request.webhook
           ? {

@@ -27,3 +27,12 @@ function codesByName(): Map<string, string> {
   }
   return byName;
 }
+
+/**
+ * A request's language as AssemblyAI's `language_code` wants it: lower case with an underscore
+ * ("en-US" → "en_us"), and its one region name of its own, "en_uk" for British English.
+ */
+export function assemblyAiLanguage(value: string): string {
+  const code = value.trim().toLowerCase().replace(/-/g, "_");
+  return code === "en_gb" ? "en_uk" : code;
+}

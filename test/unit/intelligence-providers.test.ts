@@ -3,7 +3,7 @@ import { newAssemblyAiWebhookAuth, verifyAssemblyAiWebhook } from "../../src/int
 import { clockToMs, transcriptLines } from "../../src/intelligence/openai-summarizer.js";
 import { wordsOf } from "../../src/intelligence/openai-transcriber.js";
 import { parseRetryAfter, statusError } from "../../src/intelligence/provider-http.js";
-import { languageCode } from "../../src/intelligence/provider-language.js";
+import { assemblyAiLanguage, languageCode } from "../../src/intelligence/provider-language.js";
 import { createProviderSummarizer, createProviderTranscriber } from "../../src/intelligence/providers.js";
 
 describe("provider failures as EngineError", () => {
@@ -62,6 +62,17 @@ describe("provider language names", () => {
     expect(
       ["en", "en_us", "pt-BR", "english", "German", "japanese", "klingon", "yue"].map(languageCode),
     ).toEqual(["en", "en", "pt", "en", "de", "ja", "klingon", "yue"]);
+  });
+
+  it("asks AssemblyAI in its own spelling: en_us, en_uk", () => {
+    expect(["en", "en-US", "EN_us", "en-GB", "pt-BR", "de"].map(assemblyAiLanguage)).toEqual([
+      "en",
+      "en_us",
+      "en_us",
+      "en_uk",
+      "pt_br",
+      "de",
+    ]);
   });
 });
 
