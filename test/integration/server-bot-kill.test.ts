@@ -87,6 +87,8 @@ describe("kill a bot in a call", () => {
       status: "FATAL",
       deploymentError: { code: "KILLED", message: "killed on request" },
       recording: null,
+      transcription: null,
+      summary: null,
     });
 
     // The runner got SIGTERM: it leaves, finalizes and uploads, reporting as it goes.

@@ -42,6 +42,8 @@ describe("POST /v1/bots", () => {
       meetingInfo: TEST_MEETING,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       recording: null,
+      transcription: null,
+      summary: null,
     });
   });
 
@@ -196,6 +198,8 @@ describe("GET /v1/bots/:id", () => {
       id,
       status: "READY_TO_DEPLOY",
       recording: null,
+      transcription: null,
+      summary: null,
       deploymentError: null,
       lastHeartbeat: null,
     });
@@ -409,6 +413,8 @@ describe("PATCH /v1/bots/:id", () => {
       meetingInfo: zoom,
       createdAt: expect.any(String),
       recording: null,
+      transcription: null,
+      summary: null,
       deploymentError: null,
       lastHeartbeat: null,
     });

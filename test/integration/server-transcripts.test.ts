@@ -225,6 +225,8 @@ describe("transcripts", () => {
 
   it("a bot created with transcription and summary options gets both once its recording is stored", async () => {
     const botId = await recordedBot(user, { transcription: { language: "en" }, summary: {} });
+    const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
+    expect(bot.body).toMatchObject({ transcription: { language: "en" }, summary: {} });
     const transcript = await settled(server.api, user.token, `/v1/transcripts/${botId}/status`);
     expect(transcript).toMatchObject({ status: "completed", engine: "pocketsphinx", language: "en" });
     const summaryStatus = await settled(server.api, user.token, `/v1/summaries/${botId}/status`);

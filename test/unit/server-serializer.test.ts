@@ -35,6 +35,8 @@ const zoomBot = {
     artifacts: ["/v1/bots/7/artifacts/page.png"],
   },
   lastHeartbeat: null,
+  transcription: { engine: "deepgram", language: "en-US" },
+  summary: { engine: "extractive" },
 };
 
 const meetBot = {
@@ -44,6 +46,8 @@ const meetBot = {
   recording: null,
   deploymentError: null,
   lastHeartbeat: "2026-11-22T04:02:00.000Z",
+  transcription: null,
+  summary: null,
 };
 
 describe("response serializer", () => {

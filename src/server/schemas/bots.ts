@@ -42,6 +42,10 @@ export const Bot = z.object({
   meetingInfo: MeetingInfo,
   createdAt: Timestamp,
   recording: Recording.nullable(),
+  transcription: TranscriptionOptions.nullable().describe(
+    "as created: transcribed once recorded; null: not asked",
+  ),
+  summary: SummaryOptions.nullable().describe("as created: summarized once transcribed; null: not asked"),
 });
 export type Bot = z.infer<typeof Bot>;
 

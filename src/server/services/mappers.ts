@@ -1,3 +1,4 @@
+import type { ContentOptions } from "../jobs/content-options.js";
 import type { BotStatus, MeetingInfo } from "../../core/index.js";
 import { parseJson } from "../db/database.js";
 import type { BotRow } from "../db/schema.js";
@@ -43,5 +44,12 @@ export function toBot(row: BotRow, recording: RecordingColumns | null): Bot {
     meetingInfo: parseJson<MeetingInfo>(row.meeting_info),
     createdAt: row.created_at,
     recording: recording ? toRecording(row.id, recording) : null,
+    ...contentOptionsOf(row.content_options),
   };
+}
+
+/** The bot's `transcription` and `summary` create options as it was given them; null: not asked. */
+function contentOptionsOf(stored: string | null): Pick<Bot, "transcription" | "summary"> {
+  const options = stored ? (JSON.parse(stored) as ContentOptions) : {};
+  return { transcription: options.transcription ?? null, summary: options.summary ?? null };
 }
