@@ -54,6 +54,23 @@ export interface StartServerOptions {
   jobs?: Partial<JobsConfig>;
   /** The meeting-notes interface; defaults from env (see NotesConfig). */
   notes?: Partial<NotesConfig>;
+  /** GET /v1/events/stream; defaults from env (see EventStreamConfig). */
+  eventStream?: Partial<EventStreamConfig>;
+}
+
+/** Live events (GET /v1/events/stream, src/server/services/event-stream.ts). */
+export interface EventStreamConfig {
+  /**
+   * How often an open stream looks for new events besides being woken by this process's own
+   * (other processes' events are found this way). Env MEETBOT_EVENT_STREAM_POLL_INTERVAL_MS, default 1000.
+   */
+  pollIntervalMs: number;
+  /** Open streams per user in this process; one more is a 429. Env MEETBOT_EVENT_STREAMS_PER_USER, default 10. */
+  perUser: number;
+  /** A `: ping` comment this often keeps proxies from closing a quiet stream; default 15000. */
+  heartbeatMs: number;
+  /** A client that takes nothing for this long while its stream is full is disconnected; default 60000. */
+  stallTimeoutMs: number;
 }
 
 /** The meeting-notes interface (src/notes/). */
@@ -168,6 +185,7 @@ export interface ServerConfig {
   webhooks: WebhooksConfig;
   jobs: JobsConfig;
   notes: NotesConfig;
+  eventStream: EventStreamConfig;
   paths: { database: string; recordings: string; bots: string };
   database: DatabaseOptions;
   /** Env MEETBOT_JWT_SECRET; undefined: the secret generated once into the data dir. */
@@ -229,6 +247,12 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
     notes: {
       port: opts.notes?.port ?? env.MEETBOT_NOTES_PORT,
       defaultPlan: opts.notes?.defaultPlan ?? env.MEETBOT_DEFAULT_PLAN,
+    },
+    eventStream: {
+      pollIntervalMs: opts.eventStream?.pollIntervalMs ?? env.MEETBOT_EVENT_STREAM_POLL_INTERVAL_MS,
+      perUser: opts.eventStream?.perUser ?? env.MEETBOT_EVENT_STREAMS_PER_USER,
+      heartbeatMs: opts.eventStream?.heartbeatMs ?? 15_000,
+      stallTimeoutMs: opts.eventStream?.stallTimeoutMs ?? 60_000,
     },
     paths: {
       database: path.join(dataDir, "meetbot.sqlite"),

@@ -139,6 +139,8 @@ export const ServerEnv = z.object({
     (raw) => wholeNumber(raw, 0, 65_535),
     "a port number, 0 to 65535",
   ),
+  MEETBOT_EVENT_STREAM_POLL_INTERVAL_MS: milliseconds(1000),
+  MEETBOT_EVENT_STREAMS_PER_USER: wholeFrom(10, 1, 1000),
   MEETBOT_JOB_WORKER: flag(true),
   MEETBOT_JOB_CONCURRENCY: wholeFrom(1, 1, 64),
   MEETBOT_JOB_POLL_INTERVAL_MS: milliseconds(2000),

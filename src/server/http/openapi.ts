@@ -11,7 +11,16 @@ declare module "fastify" {
      * serialized, so the answer has no zod schema to be documented from.
      */
     file?: FileAnswer;
+    /** The route answers with a stream of text (server-sent events), documented the same way. */
+    stream?: StreamAnswer;
   }
+}
+
+export interface StreamAnswer {
+  /** Its media type, e.g. text/event-stream. */
+  type: string;
+  /** What the stream carries, for the document. */
+  description: string;
 }
 
 export interface FileAnswer {
@@ -89,6 +98,11 @@ function fileResponses({ types, ranges }: FileAnswer): Record<string, object> {
   };
 }
 
+/** The answer of a route that streams text. */
+function streamResponses({ type, description }: StreamAnswer): Record<string, object> {
+  return { 200: { description, content: { [type]: { schema: { type: "string" } } } } };
+}
+
 /** The bot API's document: its title, its description and the credentials its routes take. */
 export const BOT_API_DOCUMENT: ApiDocument = {
   title: "meetbot API",
@@ -144,10 +158,11 @@ export async function registerOpenApi(app: FastifyInstance, document: ApiDocumen
       // landing page) are not part of it.
       if (!input.url.startsWith(`${API_PREFIX}/`)) return { schema: { hide: true }, url: input.url };
       const result = zodToOpenApi(input);
-      const { file, ...schema }: Record<string, unknown> = { ...result.schema };
+      const { file, stream, ...schema }: Record<string, unknown> = { ...result.schema };
       if (!schema.hide && !schema.tags) schema.tags = [tagOf(input.url)];
       schema.response = {
         ...(file ? fileResponses(file as FileAnswer) : {}),
+        ...(stream ? streamResponses(stream as StreamAnswer) : {}),
         ...(schema.response as object),
         "4XX": ERROR_RESPONSE,
       };

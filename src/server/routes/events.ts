@@ -1,7 +1,15 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
-import { BotEvent, BotLogEntry, BotLogsQuery, EventList, EventListQuery } from "../schemas/index.js";
+import {
+  BotEvent,
+  BotLogEntry,
+  BotLogsQuery,
+  EventList,
+  EventListQuery,
+  EventStreamHeaders,
+  EventStreamQuery,
+} from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { IdParam } from "../validation.js";
 
@@ -48,4 +56,46 @@ export const eventRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
     },
     async (request) => services.events.listAggregated(currentUser(request).id, request.query),
   );
+
+  app.get(
+    "/events/stream",
+    {
+      schema: {
+        operationId: "streamEvents",
+        summary: "Events of all your bots, live (server-sent events)",
+        description: STREAM_DESCRIPTION,
+        querystring: EventStreamQuery,
+        headers: EventStreamHeaders,
+        stream: {
+          type: "text/event-stream",
+          description:
+            "One SSE event per aggregated event: `id:` its id, `event:` its eventType, " +
+            "`data:` the same JSON as an item of GET /v1/events; `: ping` comments keep it open",
+        },
+      },
+    },
+    async (request, reply) => {
+      const after = request.headers["last-event-id"] ?? request.query.since;
+      const stream = await services.eventStreams.start(currentUser(request).id, after);
+      return (
+        reply
+          .header("content-type", "text/event-stream; charset=utf-8")
+          .header("cache-control", "no-store")
+          // Proxies that buffer answers (nginx) would hold the events back.
+          .header("x-accel-buffering", "no")
+        // The connection is the stream's alone: closed with it, it is never left idle for the
+        // server's close to wait on.
+        .header("connection", "close")
+          .send(stream)
+      );
+    },
+  );
 };
+
+const STREAM_DESCRIPTION = [
+  "Stays open and sends each new event of your bots as it happens: every status from JOINING_CALL",
+  "to DONE or FATAL, and RECORDING. The credential is the Authorization header (browsers: read it",
+  "with fetch(), EventSource cannot send headers). Without Last-Event-ID or `since`, events from",
+  "now on; with one, the events after that id first, then live ones. At most a few streams per",
+  "user (429 beyond); a client that stops reading for a minute is disconnected and may resume.",
+].join("\n");

@@ -94,3 +94,20 @@ export const EventList = z.object({
   page_size: z.number().int(),
 });
 export type EventList = z.infer<typeof EventList>;
+
+const StreamPosition = z.coerce.number().int().min(0);
+
+export const EventStreamQuery = z.object({
+  since: StreamPosition.optional().describe(
+    "start after this event id (e.g. the newest id GET /v1/events listed); default: from now on. " +
+      "A Last-Event-ID header takes precedence.",
+  ),
+});
+export type EventStreamQuery = z.infer<typeof EventStreamQuery>;
+
+/** Loose: the other headers (Authorization, ...) stay as they are. */
+export const EventStreamHeaders = z.looseObject({
+  "last-event-id": StreamPosition.optional().describe(
+    "resume after this event id: the `id:` of the last event received (sent again by reconnecting clients)",
+  ),
+});

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { z } from "zod";
 import {
   type BotStatus,
@@ -47,14 +47,19 @@ export async function appendLog(
   await db.insertInto("bot_logs").values({ bot_id: botId, level, message, created_at: at }).execute();
 }
 
-/** Appends the per-bot and aggregated events core's deriveEvents makes of a reported event. */
+/**
+ * Appends the per-bot and aggregated events core's deriveEvents makes of a reported event.
+ * Returns how many aggregated events it appended: once the transaction commits, the caller wakes
+ * this process's event streams with them.
+ */
 export async function appendDerivedEvents(
   db: Kysely<Database>,
+  dialect: DialectName,
   bot: Pick<BotRow, "id" | "meeting_title" | "platform">,
   event: CallbackEvent,
   eventTime: string,
   createdAt: string,
-): Promise<void> {
+): Promise<number> {
   const { botEvents, aggregatedEvents } = deriveEvents(event, {
     meetingTitle: bot.meeting_title,
     platform: bot.platform,
@@ -70,9 +75,18 @@ export async function appendDerivedEvents(
   if (botEvents.length > 0) await db.insertInto("bot_events").values(rows(botEvents)).execute();
   await recordMeetingTimes(db, bot.id, botEvents, eventTime);
   if (aggregatedEvents.length > 0) {
+    // Event streams send ids in order and resume after the last one sent, so a smaller id must
+    // never commit after a larger one: PostgreSQL hands out ids before commit, so these inserts
+    // take turns until their transaction ends (SQLite has one writer at a time anyway).
+    if (dialect === "postgres")
+      await sql`select pg_advisory_xact_lock(${AGGREGATED_EVENTS_LOCK})`.execute(db);
     await db.insertInto("aggregated_events").values(rows(aggregatedEvents)).execute();
   }
+  return aggregatedEvents.length;
 }
+
+/** The advisory lock key that orders aggregated event inserts (any fixed number of our own). */
+const AGGREGATED_EVENTS_LOCK = 0x6d62_6576; // "mbev"
 
 /**
  * A bot's meeting (the notes interface) starts when it joined the call and ends when it left it,

@@ -33,6 +33,7 @@ import { enqueueBotEvent } from "../webhooks/outbox.js";
 import { checkTargetUrl } from "../webhooks/outbound.js";
 import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
 import { expireCallbackToken, windDownEnd } from "./callback-token.js";
+import type { WakeSignal } from "../wake-signal.js";
 import type { ServiceContext } from "./context.js";
 import { recordingColumns, toBot } from "./mappers.js";
 
@@ -57,6 +58,8 @@ export class BotService {
   constructor(
     private readonly ctx: ServiceContext,
     private readonly engines: Engines,
+    /** Notified after a transaction that appended aggregated events commits: wakes event streams. */
+    private readonly eventsAppended: WakeSignal,
   ) {}
 
   async create(userId: number, input: CreateBotBody): Promise<Bot> {
@@ -320,12 +323,15 @@ export class BotService {
       await appendLog(trx, botId, "error", `${subCode}: ${message}`, now);
       // Its runner, if any, may still be leaving and uploading: its token lives on for a while.
       await expireCallbackToken(trx, botId, windDownEnd(now));
-      await appendDerivedEvents(trx, bot, event, now, now);
+      await appendDerivedEvents(trx, this.ctx.dialect, bot, event, now, now);
       // bot.ended waits for a runner that may still be delivering its recording (outbox.ts).
       await enqueueBotEvent(trx, bot, event, now, now, { holdEnded: subCode !== "LAUNCH_FAILED" });
       return true;
     });
-    if (failed) this.ctx.outbox.notify();
+    if (failed) {
+      this.ctx.outbox.notify();
+      this.eventsAppended.notify();
+    }
     return failed;
   }
 

@@ -17,6 +17,7 @@ import {
   type StatusData,
 } from "./bot-state.js";
 import { expireCallbackToken, windDownEnd } from "./callback-token.js";
+import type { WakeSignal } from "../wake-signal.js";
 import type { ServiceContext } from "./context.js";
 
 // Prepared: every runner report (a heartbeat every few seconds per bot) runs these.
@@ -37,7 +38,11 @@ const touchHeartbeat = preparedQuery((db, botId: number, now: string) =>
 
 /** Applies what runners report. Each (botId, seq) is applied at most once. */
 export class CallbackService {
-  constructor(private readonly ctx: ServiceContext) {}
+  constructor(
+    private readonly ctx: ServiceContext,
+    /** Notified after a transaction that appended aggregated events commits: wakes event streams. */
+    private readonly eventsAppended: WakeSignal,
+  ) {}
 
   /**
    * 404 for an unknown bot, 401 unless `token` is that bot's callback token and the bot has not
@@ -62,7 +67,7 @@ export class CallbackService {
    * transition changes nothing but a warning log, is not recorded as applied, and answers 409.
    */
   async apply(botId: number, event: CallbackEvent): Promise<CallbackResult> {
-    const queued = { count: 0 };
+    const queued = { count: 0, events: 0 };
     const outcome = await this.applyInTransaction(botId, event, queued).catch(async (err: unknown) => {
       // Only reachable if two copies raced past the lock-free check (never on SQLite).
       if (!isUniqueViolation(err)) throw err;
@@ -74,6 +79,7 @@ export class CallbackService {
       return { applied: false, duplicate: true, status: (bot?.status ?? "FATAL") as BotStatus };
     });
     if (queued.count > 0) this.ctx.outbox.notify(); // committed (or rolled back: a harmless look)
+    if (queued.events > 0) this.eventsAppended.notify();
     if ("illegal" in outcome) throw new ConflictError(outcome.illegal);
     return outcome;
   }
@@ -81,7 +87,7 @@ export class CallbackService {
   private applyInTransaction(
     botId: number,
     event: CallbackEvent,
-    queued: { count: number },
+    queued: { count: number; events: number },
   ): Promise<CallbackResult | { illegal: string }> {
     return this.ctx.db.transaction().execute(async (trx) => {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
@@ -114,7 +120,7 @@ export class CallbackService {
       }
       await insertReceipt(trx, botId, event.seq, event.type, now);
       if (event.type === "log") await appendLog(trx, botId, event.data.level, event.data.message, eventTime);
-      await appendDerivedEvents(trx, bot, event, eventTime, now);
+      queued.events += await appendDerivedEvents(trx, this.ctx.dialect, bot, event, eventTime, now);
       queued.count += await enqueueBotEvent(trx, bot, event, eventTime, now);
       await appendSpeakerFacts(trx, botId, event, eventTime);
       await touchHeartbeat(trx, botId, now);

@@ -75,32 +75,74 @@ export class EventService {
       );
     const { total } = await base.select((eb) => eb.fn.countAll().as("total")).executeTakeFirstOrThrow();
     const rows = await base
-      .select([
-        "e.id",
-        "e.bot_id",
-        "e.event_type",
-        "e.event_time",
-        "e.data",
-        "e.created_at",
-        "b.bot_display_name",
-        "b.platform",
-      ])
+      .select(AGGREGATED_COLUMNS)
       .orderBy("e.id", "desc")
       .limit(query.page_size)
       .offset((query.page - 1) * query.page_size)
       .execute();
-    const events: AggregatedEvent[] = rows.map((r) => ({
-      id: r.id,
-      botId: r.bot_id,
-      botName: r.bot_display_name,
-      platform: r.platform as Platform,
-      eventType: r.event_type,
-      eventTime: r.event_time,
-      data: parseJson<Data>(r.data),
-      createdAt: r.created_at,
-    }));
-    return { events, total: Number(total), page: query.page, page_size: query.page_size };
+    return {
+      events: rows.map(toAggregatedEvent),
+      total: Number(total),
+      page: query.page,
+      page_size: query.page_size,
+    };
   }
+
+  /** The caller's aggregated events with an id above `afterId`, oldest first: what a stream sends next. */
+  async aggregatedAfter(userId: number, afterId: number, limit: number): Promise<AggregatedEvent[]> {
+    const rows = await this.ctx.db
+      .selectFrom("aggregated_events as e")
+      .innerJoin("bots as b", "b.id", "e.bot_id")
+      .where("b.user_id", "=", userId)
+      .where("e.id", ">", afterId)
+      .select(AGGREGATED_COLUMNS)
+      .orderBy("e.id", "asc")
+      .limit(limit)
+      .execute();
+    return rows.map(toAggregatedEvent);
+  }
+
+  /** The newest aggregated event id of anyone's bots (0 when there is none): "from now on". */
+  async newestAggregatedId(): Promise<number> {
+    const row = await this.ctx.db
+      .selectFrom("aggregated_events")
+      .select((eb) => eb.fn.max("id").as("newest"))
+      .executeTakeFirst();
+    return Number(row?.newest ?? 0);
+  }
+}
+
+const AGGREGATED_COLUMNS = [
+  "e.id",
+  "e.bot_id",
+  "e.event_type",
+  "e.event_time",
+  "e.data",
+  "e.created_at",
+  "b.bot_display_name",
+  "b.platform",
+] as const;
+
+function toAggregatedEvent(r: {
+  id: number;
+  bot_id: number;
+  event_type: string;
+  event_time: string;
+  data: string;
+  created_at: string;
+  bot_display_name: string;
+  platform: string;
+}): AggregatedEvent {
+  return {
+    id: r.id,
+    botId: r.bot_id,
+    botName: r.bot_display_name,
+    platform: r.platform as Platform,
+    eventType: r.event_type,
+    eventTime: r.event_time,
+    data: parseJson<Data>(r.data),
+    createdAt: r.created_at,
+  };
 }
 
 /** The levels as severe as `level` or more (LOG_LEVELS is ordered from least to most severe). */

@@ -15,6 +15,7 @@ import { ArtifactService } from "./artifacts.js";
 import { BotService } from "./bots.js";
 import { CallbackService } from "./callbacks.js";
 import type { ServiceContext } from "./context.js";
+import { EventStreams } from "./event-stream.js";
 import { EventService } from "./events.js";
 import { OAuthService } from "./oauth.js";
 import { ProfileService } from "./profile.js";
@@ -26,6 +27,8 @@ import { UserService } from "./users.js";
 import { BotWatchdog } from "./watchdog.js";
 import { WebhookService } from "./webhooks.js";
 
+import { WakeSignal } from "../wake-signal.js";
+
 export type { ServiceContext } from "./context.js";
 
 export interface Services {
@@ -34,6 +37,8 @@ export interface Services {
   oauth: OAuthService;
   bots: BotService;
   events: EventService;
+  /** Live event streams (GET /v1/events/stream); the app ends them all before it closes. */
+  eventStreams: EventStreams;
   callbacks: CallbackService;
   recordings: RecordingService;
   shares: ShareService;
@@ -55,7 +60,10 @@ export interface Services {
 export function createServices(ctx: ServiceContext): Services {
   const engines = new Engines(ctx.config.jobs.engines);
   const assemblyAiWebhooks = new AssemblyAiWebhooks(ctx.publicBaseUrl);
-  const bots = new BotService(ctx, engines);
+  // Notified after a transaction that appended aggregated events commits: wakes event streams.
+  const eventsAppended = new WakeSignal();
+  const bots = new BotService(ctx, engines, eventsAppended);
+  const events = new EventService(ctx, bots);
   const apiKeys = new ApiKeyService(ctx);
   const users = new UserService(ctx, apiKeys);
   const apiLogs = new ApiLogService(ctx);
@@ -73,8 +81,9 @@ export function createServices(ctx: ServiceContext): Services {
     apiKeys,
     oauth: new OAuthService(ctx, users),
     bots,
-    events: new EventService(ctx, bots),
-    callbacks: new CallbackService(ctx),
+    events,
+    eventStreams: new EventStreams(events, ctx.config.eventStream, eventsAppended, ctx.log),
+    callbacks: new CallbackService(ctx, eventsAppended),
     recordings,
     shares: new ShareService(ctx, recordings, transcripts),
     watchdog: new BotWatchdog(ctx, bots),

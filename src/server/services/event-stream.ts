@@ -1,0 +1,180 @@
+import { Readable } from "node:stream";
+import type { FastifyBaseLogger } from "fastify";
+import type { EventStreamConfig } from "../config.js";
+import { ApiError, ServiceUnavailableError } from "../errors.js";
+import type { AggregatedEvent } from "../schemas/index.js";
+import type { WakeSignal } from "../wake-signal.js";
+import type { EventService } from "./events.js";
+
+/** Events read per query: a long catch-up goes out in slices of this many. */
+export const STREAM_BATCH = 500;
+
+/** The reconnect delay the stream suggests to clients (the SSE `retry:` field). */
+export const STREAM_RETRY_MS = 3000;
+
+/** What a stream holds for a client beyond what the socket holds: this much text, and one event more. */
+const STREAM_BUFFER_BYTES = 16 * 1024;
+
+export class TooManyStreamsError extends ApiError {
+  constructor(limit: number) {
+    super(429, `Too many open event streams: ${limit} per user; close one first`);
+  }
+}
+
+/**
+ * The live event streams of this process (GET /v1/events/stream). Each stream reads the
+ * aggregated_events table of its user's bots past the last id it sent, so that events written by
+ * any server process reach it: on a timer, and at once when this process appends events
+ * (`signal`, notified after their transaction commits).
+ */
+export class EventStreams {
+  private readonly open = new Set<EventStream>();
+  private closing = false;
+
+  constructor(
+    private readonly events: EventService,
+    private readonly config: EventStreamConfig,
+    signal: WakeSignal,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    signal.subscribe(() => {
+      for (const stream of this.open) stream.wake();
+    });
+  }
+
+  /**
+   * A stream of the user's events with an id above `afterId`; undefined: from now on. 429 when the
+   * user already has `perUser` streams open in this process.
+   */
+  async start(userId: number, afterId: number | undefined): Promise<Readable> {
+    if (this.closing) throw new ServiceUnavailableError("The server is shutting down");
+    const mine = [...this.open].filter((s) => s.userId === userId).length;
+    if (mine >= this.config.perUser) throw new TooManyStreamsError(this.config.perUser);
+    const from = afterId ?? (await this.events.newestAggregatedId());
+    const stream = new EventStream(userId, from, this.events, this.config, this.log);
+    this.open.add(stream);
+    stream.once("close", () => this.open.delete(stream));
+    return stream;
+  }
+
+  /** Open streams in this process (all users). */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Ends every stream, so that the server's close does not wait on them. */
+  closeAll(): void {
+    this.closing = true;
+    for (const stream of this.open) stream.finish();
+  }
+}
+
+/**
+ * One client's stream, as a Readable piped into the response: `_read` is called only while the
+ * socket takes what was written, so a client that stops reading stops the table reads too, and
+ * what is held for it stays bounded. Stalled for `stallTimeoutMs`, it is destroyed (the client
+ * may resume with Last-Event-ID).
+ */
+class EventStream extends Readable {
+  /** Whether the consumer asked for more since the last push that filled the buffer. */
+  private wanted = false;
+  /** finish() was called: nothing more is pushed. */
+  private finished = false;
+  private reading = false;
+  private readAgain = false;
+  private stallTimer: NodeJS.Timeout | undefined;
+  private readonly pollTimer: NodeJS.Timeout;
+  private readonly heartbeatTimer: NodeJS.Timeout;
+
+  constructor(
+    readonly userId: number,
+    private lastId: number,
+    private readonly events: EventService,
+    private readonly config: EventStreamConfig,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    super({ highWaterMark: STREAM_BUFFER_BYTES, encoding: "utf8" });
+    this.send(`retry: ${STREAM_RETRY_MS}\n\n`);
+    this.pollTimer = setInterval(() => this.wake(), config.pollIntervalMs);
+    this.heartbeatTimer = setInterval(() => {
+      if (this.wanted) this.send(": ping\n\n");
+    }, config.heartbeatMs);
+  }
+
+  override _read(): void {
+    this.wanted = true;
+    clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
+    this.wake();
+  }
+
+  /** Looks for new events now (if the client is taking them). */
+  wake(): void {
+    if (this.reading) {
+      this.readAgain = true;
+      return;
+    }
+    if (!this.wanted || this.finished || this.destroyed) return;
+    this.reading = true;
+    this.readNewEvents()
+      .catch((err: unknown) => this.destroy(err as Error))
+      .finally(() => {
+        this.reading = false;
+        if (this.readAgain) {
+          this.readAgain = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Ends the stream after what it holds; one whose client stopped reading is cut off. */
+  finish(): void {
+    this.finished = true;
+    if (this.wanted) this.push(null);
+    else this.destroy();
+    this.stopTimers();
+  }
+
+  override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+    this.stopTimers();
+    callback(err);
+  }
+
+  private async readNewEvents(): Promise<void> {
+    while (this.wanted && !this.finished && !this.destroyed) {
+      const batch = await this.events.aggregatedAfter(this.userId, this.lastId, STREAM_BATCH);
+      if (this.finished || this.destroyed) return;
+      for (const event of batch) {
+        // The rest of the batch is read again once the client takes what it was sent: kept
+        // here, it would be memory held for a client that may never read.
+        if (!this.wanted) return;
+        this.lastId = event.id;
+        this.send(formatEvent(event));
+      }
+      if (batch.length < STREAM_BATCH) return;
+    }
+  }
+
+  private send(text: string): void {
+    if (this.finished || this.destroyed || this.push(text)) return;
+    this.wanted = false;
+    this.stallTimer ??= setTimeout(() => {
+      this.log.info(
+        { userId: this.userId, lastId: this.lastId },
+        "event stream client stalled; disconnected",
+      );
+      this.destroy();
+    }, this.config.stallTimeoutMs);
+  }
+
+  private stopTimers(): void {
+    clearInterval(this.pollTimer);
+    clearInterval(this.heartbeatTimer);
+    clearTimeout(this.stallTimer);
+  }
+}
+
+/** One SSE event: the id to resume from, the event type, and the GET /v1/events item as JSON. */
+export function formatEvent(event: AggregatedEvent): string {
+  return `id: ${event.id}\nevent: ${event.eventType}\ndata: ${JSON.stringify(event)}\n\n`;
+}
