@@ -1,4 +1,6 @@
+import { type ClientRequest, get, type IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
+import { text } from "node:stream/consumers";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   deployedBot,
@@ -23,40 +25,49 @@ interface SseEvent {
   data: any;
 }
 
-/** A client reading the stream with fetch(), as the dashboard does; keeps every event it got. */
+/**
+ * A client reading the stream as it arrives; keeps every event it got. Its own connection (no
+ * keep-alive pool), so that closing it closes exactly that connection.
+ */
 class StreamClient {
   readonly events: SseEvent[] = [];
   retry: number | undefined;
   ended = false;
+  body: unknown;
+  contentType: string | undefined;
   private readonly waiters = new Set<() => void>();
   private constructor(
     readonly status: number,
-    private readonly abort: AbortController,
+    private readonly request: ClientRequest,
   ) {}
 
-  static async open(
+  static open(
     baseUrl: string,
     token: string | undefined,
     headers: Record<string, string> = {},
     path = "/v1/events/stream",
-  ) {
-    const abort = new AbortController();
-    const response = await fetch(new URL(path, baseUrl), {
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
-      signal: abort.signal,
+  ): Promise<StreamClient> {
+    return new Promise((resolve, reject) => {
+      const request = get(
+        new URL(path, baseUrl),
+        { agent: false, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } },
+        (response) => {
+          const client = new StreamClient(response.statusCode as number, request);
+          client.contentType = response.headers["content-type"];
+          if (client.status === 200) {
+            void client.read(response);
+            resolve(client);
+          } else {
+            void text(response).then((body) => {
+              client.body = JSON.parse(body);
+              resolve(client);
+            }, reject);
+          }
+        },
+      );
+      request.on("error", reject);
     });
-    const client = new StreamClient(response.status, abort);
-    if (response.status !== 200) {
-      client.body = await response.json();
-      return client;
-    }
-    client.contentType = response.headers.get("content-type");
-    void client.read(response.body as ReadableStream<Uint8Array>);
-    return client;
   }
-
-  body: unknown;
-  contentType: string | null = null;
 
   /** Waits until `done` holds for the events received so far. */
   async until(done: (events: SseEvent[]) => boolean): Promise<SseEvent[]> {
@@ -73,15 +84,15 @@ class StreamClient {
   }
 
   close(): void {
-    this.abort.abort();
+    this.request.destroy();
   }
 
-  private async read(body: ReadableStream<Uint8Array>): Promise<void> {
-    const decoder = new TextDecoder();
+  private async read(response: IncomingMessage): Promise<void> {
+    response.setEncoding("utf8");
     let text = "";
     try {
-      for await (const chunk of body) {
-        text += decoder.decode(chunk, { stream: true });
+      for await (const chunk of response) {
+        text += chunk as string;
         let end: number;
         while ((end = text.indexOf("\n\n")) >= 0) {
           this.parse(text.slice(0, end));

@@ -47,10 +47,11 @@ export class EventStreams {
    * user already has `perUser` streams open in this process.
    */
   async start(userId: number, afterId: number | undefined): Promise<Readable> {
+    const from = afterId ?? (await this.events.newestAggregatedId());
+    // Checked and counted with no await between, so that racing requests cannot both pass.
     if (this.closing) throw new ServiceUnavailableError("The server is shutting down");
     const mine = [...this.open].filter((s) => s.userId === userId).length;
     if (mine >= this.config.perUser) throw new TooManyStreamsError(this.config.perUser);
-    const from = afterId ?? (await this.events.newestAggregatedId());
     const stream = new EventStream(userId, from, this.events, this.config, this.log);
     this.open.add(stream);
     stream.once("close", () => this.open.delete(stream));
