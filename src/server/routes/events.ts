@@ -83,9 +83,9 @@ export const eventRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
           .header("cache-control", "no-store")
           // Proxies that buffer answers (nginx) would hold the events back.
           .header("x-accel-buffering", "no")
-        // The connection is the stream's alone: closed with it, it is never left idle for the
-        // server's close to wait on.
-        .header("connection", "close")
+          // The connection is the stream's alone: closed with it, it is never left idle for the
+          // server's close to wait on.
+          .header("connection", "close")
           .send(stream)
       );
     },
