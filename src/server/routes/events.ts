@@ -96,6 +96,7 @@ const STREAM_DESCRIPTION = [
   "Stays open and sends each new event of your bots as it happens: every status from JOINING_CALL",
   "to DONE or FATAL, and RECORDING. The credential is the Authorization header (browsers: read it",
   "with fetch(), EventSource cannot send headers). Without Last-Event-ID or `since`, events from",
-  "now on; with one, the events after that id first, then live ones. At most a few streams per",
-  "user (429 beyond); a client that stops reading for a minute is disconnected and may resume.",
+  "now on; with one, the events after that id first, then live ones. A limited number of open",
+  "streams per user (429 beyond); a client that stops reading for a minute is disconnected and",
+  "may resume.",
 ].join("\n");
