@@ -18,7 +18,11 @@ export const NOTES_DOCUMENT: ApiDocument = {
     "Authenticate with `Authorization: Bearer <API key>` (the bot API's keys) or an access token.",
     "Errors are `{detail: string}`, or `{detail: [{loc, msg, type}]}` (422) when a request does not",
     "validate. Meeting ids are `mtg_` and 24 hex digits.",
+    "Each user has an hourly request budget set by their plan: every answer carries the",
+    "X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset headers, and past the budget",
+    "the answer is 429 with Retry-After.",
   ].join("\n"),
+  rateLimitHeaders: true,
   securitySchemes: {
     bearer: { type: "http", scheme: "bearer", description: "An API key or a JWT access token" },
   },
