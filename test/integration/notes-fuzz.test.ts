@@ -25,6 +25,7 @@ import {
 import {
   Api,
   deployedBot,
+  type FakeRunner,
   openServerDatabase,
   registerUser,
   startTestServer,
@@ -158,7 +159,7 @@ async function completedMeeting(user: TestUser, title: string): Promise<{ botId:
     heartbeatInterval: 3_600_000,
   });
   const who = { participantId: "p-1", participantName: "Alice Example" };
-  for (const event of [
+  const events: Parameters<FakeRunner["send"]>[0][] = [
     { type: "status", data: { status: "JOINING_CALL" } },
     { type: "status", data: { status: "IN_CALL" } },
     { type: "recording.started", data: { width: 1280, height: 720, frameRate: 25 } },
@@ -166,8 +167,8 @@ async function completedMeeting(user: TestUser, title: string): Promise<{ botId:
     { type: "speaker.started", data: who },
     { type: "speaker.stopped", data: who },
     { type: "status", data: { status: "CALL_ENDED", subCode: "MEETING_ENDED" } },
-  ])
-    ok(await runner.send(event));
+  ];
+  for (const event of events) ok(await runner.send(event));
   ok(await runner.upload(new Uint8Array(randomBytes(16 * 1024)), 2000), 201);
   ok(await runner.status("DONE"));
   const listed = ok(await notes.get("/v1/meetings", { token: user.token })).body.data as { id: string }[];
