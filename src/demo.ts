@@ -10,10 +10,26 @@ import { inspectRecording } from "./runner/probe.js";
 import { startServer } from "./server/main.js";
 
 /**
+ * What the mock meeting's two participants say, each in their own voice: the lines pocketsphinx
+ * hears word for word (measured, test/integration/server-transcripts.test.ts), with a commitment
+ * and a decision for the summary to find.
+ */
+const DEMO_SCRIPT = [
+  { participant: "Alice Example", text: "Thanks everyone for joining the weekly planning meeting" },
+  { participant: "Bob Example", text: "The budget review is finished and the numbers look good" },
+  { participant: "Alice Example", text: "I will send the report tomorrow" },
+  { participant: "Bob Example", text: "We decided to move the meeting to Monday" },
+];
+const MEETING_ID = "abc-defg-hij";
+
+/**
  * `meetbot demo`: a mock Google Meet, a control plane and one bot, all on this machine. Prints
- * the bot's life as it happens, and the signed webhooks its callbackUrl receives, and checks the
- * recording at the end. Exits 0 only if the bot reached DONE with a recording that has both video
- * and audio, and every webhook up to bot.ended arrived with a valid signature.
+ * the bot's life as it happens, and the signed webhooks its callbackUrl receives, checks the
+ * recording, then waits for the summary and prints the meeting as the meeting-notes interface
+ * serves it: who was there, its transcript and its summary. Exits 0 only if the bot reached DONE
+ * with a recording that has both video and audio, every webhook up to bot.ended arrived with a
+ * valid signature, and the meeting has a transcript and a summary with an action item and a
+ * decision.
  */
 export async function runDemo(): Promise<number> {
   const started = Date.now();
@@ -33,13 +49,30 @@ export async function runDemo(): Promise<number> {
     rateLimit: { perMinute: 0, perHour: 0 },
     // Its webhook receiver is on this machine: a private target, refused in production mode.
     outbound: { allowPrivateTargets: true },
+    notes: { port: 0 },
   });
-  say(`mock Google Meet on ${mock.url}, control plane on ${server.url}, data in ${dataDir}`);
+  const notesUrl = server.notesUrl as string;
+  say(`mock Google Meet on ${mock.url}, control plane on ${server.url}, meeting notes on ${notesUrl}`);
+  say(`data in ${dataDir}`);
   let closeReceiver = async () => {};
   try {
     const api = new ApiClient(server.url);
     await api.register(`demo-${Date.now()}@example.com`, "demo-password-123", "Demo User");
-    const meetingUrl = `${mock.url}/meet/abc-defg-hij?participants=2&admit=auto&admitAfterMs=2000&endAfterMs=15000`;
+    // The host reads the script once the bot is in, and ends the meeting after the last line.
+    const scenario = await fetch(`${mock.url}/control/meetings/google/${MEETING_ID}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        participants: 2,
+        admit: "auto",
+        admitAfterMs: 2000,
+        script: DEMO_SCRIPT,
+        scriptStartAfterMs: 3000,
+        endAfterScript: true,
+      }),
+    });
+    if (!scenario.ok) throw new Error(`mock meeting: HTTP ${scenario.status} ${await scenario.text()}`);
+    const meetingUrl = `${mock.url}/meet/${MEETING_ID}`;
     const { secret } = await api.signingSecret();
     const receiver = await startWebhookReceiver(secret, say);
     closeReceiver = receiver.close;
@@ -48,6 +81,8 @@ export async function runDemo(): Promise<number> {
       meetingInfo: { platform: "google", meetingUrl },
       botDisplayName: "Meetbot Demo",
       meetingTitle: "Demo meeting",
+      transcription: {},
+      summary: {},
     });
     say(`created bot ${bot.id} (${bot.status}) for ${meetingUrl}`);
     const deployed = await api.deploy(bot.id);
@@ -118,13 +153,111 @@ export async function runDemo(): Promise<number> {
       return 1;
     }
     say(`webhooks: ${receiver.verified} deliveries to the callbackUrl, every signature verified`);
-    say("demo OK: the bot joined, recorded and finished");
+    if (!(await waitForSummary(api, bot.id, say))) return 1;
+    if (!(await showMeetingNotes(api, notesUrl, bot.id, say))) return 1;
+    say("demo OK: the bot joined, recorded and finished; its meeting has a transcript and a summary");
     return 0;
   } finally {
     await closeReceiver();
     await server.close();
     await mock.close();
   }
+}
+
+/** Polls the summary's status (it waits for the transcript) until it is done, showing each step. */
+async function waitForSummary(api: ApiClient, botId: number, say: (text: string) => void): Promise<boolean> {
+  const deadline = Date.now() + 60_000;
+  let shown = "";
+  for (;;) {
+    const res = await api.fetchRaw(`/v1/summaries/${botId}/status`);
+    const body = (await res.json()) as { status?: string; progress?: number | null; detail?: unknown };
+    const step =
+      res.status === 200
+        ? `${body.status}${typeof body.progress === "number" ? ` ${Math.round(body.progress * 100)}%` : ""}`
+        : `HTTP ${res.status} ${JSON.stringify(body.detail)}`;
+    if (step !== shown) say(`summary ${(shown = step)}`);
+    if (body.status === "completed") return true;
+    if (body.status === "failed" || Date.now() > deadline) {
+      say(`FAILED: the summary is ${step}`);
+      return false;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+interface NotesMeeting {
+  id: string;
+  botId: number;
+  title: string;
+  startedAt: string;
+  durationMs: number | null;
+  participants: { name: string; speakingMs: number }[];
+}
+interface NotesTranscript {
+  utterances: { speaker: { name: string } | null; startMs: number; text: string }[];
+}
+interface NotesSummary {
+  overview: string;
+  actionItems: { text: string; owner: string | null; due: string | null }[];
+  decisions: string[];
+}
+
+/**
+ * The meeting as a client of the meeting-notes interface sees it, on that interface's own address
+ * with the same access token: found in the list, then its transcript and its summary.
+ */
+async function showMeetingNotes(
+  api: ApiClient,
+  notesUrl: string,
+  botId: number,
+  say: (text: string) => void,
+): Promise<boolean> {
+  // fetchRaw resolves its path against the bot API's address: an absolute URL goes to the notes one.
+  const get = async <T>(path: string): Promise<T | null> => {
+    const res = await api.fetchRaw(`${notesUrl}${path}`);
+    if (res.ok) return (await res.json()) as T;
+    say(`FAILED: GET ${path} on the meeting-notes interface answered ${res.status}: ${await res.text()}`);
+    return null;
+  };
+  const list = await get<{ data: NotesMeeting[] }>("/v1/meetings");
+  const meeting = list?.data.find((m) => m.botId === botId);
+  if (!meeting) {
+    if (list) say(`FAILED: GET /v1/meetings does not list the bot's meeting`);
+    return false;
+  }
+  const transcript = await get<NotesTranscript>(`/v1/meetings/${meeting.id}/transcript`);
+  const summary = await get<NotesSummary>(`/v1/meetings/${meeting.id}/summary`);
+  if (!transcript || !summary) return false;
+
+  const duration = meeting.durationMs === null ? "" : `, ${(meeting.durationMs / 1000).toFixed(0)} s`;
+  say(`meeting ${meeting.id} from ${notesUrl}/v1/meetings`);
+  say(`  "${meeting.title}", ${meeting.startedAt}${duration}`);
+  const people = meeting.participants.map((p) => `${p.name} (spoke ${(p.speakingMs / 1000).toFixed(1)} s)`);
+  say(`  participants: ${people.join(", ") || "none"}`);
+  say("  transcript:");
+  for (const u of transcript.utterances)
+    say(`    [${clock(u.startMs)}] ${u.speaker?.name ?? "Unknown"}: ${u.text}`);
+  say("  summary:");
+  say(`    overview: ${summary.overview}`);
+  for (const item of summary.actionItems)
+    say(`    action item: ${item.text} (owner: ${item.owner ?? "none"}, due: ${item.due ?? "none"})`);
+  for (const decision of summary.decisions) say(`    decision: ${decision}`);
+
+  const missing = [
+    meeting.participants.length === 0 && "participants",
+    transcript.utterances.length === 0 && "a transcript",
+    !summary.overview && "an overview",
+    summary.actionItems.length === 0 && "an action item",
+    summary.decisions.length === 0 && "a decision",
+  ].filter(Boolean);
+  if (missing.length) say(`FAILED: the meeting has no ${missing.join(", no ")}`);
+  return missing.length === 0;
+}
+
+/** Milliseconds into the recording as mm:ss. */
+function clock(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  return `${String(Math.floor(seconds / 60)).padStart(2, "0")}:${String(seconds % 60).padStart(2, "0")}`;
 }
 
 function describe(event: BotEventView): string {

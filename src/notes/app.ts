@@ -6,7 +6,12 @@ import { registerDocs } from "../server/http/docs.js";
 import { API_PREFIX, type ApiDocument, documentBearerAuth, registerOpenApi } from "../server/http/openapi.js";
 import type { SharedWithApp } from "../server/app.js";
 import { MeetingService } from "./meetings.js";
-import { PlanLimiter, planHeadersOnEveryResponse, planRateLimit } from "./plan-limits.js";
+import {
+  PlanLimiter,
+  planHeadersOnEveryResponse,
+  planRateLimit,
+  planRateLimitHeaders,
+} from "./plan-limits.js";
 import { notesRoutes } from "./routes.js";
 import { NotesWebhookService } from "./webhooks.js";
 
@@ -18,7 +23,11 @@ export const NOTES_DOCUMENT: ApiDocument = {
     "Authenticate with `Authorization: Bearer <API key>` (the bot API's keys) or an access token.",
     "Errors are `{detail: string}`, or `{detail: [{loc, msg, type}]}` (422) when a request does not",
     "validate. Meeting ids are `mtg_` and 24 hex digits.",
+    "Each user has an hourly request budget set by their plan: every answer carries the",
+    "X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset headers, and past the budget",
+    "the answer is 429 with Retry-After.",
   ].join("\n"),
+  rateLimitHeaders: true,
   securitySchemes: {
     bearer: { type: "http", scheme: "bearer", description: "An API key or a JWT access token" },
   },
@@ -39,16 +48,19 @@ export interface NotesAppDeps {
  * API's app runs them, and outlives this one.
  */
 export async function buildNotesApp(deps: NotesAppDeps): Promise<FastifyInstance> {
-  const app = await createApiServer(deps.config);
   const { services, db } = deps.shared;
+  const limiter = new PlanLimiter(db.kysely, deps.config.notes.defaultPlan, deps.now);
+  // Every answer carries the X-RateLimit-* headers: a 401, a 404 of an unknown path, and what is
+  // answered before any hook runs (a URL that does not decode, a request Node cannot parse) too.
+  const app = await createApiServer(deps.config, {
+    earlyHeaders: () => planRateLimitHeaders(limiter.anonymous()),
+  });
   const meetings = new MeetingService({
     db: db.kysely,
     dialect: db.dialect,
     content: { transcripts: services.transcripts, summaries: services.summaries },
   });
   const webhooks = new NotesWebhookService(db.kysely, deps.config, deps.now ?? (() => new Date()));
-  const limiter = new PlanLimiter(db.kysely, deps.config.notes.defaultPlan, deps.now);
-  // Every answer carries the X-RateLimit-* headers, a 401 or a 404 of an unknown path too.
   app.addHook("onSend", planHeadersOnEveryResponse(limiter));
   await registerOpenApi(app, NOTES_DOCUMENT);
   await app.register(

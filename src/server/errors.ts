@@ -152,6 +152,7 @@ export function errorHandler(err: FastifyError | Error, request: FastifyRequest,
 export function clientErrorHandler(
   err: NodeJS.ErrnoException & { rawPacket?: unknown },
   socket: Socket,
+  extraHeaders: Record<string, string> = {},
 ): void {
   if (err.code === "ECONNRESET" || !socket.writable) return;
   const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
@@ -160,6 +161,9 @@ export function clientErrorHandler(
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      Object.entries(extraHeaders)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join("") +
       `Connection: close\r\n\r\n${head ? "" : body}`,
   );
 }

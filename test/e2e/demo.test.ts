@@ -4,7 +4,7 @@ import { runDemo } from "../../src/demo.js";
 /** `make demo`, the README's first command, as a test: the whole story on this machine. */
 describe("meetbot demo", () => {
   it(
-    "joins, records, delivers signed webhooks up to bot.ended, and exits 0",
+    "joins, records, delivers signed webhooks up to bot.ended, prints the meeting's notes, and exits 0",
     { timeout: 150_000 },
     async () => {
       const lines: string[] = [];
@@ -25,6 +25,19 @@ describe("meetbot demo", () => {
         expect(output).toMatch(new RegExp(`webhook ${event.replace(".", "\\.")} \\(signed whdel_`));
       }
       expect(output).toMatch(/webhooks: \d+ deliveries to the callbackUrl, every signature verified/);
+      // Issue 12 §8: it ends with the meeting as the meeting-notes interface serves it.
+      expect(output).toMatch(/summary completed( 100%)?\n/);
+      expect(output).toMatch(/meeting mtg_[0-9a-f]{24} from http:\/\/127\.0\.0\.1:\d+\/v1\/meetings\n/);
+      expect(output).toMatch(/ {2}"Demo meeting", \d{4}-\d\d-\d\dT[\d:.]+Z, \d+ s\n/);
+      expect(output).toMatch(/participants: .*Alice Example \(spoke [\d.]+ s\).*Bob Example/);
+      const transcript = [...output.matchAll(/ {4}\[(\d\d):(\d\d)\] ([^:\n]+): (.+)\n/g)];
+      expect(transcript.map((m) => m[3])).toEqual(expect.arrayContaining(["Alice Example", "Bob Example"]));
+      expect(transcript.map((m) => m[4]).join(" ")).toMatch(/budget review/i);
+      expect(output).toMatch(/ {4}overview: \S/);
+      expect(output).toMatch(
+        / {4}action item: .*\bsend\b.*\breport\b.* \(owner: Alice Example, due: tomorrow\)\n/i,
+      );
+      expect(output).toMatch(/ {4}decision: we decided\b.*\bmeeting to monday\b/i);
       expect(output).toContain("demo OK");
     },
   );

@@ -40,14 +40,26 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
  */
 export async function createApiServer(
   config: Pick<ServerConfig, "logLevel" | "tls" | "trustProxy">,
+  opts: {
+    /**
+     * Headers every answer of this interface carries, for the answers given before any hook
+     * runs (a request Node cannot parse, a URL that does not decode): the notes interface's
+     * X-RateLimit-* headers.
+     */
+    earlyHeaders?: () => Record<string, string>;
+  } = {},
 ): Promise<FastifyInstance> {
+  const early = opts.earlyHeaders ?? (() => ({}));
   const app = Fastify({
     ...transportOptions(config),
     logger: loggerOptions(config.logLevel),
     bodyLimit: JSON_BODY_LIMIT,
     // A URL that does not decode, a request Node cannot parse: the same {detail} bodies.
-    frameworkErrors: errorHandler,
-    clientErrorHandler,
+    frameworkErrors: (error, request, reply) => {
+      reply.headers(early());
+      return errorHandler(error, request, reply);
+    },
+    clientErrorHandler: (error, socket) => clientErrorHandler(error, socket, early()),
   });
 
   app.setValidatorCompiler(validatorCompiler);

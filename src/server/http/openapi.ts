@@ -98,6 +98,36 @@ function fileResponses({ types, ranges }: FileAnswer): Record<string, object> {
   };
 }
 
+/**
+ * The X-RateLimit-* headers and the 429 of an interface whose every answer carries them, for a
+ * document that says so (ApiDocument.rateLimitHeaders).
+ */
+const RATE_LIMIT_HEADERS = {
+  "X-RateLimit-Limit": header("Requests allowed in the window, or `unlimited`"),
+  "X-RateLimit-Remaining": header("Requests left in the window, or `unlimited`"),
+  "X-RateLimit-Reset": header("When the window ends, in seconds since the Unix epoch", { type: "integer" }),
+};
+const RATE_LIMITED_RESPONSE = {
+  ...ERROR_RESPONSE,
+  description: "Over the rate limit",
+  headers: {
+    ...RATE_LIMIT_HEADERS,
+    "Retry-After": header("Seconds until a request may succeed", { type: "integer" }),
+  },
+};
+
+/** Adds the rate-limit headers to every success answer, and the 429 answer. */
+function withRateLimitHeaders(responses: Record<string, object>): Record<string, object> {
+  const out: Record<string, object> = {};
+  for (const [status, response] of Object.entries(responses)) {
+    const headers = (response as { headers?: object }).headers;
+    out[status] = status.startsWith("2")
+      ? { ...response, headers: { ...headers, ...RATE_LIMIT_HEADERS } }
+      : response;
+  }
+  return { ...out, 429: RATE_LIMITED_RESPONSE };
+}
+
 /** The answer of a route that streams text. */
 function streamResponses({ type, description }: StreamAnswer): Record<string, object> {
   return { 200: { description, content: { [type]: { schema: { type: "string" } } } } };
@@ -136,6 +166,8 @@ export interface ApiDocument {
   title: string;
   description: string;
   securitySchemes: SecuritySchemes;
+  /** Every answer carries the X-RateLimit-* headers: documented on each operation, with its 429. */
+  rateLimitHeaders?: boolean;
 }
 
 /**
@@ -160,10 +192,13 @@ export async function registerOpenApi(app: FastifyInstance, document: ApiDocumen
       const result = zodToOpenApi(input);
       const { file, stream, ...schema }: Record<string, unknown> = { ...result.schema };
       if (!schema.hide && !schema.tags) schema.tags = [tagOf(input.url)];
-      schema.response = {
+      const responses = {
         ...(file ? fileResponses(file as FileAnswer) : {}),
         ...(stream ? streamResponses(stream as StreamAnswer) : {}),
-        ...(schema.response as object),
+        ...(schema.response as Record<string, object>),
+      };
+      schema.response = {
+        ...(document.rateLimitHeaders ? withRateLimitHeaders(responses) : responses),
         "4XX": ERROR_RESPONSE,
       };
       return { ...result, schema };
