@@ -32,6 +32,8 @@ interface SseEvent {
 class StreamClient {
   readonly events: SseEvent[] = [];
   retry: number | undefined;
+  /** `: ping` comments received. */
+  pings = 0;
   ended = false;
   body: unknown;
   contentType: string | undefined;
@@ -110,7 +112,8 @@ class StreamClient {
   private parse(block: string): void {
     const fields = new Map<string, string>();
     for (const line of block.split("\n")) {
-      if (line.startsWith(":")) continue; // a comment (ping)
+      if (line === ": ping") this.pings += 1;
+      if (line.startsWith(":")) continue; // a comment
       const colon = line.indexOf(": ");
       fields.set(line.slice(0, colon), line.slice(colon + 2));
     }
@@ -281,6 +284,14 @@ describe("GET /v1/events/stream", () => {
     const ids = client.events.map((e) => Number(e.id));
     expect(new Set(ids).size).toBe(count);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
+  });
+
+  it("keeps a quiet stream alive with ping comments", async () => {
+    const s = await server({ eventStream: { heartbeatMs: 20 } });
+    const user = await registerUser(s.api);
+    const client = await stream(s, user);
+    await client.until(() => client.pings >= 2);
+    expect(client.events).toEqual([]);
   });
 
   it("answers 401 without a credential and 422 for a Last-Event-ID that is not an id", async () => {
