@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { SpokenLine } from "../../fixtures/host/script.js";
 import { ApiClient } from "../../src/client/api-client.js";
+import { SCRIPTED_MEETING } from "./spoken-meeting.js";
 import type { startStack } from "./stack.js";
 
 /**
@@ -14,12 +15,10 @@ import type { startStack } from "./stack.js";
  * opening lines are not decoration: without them pocketsphinx heard "send" as "share" (measured,
  * test/integration/server-transcripts.test.ts).
  */
-export const NOTES_SCRIPT = [
-  { participant: "Alice Example", text: "Thanks everyone for joining the weekly planning meeting" },
-  { participant: "Bob Example", text: "The budget review is finished and the numbers look good" },
-  { participant: "Alice Example", text: "I will send the report tomorrow" },
-  { participant: "Bob Example", text: "We decided to move the meeting to Monday" },
-] as const;
+export const NOTES_SCRIPT = SCRIPTED_MEETING.map((line) => ({
+  participant: line.name === "Alice Martin" ? "Alice Example" : "Bob Example",
+  text: line.text,
+}));
 
 /**
  * How the summary's items are known: by key words, not verbatim. Word accuracy is measured on its

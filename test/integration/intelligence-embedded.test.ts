@@ -13,33 +13,11 @@ import {
 } from "../../src/intelligence/index.js";
 import { pocketsphinxTranscriber } from "../../src/intelligence/pocketsphinx.js";
 import { EngineError, type Recognition, type SpeakerTurn } from "../../src/intelligence/types.js";
-import { makeSpokenMeeting, probeMs, type SpokenLine } from "../helpers/spoken-meeting.js";
+import { makeSpokenMeeting, probeMs, type SpokenLine, SCRIPTED_MEETING } from "../helpers/spoken-meeting.js";
 
 const run = promisify(execFile);
 
-// Lines pocketsphinx hears word for word in these voices after AAC (measured; "ship the new
-// version" came out as "shoot a new version" and sat at the edge of the per-line bar).
-const SCRIPT = [
-  {
-    participantId: "p-alice",
-    name: "Alice Martin",
-    voice: "rms",
-    text: "Thanks everyone for joining the weekly planning meeting",
-  },
-  {
-    participantId: "p-bob",
-    name: "Bob Chen",
-    voice: "awb",
-    text: "The budget review is finished and the numbers look good",
-  },
-  { participantId: "p-alice", name: "Alice Martin", voice: "rms", text: "I will send the report tomorrow" },
-  {
-    participantId: "p-bob",
-    name: "Bob Chen",
-    voice: "awb",
-    text: "We decided to move the meeting to Monday",
-  },
-] as const;
+const SCRIPT = SCRIPTED_MEETING;
 
 let scratch: string;
 let mp4Path: string;

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { wordAccuracy } from "../../src/intelligence/word-error-rate.js";
 import type { Db } from "../../src/server/db/database.js";
-import { makeSpokenMeeting, type SpokenLine } from "../helpers/spoken-meeting.js";
+import { makeSpokenMeeting, type SpokenLine, SCRIPTED_MEETING } from "../helpers/spoken-meeting.js";
 import {
   type Api,
   deployedBot,
@@ -16,29 +16,7 @@ import {
 } from "../helpers/server-harness.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
 
-// The script intelligence-embedded.test.ts measured pocketsphinx hearing word for word (with only
-// its last two lines, "send" came out as "share": the opening lines matter).
-const SCRIPT = [
-  {
-    participantId: "p-alice",
-    name: "Alice Martin",
-    voice: "rms",
-    text: "Thanks everyone for joining the weekly planning meeting",
-  },
-  {
-    participantId: "p-bob",
-    name: "Bob Chen",
-    voice: "awb",
-    text: "The budget review is finished and the numbers look good",
-  },
-  { participantId: "p-alice", name: "Alice Martin", voice: "rms", text: "I will send the report tomorrow" },
-  {
-    participantId: "p-bob",
-    name: "Bob Chen",
-    voice: "awb",
-    text: "We decided to move the meeting to Monday",
-  },
-] as const;
+const SCRIPT = SCRIPTED_MEETING;
 
 let scratch: string;
 let server: TestServer;
