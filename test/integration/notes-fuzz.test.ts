@@ -36,6 +36,7 @@ import {
   type TestUser,
 } from "../helpers/server-harness.js";
 import { recordMeeting } from "../helpers/recorded-meeting.js";
+import { alicesReport, storeCompletedContent } from "../helpers/stored-content.js";
 
 /**
  * Issue 12 §8: the fuzz test over the meeting-notes interface, its routes read from its own
@@ -171,47 +172,6 @@ async function completedMeeting(user: TestUser, title: string): Promise<{ botId:
   return { botId, id };
 }
 
-/** A finished transcript and summary, stored as the job worker stores them. */
-async function storeTranscriptAndSummary(botId: number): Promise<void> {
-  const at = new Date().toISOString();
-  const job = { bot_id: botId, state: "completed", attempts: 1, progress: 1, created_at: at, updated_at: at };
-  await db.kysely
-    .insertInto("content_jobs")
-    .values([
-      { ...job, kind: "transcript", engine: "pocketsphinx", completed_at: at },
-      { ...job, kind: "summary", engine: "extractive", completed_at: at },
-    ])
-    .execute();
-  const text = "I will send the report tomorrow";
-  const speaker = { participantId: "p-1", name: "Alice Example" };
-  await db.kysely
-    .insertInto("transcripts")
-    .values({
-      bot_id: botId,
-      engine: "pocketsphinx",
-      language: "en",
-      duration_ms: 2000,
-      text,
-      utterances: JSON.stringify([{ speaker, startMs: 100, endMs: 900, text, confidence: 0.9, words: [] }]),
-      completed_at: at,
-    })
-    .execute();
-  await db.kysely
-    .insertInto("summaries")
-    .values({
-      bot_id: botId,
-      engine: "extractive",
-      overview: text,
-      key_points: JSON.stringify([text]),
-      action_items: JSON.stringify([
-        { text: "Send the report", owner: "Alice", due: "tomorrow", startMs: 100 },
-      ]),
-      decisions: JSON.stringify([]),
-      completed_at: at,
-    })
-    .execute();
-}
-
 async function createFixture(): Promise<Fixture> {
   const users = {
     a: await registerUser(server.api, "Alice Fuzz"),
@@ -219,7 +179,7 @@ async function createFixture(): Promise<Fixture> {
   };
   const a = await completedMeeting(users.a, "Planning");
   const b = await completedMeeting(users.b, "Retro");
-  await storeTranscriptAndSummary(a.botId);
+  await storeCompletedContent(db, a.botId, alicesReport({ participantId: "p-1", name: "Alice Example" }, []));
   // Webhooks after the meetings: the fixture's own events queue no deliveries.
   const webhook = async (user: TestUser) =>
     String(

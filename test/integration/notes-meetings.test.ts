@@ -14,6 +14,7 @@ import {
   type TestUser,
 } from "../helpers/server-harness.js";
 import { recordMeeting } from "../helpers/recorded-meeting.js";
+import { storeCompletedContent } from "../helpers/stored-content.js";
 
 /**
  * The meeting-notes interface (issue 12 §1-3) on its own port: the bot API's credentials, meetings
@@ -77,35 +78,11 @@ async function meetingIdOf(botId: number): Promise<string> {
   return row.meeting_id as string;
 }
 
-/** A completed transcript of the bot's recording, stored as the job worker stores one. */
-async function storeTranscript(botId: number, text: string) {
-  const at = new Date().toISOString();
-  await db.kysely
-    .insertInto("content_jobs")
-    .values({
-      bot_id: botId,
-      kind: "transcript",
-      state: "completed",
-      engine: "pocketsphinx",
-      attempts: 1,
-      created_at: at,
-      updated_at: at,
-      completed_at: at,
-    })
-    .execute();
-  const utterance = { speaker: null, startMs: 0, endMs: 1000, text, confidence: null, words: [] };
-  await db.kysely
-    .insertInto("transcripts")
-    .values({
-      bot_id: botId,
-      engine: "pocketsphinx",
-      language: "en",
-      duration_ms: 2000,
-      text,
-      utterances: JSON.stringify([utterance]),
-      completed_at: at,
-    })
-    .execute();
+/** A completed transcript of the bot's recording: one utterance, no speaker. */
+function storeTranscript(botId: number, text: string) {
+  return storeCompletedContent(db, botId, {
+    utterances: [{ speaker: null, startMs: 0, endMs: 1000, text, confidence: null, words: [] }],
+  });
 }
 
 const get = (user: TestUser, url: string) => notes.get(url, { token: user.token });

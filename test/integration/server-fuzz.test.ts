@@ -36,6 +36,7 @@ import {
   WRONG_CONTENT_TYPES,
 } from "../helpers/fuzz.js";
 import { TestOidcProvider } from "../helpers/oidc-provider.js";
+import { alicesReport, storeCompletedContent } from "../helpers/stored-content.js";
 import {
   deployedBot,
   FakeRunner,
@@ -259,58 +260,9 @@ afterAll(async () => {
  * A finished transcript and summary of A's recording, for the read routes to find (stored as the
  * job worker stores them: the recording here is random bytes, which no engine could transcribe).
  */
-async function storeTranscriptAndSummary(botId: number): Promise<void> {
-  const at = new Date().toISOString();
-  const job = {
-    bot_id: botId,
-    state: "completed",
-    attempts: 1,
-    progress: 1,
-    created_at: at,
-    updated_at: at,
-    completed_at: at,
-  };
-  await db.kysely
-    .insertInto("content_jobs")
-    .values([
-      { ...job, kind: "transcript", engine: "pocketsphinx" },
-      { ...job, kind: "summary", engine: "extractive" },
-    ])
-    .execute();
-  const utterance = {
-    speaker: { participantId: "p-1", name: "Alice" },
-    startMs: 100,
-    endMs: 900,
-    text: "I will send the report tomorrow",
-    confidence: 0.9,
-    words: [{ text: "I", startMs: 100, endMs: 200, confidence: 0.9 }],
-  };
-  await db.kysely
-    .insertInto("transcripts")
-    .values({
-      bot_id: botId,
-      engine: "pocketsphinx",
-      language: "en",
-      duration_ms: 2000,
-      text: utterance.text,
-      utterances: JSON.stringify([utterance]),
-      completed_at: at,
-    })
-    .execute();
-  await db.kysely
-    .insertInto("summaries")
-    .values({
-      bot_id: botId,
-      engine: "extractive",
-      overview: utterance.text,
-      key_points: JSON.stringify([utterance.text]),
-      action_items: JSON.stringify([
-        { text: "Send the report", owner: "Alice", due: "tomorrow", startMs: 100 },
-      ]),
-      decisions: JSON.stringify([]),
-      completed_at: at,
-    })
-    .execute();
+function storeTranscriptAndSummary(botId: number): Promise<void> {
+  const words = [{ text: "I", startMs: 100, endMs: 200, confidence: 0.9 }];
+  return storeCompletedContent(db, botId, alicesReport({ participantId: "p-1", name: "Alice" }, words));
 }
 
 function snapshot(): Promise<StoredData> {
