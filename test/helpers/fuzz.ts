@@ -696,3 +696,112 @@ export function diffStoredData(before: StoredData, after: StoredData): string[] 
   }
   return lines;
 }
+
+// ---- Sending cases and reporting what broke -----------------------------------------------------
+
+/** A route as the fuzzers name it. */
+export const routeKey = (route: { method: string; template: string }) => `${route.method} ${route.template}`;
+
+/** What a fuzz case tells about itself when it fails: where it came from and how it was made. */
+export interface FuzzCase {
+  family: string;
+  index: number;
+  route: { method: string; template: string };
+  credential: { label: string };
+  pathEdit?: [string, (path: string) => string];
+  /** `what`: how the body was made, when the fuzzer says. */
+  body?: { refused: boolean; what?: string };
+}
+
+/** One case sent: the request byte for byte, the status and start of the answer, the rules it broke. */
+export interface FuzzOutcome<C extends FuzzCase> {
+  c: C;
+  request: RawRequest;
+  status: number;
+  broken: string[];
+  answer: string;
+}
+
+/** How a fuzz test turns its cases into requests and judges the answers (the rules are the test's). */
+export interface FuzzTarget<C extends FuzzCase> {
+  client: RawClient;
+  toRequest: (c: C) => RawRequest;
+  /** The rules the answer breaks (none: empty). */
+  judge: (c: C, res: RawResponse) => string[];
+}
+
+/** The line that names a case, with the seed that replays it. */
+export const fuzzCaseLabel = (seed: number, c: FuzzCase) =>
+  `FUZZ_SEED=${seed}, "${c.family}", ${routeKey(c.route)}, case ${c.index}`;
+
+async function sendCase<C extends FuzzCase>(target: FuzzTarget<C>, c: C): Promise<FuzzOutcome<C>> {
+  const request = target.toRequest(c);
+  try {
+    const res = await target.client.send(request);
+    return {
+      c,
+      request,
+      status: res.status,
+      broken: target.judge(c, res),
+      answer: res.body.toString("utf8", 0, 300),
+    };
+  } catch (err) {
+    return { c, request, status: 0, broken: [`an answer (${(err as Error).message})`], answer: "" };
+  }
+}
+
+/** Sends every case, `concurrency` at a time; the outcomes in the order of the cases. */
+export async function sendCases<C extends FuzzCase>(
+  target: FuzzTarget<C>,
+  cases: C[],
+  concurrency: number,
+): Promise<FuzzOutcome<C>[]> {
+  const outcomes: FuzzOutcome<C>[] = [];
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < cases.length; i = next++) outcomes[i] = await sendCase(target, cases[i] as C);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return outcomes;
+}
+
+/** Adds each outcome's status to those seen on its route. */
+export function recordStatuses(statuses: Map<string, Set<number>>, outcomes: FuzzOutcome<FuzzCase>[]): void {
+  for (const o of outcomes) {
+    const key = routeKey(o.c.route);
+    statuses.set(key, (statuses.get(key) ?? new Set()).add(o.status));
+  }
+}
+
+const excerpt = (text: string, max: number) =>
+  text.length > max ? `${text.slice(0, max)}… (${text.length})` : text;
+
+/** A failed case: the rules broken, the request as sent (to reproduce it by hand), the answer. */
+function describeOutcome(seed: number, o: FuzzOutcome<FuzzCase>): string {
+  const body = o.request.body && Buffer.from(o.request.body).toString("utf8");
+  const bodyName = o.c.body?.what ? `body, ${o.c.body.what}` : "body";
+  const notes = [`credential: ${o.c.credential.label}`, o.c.pathEdit && `path: ${o.c.pathEdit[0]}`];
+  return [
+    `${fuzzCaseLabel(seed, o.c)}: expected ${o.broken.join("; ")}`,
+    `  ${o.request.method} ${excerpt(o.request.path, 200)}`,
+    ...Object.entries(o.request.headers).map(
+      ([name, value]) => `  ${name}: ${excerpt(JSON.stringify(value), 120)}`,
+    ),
+    ...(body === undefined ? [] : [`  ${bodyName}: ${excerpt(JSON.stringify(body), 200)}`]),
+    `  (${notes.filter(Boolean).join("; ")})`,
+    `  → ${o.status} ${excerpt(o.answer, 200)}`,
+  ].join("\n");
+}
+
+/** The outcomes that broke a rule, and a message describing the first 15 of them in full. */
+export function brokenOutcomes(
+  seed: number,
+  outcomes: FuzzOutcome<FuzzCase>[],
+): { count: number; message: string } {
+  const failed = outcomes.filter((o) => o.broken.length > 0);
+  const shown = failed
+    .slice(0, 15)
+    .map((o) => describeOutcome(seed, o))
+    .join("\n\n");
+  return { count: failed.length, message: `${failed.length} of ${outcomes.length} requests:\n\n${shown}\n` };
+}

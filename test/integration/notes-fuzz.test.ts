@@ -2,8 +2,10 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../src/server/db/database.js";
 import {
+  brokenOutcomes,
   diffStoredData,
   errorBodyProblem,
+  fuzzCaseLabel,
   fuzzSeed,
   HOSTILE_IDS,
   type JsonSchema,
@@ -14,8 +16,11 @@ import {
   QUERY_KEYS,
   QUERY_VALUES,
   RawClient,
+  recordStatuses,
+  routeKey,
   type RawRequest,
   type RawResponse,
+  sendCases,
   shapedJson,
   snapshotStoredData,
   type StoredData,
@@ -24,14 +29,14 @@ import {
 } from "../helpers/fuzz.js";
 import {
   Api,
-  deployedBot,
-  type FakeRunner,
   openServerDatabase,
   registerUser,
   startTestServer,
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
+import { recordMeeting } from "../helpers/recorded-meeting.js";
+import { alicesReport, storeCompletedContent } from "../helpers/stored-content.js";
 
 /**
  * Issue 12 §8: the fuzz test over the meeting-notes interface, its routes read from its own
@@ -71,7 +76,6 @@ interface OpenApiOperation {
   requestBody?: { content?: Record<string, { schema: JsonSchema }> };
 }
 
-const routeKey = (route: Route) => `${route.method} ${route.template}`;
 /** The kind of resource a path's `{id}` names: a meeting, a webhook, or one this test does not know. */
 const idKind = (route: Route) =>
   route.template.startsWith("/v1/meetings/")
@@ -154,68 +158,18 @@ function ok<T extends { status: number; body: unknown }>(res: T, status = 200): 
 
 /** A bot of `user` that joined, heard one speaker, ended and uploaded: a completed meeting. */
 async function completedMeeting(user: TestUser, title: string): Promise<{ botId: number; id: string }> {
-  const { botId, runner } = await deployedBot(server, user, {
-    meetingTitle: title,
-    heartbeatInterval: 3_600_000,
+  const botId = await recordMeeting(server, user, {
+    title,
+    body: { heartbeatInterval: 3_600_000 },
+    participants: [
+      { participantId: "p-1", participantName: "Alice Example", joinedMs: 100, spoke: [[200, 900]] },
+    ],
+    recording: new Uint8Array(randomBytes(16 * 1024)),
   });
-  const who = { participantId: "p-1", participantName: "Alice Example" };
-  const events: Parameters<FakeRunner["send"]>[0][] = [
-    { type: "status", data: { status: "JOINING_CALL" } },
-    { type: "status", data: { status: "IN_CALL" } },
-    { type: "recording.started", data: { width: 1280, height: 720, frameRate: 25 } },
-    { type: "participant.joined", data: who },
-    { type: "speaker.started", data: who },
-    { type: "speaker.stopped", data: who },
-    { type: "status", data: { status: "CALL_ENDED", subCode: "MEETING_ENDED" } },
-  ];
-  for (const event of events) ok(await runner.send(event));
-  ok(await runner.upload(new Uint8Array(randomBytes(16 * 1024)), 2000), 201);
-  ok(await runner.status("DONE"));
   const listed = ok(await notes.get("/v1/meetings", { token: user.token })).body.data as { id: string }[];
   const id = listed[0]?.id;
   if (!id) throw new Error("fixture: the meeting is not listed");
   return { botId, id };
-}
-
-/** A finished transcript and summary, stored as the job worker stores them. */
-async function storeTranscriptAndSummary(botId: number): Promise<void> {
-  const at = new Date().toISOString();
-  const job = { bot_id: botId, state: "completed", attempts: 1, progress: 1, created_at: at, updated_at: at };
-  await db.kysely
-    .insertInto("content_jobs")
-    .values([
-      { ...job, kind: "transcript", engine: "pocketsphinx", completed_at: at },
-      { ...job, kind: "summary", engine: "extractive", completed_at: at },
-    ])
-    .execute();
-  const text = "I will send the report tomorrow";
-  const speaker = { participantId: "p-1", name: "Alice Example" };
-  await db.kysely
-    .insertInto("transcripts")
-    .values({
-      bot_id: botId,
-      engine: "pocketsphinx",
-      language: "en",
-      duration_ms: 2000,
-      text,
-      utterances: JSON.stringify([{ speaker, startMs: 100, endMs: 900, text, confidence: 0.9, words: [] }]),
-      completed_at: at,
-    })
-    .execute();
-  await db.kysely
-    .insertInto("summaries")
-    .values({
-      bot_id: botId,
-      engine: "extractive",
-      overview: text,
-      key_points: JSON.stringify([text]),
-      action_items: JSON.stringify([
-        { text: "Send the report", owner: "Alice", due: "tomorrow", startMs: 100 },
-      ]),
-      decisions: JSON.stringify([]),
-      completed_at: at,
-    })
-    .execute();
 }
 
 async function createFixture(): Promise<Fixture> {
@@ -225,7 +179,7 @@ async function createFixture(): Promise<Fixture> {
   };
   const a = await completedMeeting(users.a, "Planning");
   const b = await completedMeeting(users.b, "Retro");
-  await storeTranscriptAndSummary(a.botId);
+  await storeCompletedContent(db, a.botId, alicesReport({ participantId: "p-1", name: "Alice Example" }, []));
   // Webhooks after the meetings: the fixture's own events queue no deliveries.
   const webhook = async (user: TestUser) =>
     String(
@@ -419,7 +373,7 @@ function names(c: Case, param: string, id: string): boolean {
 /** A request to a route that writes is changed until it cannot succeed: nothing stored may change. */
 function makeHarmless(c: Case, rng: Prng): void {
   for (let attempt = 0; !c.route.readOnly && mayNameOwnResource(c) && !c.body?.refused; attempt++) {
-    if (attempt > 50) throw new Error(`cannot make ${caseLabel(c)} harmless`);
+    if (attempt > 50) throw new Error(`cannot make ${fuzzCaseLabel(SEED, c)} harmless`);
     if (c.route.params.length && rng.chance(0.5)) {
       c.params[rng.pick(c.route.params)] = rng.pick([...MISSING_IDS, ...HOSTILE_IDS, fixture.webhooks.b]);
     } else if (c.route.body && rng.chance(0.5)) {
@@ -473,56 +427,6 @@ function judge(c: Case, res: RawResponse): string[] {
   return broken;
 }
 
-interface Outcome {
-  c: Case;
-  request: RawRequest;
-  status: number;
-  broken: string[];
-  answer: string;
-}
-
-async function send(c: Case): Promise<Outcome> {
-  const request = toRequest(c);
-  try {
-    const res = await client.send(request);
-    return {
-      c,
-      request,
-      status: res.status,
-      broken: judge(c, res),
-      answer: res.body.toString("utf8", 0, 300),
-    };
-  } catch (err) {
-    return { c, request, status: 0, broken: [`an answer (${(err as Error).message})`], answer: "" };
-  }
-}
-
-async function sendAll(cases: Case[]): Promise<Outcome[]> {
-  const outcomes: Outcome[] = [];
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < cases.length; i = next++) outcomes[i] = await send(cases[i] as Case);
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  return outcomes;
-}
-
-const caseLabel = (c: Case) => `FUZZ_SEED=${SEED}, "${c.family}", ${routeKey(c.route)}, case ${c.index}`;
-const excerpt = (text: string, max: number) =>
-  text.length > max ? `${text.slice(0, max)}… (${text.length})` : text;
-
-function describeOutcome(o: Outcome): string {
-  const body = o.request.body && Buffer.from(o.request.body).toString("utf8");
-  return [
-    `${caseLabel(o.c)}: expected ${o.broken.join("; ")}`,
-    `  ${o.request.method} ${excerpt(o.request.path, 200)}`,
-    ...Object.entries(o.request.headers).map(([n, v]) => `  ${n}: ${excerpt(JSON.stringify(v), 120)}`),
-    ...(body === undefined ? [] : [`  body: ${excerpt(JSON.stringify(body), 200)}`]),
-    `  (credential: ${o.c.credential.label}${o.c.pathEdit ? `; path: ${o.c.pathEdit[0]}` : ""})`,
-    `  → ${o.status} ${excerpt(o.answer, 200)}`,
-  ].join("\n");
-}
-
 // ---- The tests --------------------------------------------------------------------------------
 
 describe(`fuzzing the notes interface (FUZZ_SEED=${SEED})`, () => {
@@ -545,14 +449,10 @@ describe(`fuzzing the notes interface (FUZZ_SEED=${SEED})`, () => {
           const rng = root.fork(routeKey(route));
           return Array.from({ length: CASES_PER_ROUTE }, (_, i) => generateCase(family, route, i, rng));
         });
-        const outcomes = await sendAll(cases);
-        for (const o of outcomes) {
-          const key = routeKey(o.c.route);
-          statuses.set(key, (statuses.get(key) ?? new Set()).add(o.status));
-        }
-        const failed = outcomes.filter((o) => o.broken.length > 0);
-        const shown = failed.slice(0, 15).map(describeOutcome).join("\n\n");
-        expect.soft(failed.length, `${failed.length} of ${outcomes.length} requests:\n\n${shown}\n`).toBe(0);
+        const outcomes = await sendCases({ client, toRequest, judge }, cases, CONCURRENCY);
+        recordStatuses(statuses, outcomes);
+        const broken = brokenOutcomes(SEED, outcomes);
+        expect.soft(broken.count, broken.message).toBe(0);
         const changes = diffStoredData(
           initial,
           await snapshotStoredData(db.kysely, server.dataDir, VOLATILE),

@@ -13,6 +13,8 @@ import {
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
+import { recordMeeting } from "../helpers/recorded-meeting.js";
+import { storeCompletedContent } from "../helpers/stored-content.js";
 
 /**
  * The meeting-notes interface (issue 12 §1-3) on its own port: the bot API's credentials, meetings
@@ -50,35 +52,21 @@ interface MeetingOptions {
 }
 
 /** A bot of `user` that joined a call at `startedAt` (runner time) and, by default, ended with a recording. */
-async function meeting(user: TestUser, opts: MeetingOptions = {}) {
+function meeting(user: TestUser, opts: MeetingOptions = {}) {
   const meetingInfo = opts.platform === "zoom" ? { platform: "zoom", meetingId: "81234567890" } : undefined;
-  const { botId, runner } = await deployedBot(server, user, {
-    meetingTitle: opts.title ?? "Weekly sync",
-    ...(meetingInfo ? { meetingInfo } : {}),
+  return recordMeeting(server, user, {
+    title: opts.title ?? "Weekly sync",
+    body: meetingInfo ? { meetingInfo } : {},
+    ...(opts.startedAt ? { startedAt: opts.startedAt } : {}),
+    participants: (opts.people ?? ["Alice Example"]).map((name, i) => ({
+      participantId: `p-${i}`,
+      participantName: name,
+      joinedMs: 100,
+      spoke: [[200 + i * 500, 600 + i * 500]],
+    })),
+    recording: mp4,
+    ...(opts.end ? { end: opts.end } : {}),
   });
-  const t0 = Date.parse(opts.startedAt ?? new Date().toISOString());
-  const at = (ms: number) => new Date(t0 + ms).toISOString();
-  let seq = 0;
-  const send = async (type: string, data: Record<string, unknown>, ms: number) =>
-    expect((await runner.sendRaw({ seq: ++seq, type, eventTime: at(ms), data })).status).toBe(200);
-  await send("status", { status: "JOINING_CALL" }, 0);
-  await send("status", { status: "IN_CALL" }, 0);
-  await send("recording.started", { width: 1280, height: 720, frameRate: 25, startedAt: at(0) }, 0);
-  for (const [i, name] of (opts.people ?? ["Alice Example"]).entries()) {
-    const who = { participantId: `p-${i}`, participantName: name };
-    await send("participant.joined", who, 100);
-    await send("speaker.started", who, 200 + i * 500);
-    await send("speaker.stopped", who, 600 + i * 500);
-  }
-  if (opts.end === "in_call") return botId;
-  if (opts.end === "fatal_without_recording") {
-    await send("status", { status: "FATAL", subCode: "INTERNAL_ERROR", message: "crashed" }, 1500);
-    return botId;
-  }
-  await send("status", { status: "CALL_ENDED", subCode: "MEETING_ENDED" }, 1800);
-  expect((await runner.upload(mp4, 2000)).status).toBe(201);
-  await send("status", { status: "DONE" }, 1900);
-  return botId;
 }
 
 async function meetingIdOf(botId: number): Promise<string> {
@@ -90,35 +78,11 @@ async function meetingIdOf(botId: number): Promise<string> {
   return row.meeting_id as string;
 }
 
-/** A completed transcript of the bot's recording, stored as the job worker stores one. */
-async function storeTranscript(botId: number, text: string) {
-  const at = new Date().toISOString();
-  await db.kysely
-    .insertInto("content_jobs")
-    .values({
-      bot_id: botId,
-      kind: "transcript",
-      state: "completed",
-      engine: "pocketsphinx",
-      attempts: 1,
-      created_at: at,
-      updated_at: at,
-      completed_at: at,
-    })
-    .execute();
-  const utterance = { speaker: null, startMs: 0, endMs: 1000, text, confidence: null, words: [] };
-  await db.kysely
-    .insertInto("transcripts")
-    .values({
-      bot_id: botId,
-      engine: "pocketsphinx",
-      language: "en",
-      duration_ms: 2000,
-      text,
-      utterances: JSON.stringify([utterance]),
-      completed_at: at,
-    })
-    .execute();
+/** A completed transcript of the bot's recording: one utterance, no speaker. */
+function storeTranscript(botId: number, text: string) {
+  return storeCompletedContent(db, botId, {
+    utterances: [{ speaker: null, startMs: 0, endMs: 1000, text, confidence: null, words: [] }],
+  });
 }
 
 const get = (user: TestUser, url: string) => notes.get(url, { token: user.token });

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StandIn, startStandIn } from "../helpers/provider-stand-ins.js";
+import { recordMeeting } from "../helpers/recorded-meeting.js";
 import {
   Api,
   deployedBot,
@@ -89,24 +90,16 @@ async function register(user: TestUser, hookPath: string, events: string[]) {
 }
 
 /** A bot that joined a call, with Alice speaking, then uploaded its recording. */
-async function recordedMeeting(user: TestUser, body: Record<string, unknown> = {}) {
-  const { botId, runner } = await deployedBot(server, user, { meetingTitle: "Planning", ...body });
-  const t0 = Date.now() - 10_000;
-  const at = (ms: number) => new Date(t0 + ms).toISOString();
-  let seq = 0;
-  const send = async (type: string, data: Record<string, unknown>, ms: number) =>
-    expect((await runner.sendRaw({ seq: ++seq, type, eventTime: at(ms), data })).status).toBe(200);
-  const alice = { participantId: "p-alice", participantName: "Alice Martin" };
-  await send("status", { status: "JOINING_CALL" }, 0);
-  await send("status", { status: "IN_CALL" }, 0);
-  await send("recording.started", { width: 1280, height: 720, frameRate: 25, startedAt: at(0) }, 0);
-  await send("participant.joined", alice, 50);
-  await send("speaker.started", alice, 100);
-  await send("speaker.stopped", alice, 1600);
-  await send("status", { status: "CALL_ENDED", subCode: "MEETING_ENDED" }, 1800);
-  expect((await runner.upload(mp4, 2000)).status).toBe(201);
-  await send("status", { status: "DONE" }, 1900);
-  return botId;
+function recordedMeeting(user: TestUser, body: Record<string, unknown> = {}) {
+  return recordMeeting(server, user, {
+    title: "Planning",
+    body,
+    startedAt: new Date(Date.now() - 10_000).toISOString(),
+    participants: [
+      { participantId: "p-alice", participantName: "Alice Martin", joinedMs: 50, spoke: [[100, 1600]] },
+    ],
+    recording: mp4,
+  });
 }
 
 describe("notes webhooks", () => {

@@ -9,8 +9,8 @@ import { claimDueJobs, queueJob } from "../../src/server/jobs/queue.js";
 import { type JobHandler, JobWorker } from "../../src/server/jobs/worker.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
 import { type StandIn, type StandInHandler, startStandIn } from "../helpers/provider-stand-ins.js";
+import { recordMeeting } from "../helpers/recorded-meeting.js";
 import {
-  deployedBot,
   makeTestMp4,
   openServerDatabase,
   registerUser,
@@ -82,13 +82,8 @@ async function server(opts: Partial<StartServerOptions>): Promise<TestServer> {
 }
 
 /** A DONE bot of `user` with a stored recording. */
-async function recordedBot(target: TestServer, user: TestUser, body: Record<string, unknown> = {}) {
-  const { botId, runner } = await deployedBot(target, user, body);
-  for (const status of ["JOINING_CALL", "IN_CALL"] as const) await runner.status(status);
-  await runner.status("CALL_ENDED", { subCode: "MEETING_ENDED" });
-  expect((await runner.upload(mp4, 2000)).status).toBe(201);
-  await runner.status("DONE");
-  return botId;
+function recordedBot(target: TestServer, user: TestUser, body: Record<string, unknown> = {}) {
+  return recordMeeting(target, user, { body, recording: mp4 });
 }
 
 async function settled(target: TestServer, token: string, statusPath: string) {

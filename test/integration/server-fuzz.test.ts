@@ -4,11 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deriveKey, loadServerSecret } from "../../src/server/auth/tokens.js";
 import type { Db } from "../../src/server/db/database.js";
 import {
+  brokenOutcomes,
   DEEP_ARRAY,
   DEEP_OBJECT,
   DEEP_PROTO,
   diffStoredData,
   errorBodyProblem,
+  fuzzCaseLabel,
   fuzzSeed,
   HOSTILE_IDS,
   JSON_SPELLINGS,
@@ -22,8 +24,11 @@ import {
   QUERY_KEYS,
   QUERY_VALUES,
   RawClient,
+  recordStatuses,
+  routeKey,
   type RawRequest,
   type RawResponse,
+  sendCases,
   shapedJson,
   snapshotStoredData,
   type StoredData,
@@ -31,6 +36,7 @@ import {
   WRONG_CONTENT_TYPES,
 } from "../helpers/fuzz.js";
 import { TestOidcProvider } from "../helpers/oidc-provider.js";
+import { alicesReport, storeCompletedContent } from "../helpers/stored-content.js";
 import {
   deployedBot,
   FakeRunner,
@@ -172,8 +178,6 @@ async function listRoutes(s: TestServer): Promise<Route[]> {
   return [...byKey.values()].sort((x, y) => routeKey(x).localeCompare(routeKey(y)));
 }
 
-const routeKey = (route: Route) => `${route.method} ${route.template}`;
-
 function paramKind(route: Route, param: string): ParamKind {
   const t = route.template;
   if (param === "bot_id") return "bot";
@@ -256,58 +260,9 @@ afterAll(async () => {
  * A finished transcript and summary of A's recording, for the read routes to find (stored as the
  * job worker stores them: the recording here is random bytes, which no engine could transcribe).
  */
-async function storeTranscriptAndSummary(botId: number): Promise<void> {
-  const at = new Date().toISOString();
-  const job = {
-    bot_id: botId,
-    state: "completed",
-    attempts: 1,
-    progress: 1,
-    created_at: at,
-    updated_at: at,
-    completed_at: at,
-  };
-  await db.kysely
-    .insertInto("content_jobs")
-    .values([
-      { ...job, kind: "transcript", engine: "pocketsphinx" },
-      { ...job, kind: "summary", engine: "extractive" },
-    ])
-    .execute();
-  const utterance = {
-    speaker: { participantId: "p-1", name: "Alice" },
-    startMs: 100,
-    endMs: 900,
-    text: "I will send the report tomorrow",
-    confidence: 0.9,
-    words: [{ text: "I", startMs: 100, endMs: 200, confidence: 0.9 }],
-  };
-  await db.kysely
-    .insertInto("transcripts")
-    .values({
-      bot_id: botId,
-      engine: "pocketsphinx",
-      language: "en",
-      duration_ms: 2000,
-      text: utterance.text,
-      utterances: JSON.stringify([utterance]),
-      completed_at: at,
-    })
-    .execute();
-  await db.kysely
-    .insertInto("summaries")
-    .values({
-      bot_id: botId,
-      engine: "extractive",
-      overview: utterance.text,
-      key_points: JSON.stringify([utterance.text]),
-      action_items: JSON.stringify([
-        { text: "Send the report", owner: "Alice", due: "tomorrow", startMs: 100 },
-      ]),
-      decisions: JSON.stringify([]),
-      completed_at: at,
-    })
-    .execute();
+function storeTranscriptAndSummary(botId: number): Promise<void> {
+  const words = [{ text: "I", startMs: 100, endMs: 200, confidence: 0.9 }];
+  return storeCompletedContent(db, botId, alicesReport({ participantId: "p-1", name: "Alice" }, words));
 }
 
 function snapshot(): Promise<StoredData> {
@@ -1001,7 +956,7 @@ function makeHarmless(c: Case, rng: Prng): void {
     ...(idParams.length ? ["id"] : []),
   ];
   for (let attempt = 0; mayTakeEffect(c); attempt++) {
-    if (attempt > 50) throw new Error(`cannot make ${caseLabel(c)} harmless`);
+    if (attempt > 50) throw new Error(`cannot make ${fuzzCaseLabel(SEED, c)} harmless`);
     const way = rng.pick(ways);
     if (way === "credential") {
       c.credential = rng.pick(
@@ -1066,63 +1021,6 @@ function namesOtherUsersResource(c: Case): boolean {
   });
 }
 
-interface Outcome {
-  c: Case;
-  request: RawRequest;
-  status: number;
-  broken: string[];
-  answer: string;
-}
-
-async function send(c: Case): Promise<Outcome> {
-  const request = toRequest(c);
-  try {
-    const res = await client.send(request);
-    return {
-      c,
-      request,
-      status: res.status,
-      broken: judge(c, res),
-      answer: res.body.toString("utf8", 0, 300),
-    };
-  } catch (err) {
-    return { c, request, status: 0, broken: [`an answer (${(err as Error).message})`], answer: "" };
-  }
-}
-
-async function sendAll(cases: Case[]): Promise<Outcome[]> {
-  const outcomes: Outcome[] = [];
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < cases.length; i = next++) outcomes[i] = await send(cases[i] as Case);
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  return outcomes;
-}
-
-function caseLabel(c: Case): string {
-  return `FUZZ_SEED=${SEED}, "${c.family}", ${routeKey(c.route)}, case ${c.index}`;
-}
-
-const excerpt = (text: string, max: number) =>
-  text.length > max ? `${text.slice(0, max)}… (${text.length})` : text;
-
-/** The request as sent, to reproduce it by hand. */
-function describeOutcome(o: Outcome): string {
-  const body = o.request.body && Buffer.from(o.request.body).toString("utf8");
-  const notes = [`credential: ${o.c.credential.label}`, o.c.pathEdit && `path: ${o.c.pathEdit[0]}`];
-  return [
-    `${caseLabel(o.c)}: expected ${o.broken.join("; ")}`,
-    `  ${o.request.method} ${excerpt(o.request.path, 200)}`,
-    ...Object.entries(o.request.headers).map(
-      ([name, value]) => `  ${name}: ${excerpt(JSON.stringify(value), 120)}`,
-    ),
-    ...(body === undefined ? [] : [`  body, ${o.c.body?.what}: ${excerpt(JSON.stringify(body), 200)}`]),
-    `  (${notes.filter(Boolean).join("; ")})`,
-    `  → ${o.status} ${excerpt(o.answer, 200)}`,
-  ].join("\n");
-}
-
 // ---- The tests --------------------------------------------------------------------------------
 
 describe(`fuzzing every route (FUZZ_SEED=${SEED})`, () => {
@@ -1138,13 +1036,11 @@ describe(`fuzzing every route (FUZZ_SEED=${SEED})`, () => {
     it(`${family}: no 5xx, spec error bodies, nothing stored changes`, { timeout: 60_000 }, async () => {
       const root = new Prng(SEED).fork(family);
       const cases = routes.flatMap((route) => generateCases(family, route, root.fork(routeKey(route))));
-      const outcomes = await sendAll(cases);
-      for (const o of outcomes)
-        statuses.set(routeKey(o.c.route), (statuses.get(routeKey(o.c.route)) ?? new Set()).add(o.status));
+      const outcomes = await sendCases({ client, toRequest, judge }, cases, CONCURRENCY);
+      recordStatuses(statuses, outcomes);
 
-      const failed = outcomes.filter((o) => o.broken.length > 0);
-      const shown = failed.slice(0, 15).map(describeOutcome).join("\n\n");
-      expect.soft(failed.length, `${failed.length} of ${outcomes.length} requests:\n\n${shown}\n`).toBe(0);
+      const broken = brokenOutcomes(SEED, outcomes);
+      expect.soft(broken.count, broken.message).toBe(0);
       const changes = diffStoredData(initial, await snapshot());
       expect(changes, `stored data changed (FUZZ_SEED=${SEED}, "${family}")`).toEqual([]);
     });

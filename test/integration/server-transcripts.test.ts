@@ -14,6 +14,7 @@ import {
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
+import { recordMeeting } from "../helpers/recorded-meeting.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
 
 const SCRIPT = SCRIPTED_MEETING;
@@ -63,27 +64,19 @@ afterAll(async () => {
  * A bot whose runner went through the call: the recording of the script, and the speaking
  * indicator on while each line was read (200 ms late, 300 ms long after, like a platform's).
  */
-async function recordedBot(owner: TestUser, body: Record<string, unknown> = {}) {
-  const { botId, runner } = await deployedBot(server, owner, body);
-  const t0 = Date.now() - 60_000;
-  const at = (ms: number) => new Date(t0 + ms).toISOString();
-  let seq = 0;
-  const send = async (type: string, data: Record<string, unknown>, ms: number) => {
-    const res = await runner.sendRaw({ seq: ++seq, type, eventTime: at(ms), data });
-    expect(res.status).toBe(200);
-  };
-  await send("status", { status: "JOINING_CALL" }, 0);
-  await send("status", { status: "IN_CALL" }, 0);
-  await send("recording.started", { width: 1280, height: 720, frameRate: 25, startedAt: at(0) }, 0);
-  for (const line of lines) {
-    const who = { participantId: line.participantId, participantName: line.name };
-    await send("speaker.started", who, line.startMs + 200);
-    await send("speaker.stopped", who, line.endMs + 300);
-  }
-  await send("status", { status: "CALL_ENDED", subCode: "MEETING_ENDED" }, lines.at(-1)!.endMs + 1000);
-  expect((await runner.upload(mp4, lines.at(-1)!.endMs + 1500)).status).toBe(201);
-  await send("status", { status: "DONE" }, lines.at(-1)!.endMs + 1600);
-  return botId;
+function recordedBot(owner: TestUser, body: Record<string, unknown> = {}) {
+  const last = lines.at(-1)!.endMs;
+  return recordMeeting(server, owner, {
+    body,
+    participants: lines.map((line) => ({
+      participantId: line.participantId,
+      participantName: line.name,
+      spoke: [[line.startMs + 200, line.endMs + 300]],
+    })),
+    recording: mp4,
+    recordingMs: last + 1500,
+    endsAtMs: last + 1000,
+  });
 }
 
 /** Polls a status route until the job is completed or failed. */
