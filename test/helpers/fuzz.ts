@@ -307,6 +307,9 @@ function outOfBounds(schema: JsonSchema, n: number): boolean {
 
 /** True when a JSON body is refused: not JSON at all, or JSON the schema refuses. */
 export function jsonRefused(schema: JsonSchema | undefined, text: string): boolean {
+  // The server takes an empty JSON body for no body, which reaches the schema as null: refused
+  // unless the body is optional (nullable in the document).
+  if (text === "") return schemaRefuses(schema, null);
   let value: unknown;
   try {
     value = JSON.parse(text.replace(/^\ufeff/, ""));

@@ -775,11 +775,12 @@ function hostileBody(route: Route, rng: Prng): Body {
       return json(whole.slice(0, 1 + rng.int(whole.length - 1)), "truncated JSON");
     }
     case 3:
-      // An empty JSON body is no body: refused where the route needs one.
+      // An empty JSON body is no body: refused where the route needs one (not where its body is
+      // optional, nullable in the document).
       return {
         bytes: new Uint8Array(0),
         contentType: "application/json",
-        refused: !!schema,
+        refused: jsonRefused(schema, ""),
         what: "empty body",
       };
     case 4: {
