@@ -423,7 +423,10 @@ function judge(c: Case, res: RawResponse): string[] {
     if (!c.route.readOnly) broken.push("a route that writes refuses this request");
     if (!c.credential.user) broken.push("a refused credential never succeeds");
   }
-  if (namesOtherUsersResource(c) && res.status !== 404) broken.push("another user's resource is a 404");
+  // Never a success, never a 403 that says it exists; a request refused before routing (400) is fine.
+  if (namesOtherUsersResource(c) && (res.status < 400 || res.status === 403)) {
+    broken.push("another user's resource is a 404");
+  }
   return broken;
 }
 
