@@ -4,6 +4,7 @@ import type { ActionItem } from "../intelligence/types.js";
 import { toIso } from "../server/db/database.js";
 import type { Database, DialectName, WebhookRow } from "../server/db/schema.js";
 import { ConflictError, NotFoundError, ValidationError } from "../server/errors.js";
+import type { MeetingEvents } from "../server/meeting-events.js";
 import { HttpUrl, Timestamp } from "../server/schemas/common.js";
 import type { ServerConfig } from "../server/config.js";
 import { MAX_WEBHOOKS_PER_USER } from "../server/services/webhooks.js";
@@ -130,7 +131,7 @@ function toNotesWebhook(row: WebhookRow): NotesWebhook {
  * they announce (the recording, the transcript, the summary): a delivery exists exactly when its
  * news does. Each returns how many deliveries it queued (0 when no notes webhook wants it).
  */
-export class NotesEvents {
+export class NotesEvents implements MeetingEvents {
   constructor(private readonly dialect: DialectName) {}
 
   /** meeting.completed: the recording is stored; the data is the meeting. */

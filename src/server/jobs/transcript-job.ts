@@ -2,10 +2,11 @@ import type { Kysely, Transaction } from "kysely";
 import { contentFailedWebhookEvent, transcriptReadyWebhookEvent } from "../../core/index.js";
 import { attributeSpeakers } from "../../intelligence/index.js";
 import type { AssemblyAiTranscribeRequest } from "../../intelligence/providers.js";
-import { type ActionItem, EngineError, type TranscriptionEngineName } from "../../intelligence/types.js";
+import { EngineError, type TranscriptionEngineName } from "../../intelligence/types.js";
 import { toIso } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import { API_PREFIX } from "../http/openapi.js";
+import type { MeetingEvents } from "../meeting-events.js";
 import { loadSpeakerTimeline } from "../services/speaker-timeline.js";
 import type { RecordingStore } from "../storage/recordings.js";
 import { enqueueWebhookEvents } from "../webhooks/outbox.js";
@@ -13,17 +14,6 @@ import type { AssemblyAiWebhooks } from "./assemblyai-webhooks.js";
 import type { Engines } from "./engines.js";
 import { type ClaimedJob, releaseWaitingSummary } from "./queue.js";
 import type { JobControl, JobHandler, StoreResult } from "./worker.js";
-
-/** The notes interface's events a job's result announces (src/notes/webhooks.ts NotesEvents). */
-export interface MeetingEvents {
-  transcriptReady(trx: Transaction<Database>, botId: number, utterances: number, now: Date): Promise<number>;
-  actionItemsDetected(
-    trx: Transaction<Database>,
-    botId: number,
-    actionItems: readonly ActionItem[],
-    now: Date,
-  ): Promise<number>;
-}
 
 export interface ContentJobDeps {
   db: Kysely<Database>;

@@ -1,4 +1,36 @@
-import type { JobRow, JobState } from "../jobs/queue.js";
+import type { Transaction } from "kysely";
+import type { Database } from "../db/schema.js";
+import { ConflictError, NotFoundError } from "../errors.js";
+import type { JobKind, JobRow, JobState } from "../jobs/queue.js";
+import { lockBot } from "./bot-state.js";
+import type { ServiceContext } from "./context.js";
+
+/**
+ * The one way a transcript or summary is asked for: under the bot's lock, 404 without a
+ * recording, `queue` puts the job in (false: one is on its way, 409), then the worker is woken.
+ */
+export async function requestContentJob(
+  ctx: ServiceContext,
+  botId: number,
+  kind: JobKind,
+  queue: (trx: Transaction<Database>) => Promise<boolean>,
+): Promise<void> {
+  const queued = await ctx.db.transaction().execute(async (trx) => {
+    await lockBot(trx, ctx.dialect, botId);
+    const recording = await trx
+      .selectFrom("recordings")
+      .select("bot_id")
+      .where("bot_id", "=", botId)
+      .executeTakeFirst();
+    if (!recording) {
+      const verb = kind === "transcript" ? "transcribe" : "summarize";
+      throw new NotFoundError(`Recording not found: there is nothing to ${verb} yet`);
+    }
+    return queue(trx);
+  });
+  if (!queued) throw new ConflictError(`A ${kind} of this recording is already queued or processing`);
+  ctx.jobs.notify();
+}
 
 /** The fields a transcript's and a summary's status share, from their job row. */
 export function statusFields(job: JobRow) {

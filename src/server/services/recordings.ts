@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import type { ExpressionBuilder, Transaction } from "kysely";
+import type { ExpressionBuilder } from "kysely";
 import { DOWNLOAD_LINK_TTL_S } from "../auth/signed-urls.js";
 import { toIso } from "../db/database.js";
 import {
@@ -30,6 +30,7 @@ import type { ServiceContext } from "./context.js";
 import { toRecording } from "./mappers.js";
 import { type ContentOptions, queueRequestedContent } from "../jobs/content-options.js";
 import type { Engines } from "../jobs/engines.js";
+import type { MeetingEvents } from "../meeting-events.js";
 import type { JobKind, JobState } from "../jobs/queue.js";
 import type { Database } from "../db/schema.js";
 import { loadSpeakerTimeline } from "./speaker-timeline.js";
@@ -61,9 +62,7 @@ export class RecordingService {
     private readonly ctx: ServiceContext,
     private readonly bots: BotService,
     private readonly engines: Engines,
-    private readonly notesEvents: {
-      recordingStored(trx: Transaction<Database>, botId: number, now: Date): Promise<number>;
-    },
+    private readonly notesEvents: Pick<MeetingEvents, "recordingStored">,
   ) {}
 
   /** Stores the runner's upload (the bot is already authenticated by its callback token). */

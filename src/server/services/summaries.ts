@@ -1,5 +1,5 @@
 import type { ActionItem } from "../../intelligence/types.js";
-import { ConflictError, NotFoundError } from "../errors.js";
+import { NotFoundError } from "../errors.js";
 import { checkEngines, queueSummary } from "../jobs/content-options.js";
 import type { Engines } from "../jobs/engines.js";
 import { findJob } from "../jobs/queue.js";
@@ -7,7 +7,7 @@ import type { SummarizeBody, Summary, SummaryJobStatus } from "../schemas/index.
 import type { BotService } from "./bots.js";
 import { lockBot } from "./bot-state.js";
 import type { ServiceContext } from "./context.js";
-import { statusFields } from "./content-jobs.js";
+import { requestContentJob, statusFields } from "./content-jobs.js";
 
 /** A bot's summary: overview, key points, action items and decisions of its transcript. */
 export class SummaryService {
@@ -25,18 +25,9 @@ export class SummaryService {
     await this.bots.requireOwned(userId, botId);
     const engine = body?.engine ?? this.engines.config.defaultSummary;
     checkEngines(this.engines, { summary: engine }, { summary: ["body", "engine"], transcription: [] });
-    const queued = await this.ctx.db.transaction().execute(async (trx) => {
-      await lockBot(trx, this.ctx.dialect, botId);
-      const recording = await trx
-        .selectFrom("recordings")
-        .select("bot_id")
-        .where("bot_id", "=", botId)
-        .executeTakeFirst();
-      if (!recording) throw new NotFoundError("Recording not found: there is nothing to summarize yet");
-      return queueSummary(trx, botId, engine, this.engines, this.ctx.now());
-    });
-    if (!queued) throw new ConflictError("A summary of this recording is already queued or processing");
-    this.ctx.jobs.notify();
+    await requestContentJob(this.ctx, botId, "summary", (trx) =>
+      queueSummary(trx, botId, engine, this.engines, this.ctx.now()),
+    );
     return this.status(userId, botId);
   }
 

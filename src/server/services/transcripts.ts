@@ -1,5 +1,5 @@
 import type { Utterance } from "../../intelligence/types.js";
-import { ConflictError, NotFoundError } from "../errors.js";
+import { NotFoundError } from "../errors.js";
 import { checkEngines } from "../jobs/content-options.js";
 import type { Engines } from "../jobs/engines.js";
 import { findJob, queueJob } from "../jobs/queue.js";
@@ -7,7 +7,7 @@ import type { Transcript, TranscribeBody, TranscriptJobStatus } from "../schemas
 import type { BotService } from "./bots.js";
 import { lockBot } from "./bot-state.js";
 import type { ServiceContext } from "./context.js";
-import { statusFields } from "./content-jobs.js";
+import { requestContentJob, statusFields } from "./content-jobs.js";
 
 /** A bot's transcript: asked for, followed, read, deleted. The job worker makes it. */
 export class TranscriptService {
@@ -22,22 +22,13 @@ export class TranscriptService {
     await this.bots.requireOwned(userId, botId);
     const engine = body?.engine ?? this.engines.config.defaultTranscription;
     checkEngines(this.engines, { transcription: engine }, { transcription: ["body", "engine"], summary: [] });
-    const queued = await this.ctx.db.transaction().execute(async (trx) => {
-      await lockBot(trx, this.ctx.dialect, botId);
-      const recording = await trx
-        .selectFrom("recordings")
-        .select("bot_id")
-        .where("bot_id", "=", botId)
-        .executeTakeFirst();
-      if (!recording) throw new NotFoundError("Recording not found: there is nothing to transcribe yet");
-      return queueJob(
+    await requestContentJob(this.ctx, botId, "transcript", (trx) =>
+      queueJob(
         trx,
         { botId, kind: "transcript", engine, language: body?.language, model: body?.model },
         this.ctx.now(),
-      );
-    });
-    if (!queued) throw new ConflictError("A transcript of this recording is already queued or processing");
-    this.ctx.jobs.notify();
+      ),
+    );
     return this.status(userId, botId);
   }
 
