@@ -18,6 +18,7 @@ COPY bin ./bin
 COPY src ./src
 COPY platforms ./platforms
 COPY fixtures ./fixtures
+COPY scripts/build-dashboard.mjs ./scripts/
 RUN make build && npm prune --omit=dev --no-audit --no-fund
 ENV NODE_ENV=production
 

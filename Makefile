@@ -57,8 +57,10 @@ $(STAMP): package.json package-lock.json
 	npm_config_nodedir=$(NODE_HEADERS) npm ci --no-audit --no-fund
 	@touch $(STAMP)
 
+# The server and runner (tsc), then the web dashboard (esbuild: scripts/build-dashboard.mjs).
 build: $(STAMP)
 	npx tsc -p tsconfig.build.json
+	node scripts/build-dashboard.mjs
 
 # ESLint, Prettier, and no import cycles among our modules (type-only imports count too).
 lint: $(STAMP)

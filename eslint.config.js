@@ -16,8 +16,8 @@ export default tseslint.config(
     },
   },
   {
-    // Code that runs in the browser (mock pages).
-    files: ["fixtures/**/*.js"],
+    // Code that runs in the browser (mock pages, the dashboard).
+    files: ["fixtures/**/*.js", "src/dashboard/**/*.{ts,tsx}"],
     languageOptions: { globals: { ...globals.browser } },
   },
 );

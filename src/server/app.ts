@@ -5,6 +5,7 @@ import type { ServerConfig } from "./config.js";
 import type { Db } from "./db/database.js";
 import { registerDocs } from "./http/docs.js";
 import { createApiServer } from "./http/api-server.js";
+import { registerDashboard } from "./http/dashboard.js";
 import { API_PREFIX, BOT_API_DOCUMENT, registerOpenApi, SANDBOX_PREFIX } from "./http/openapi.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import type { Launcher } from "./launcher/launcher.js";
@@ -64,6 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(apiRoutes, { prefix: SANDBOX_PREFIX, services, rateLimiter });
   await registerDocs(app, deps.publicBaseUrl, BOT_API_DOCUMENT.title);
   await app.register(authCallbackPage);
+  registerDashboard(app);
   shared.set(app, { services, db: deps.db });
   services.watchdog.start();
   services.apiLogs.start();

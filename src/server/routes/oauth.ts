@@ -7,6 +7,16 @@ import { escapeHtml } from "../http/html.js";
 import type { Services } from "../services/index.js";
 
 const ProviderParams = z.object({ provider: z.string() });
+const ProviderList = z.object({
+  providers: z
+    .array(
+      z.object({
+        name: z.string().describe("The path segment of /auth/oauth/{provider}"),
+        label: z.string(),
+      }),
+    )
+    .describe("Only the providers configured on this server"),
+});
 const CallbackQuery = z.object({
   state: z.string().optional(),
   error: z.string().optional(),
@@ -15,6 +25,19 @@ const CallbackQuery = z.object({
 
 /** Public: the browser's way into OAuth sign-in and back. Responses are never cached. */
 export const oauthRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+  app.get(
+    "/auth/oauth",
+    {
+      schema: {
+        operationId: "listOAuthProviders",
+        summary: "The OAuth providers you can sign in with here",
+        security: [],
+        response: { 200: ProviderList },
+      },
+    },
+    async () => ({ providers: services.oauth.configuredProviders() }),
+  );
+
   app.get(
     "/auth/oauth/:provider",
     {
@@ -60,8 +83,18 @@ export const oauthRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
 };
 
 const TOKEN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-// Takes the tokens out of the address bar and history once the page has them.
-const SCRIPT = 'history.replaceState(null, "", location.pathname);';
+// Takes the tokens out of the address bar and history once the page has them. A sign-in the
+// dashboard started (its flag in sessionStorage) hands the tokens to it and goes back there; the
+// key names are the dashboard's (src/dashboard/session.ts).
+const SCRIPT = [
+  'history.replaceState(null, "", location.pathname);',
+  'if (sessionStorage.getItem("meetbot.oauth-pending")) {',
+  '  sessionStorage.removeItem("meetbot.oauth-pending");',
+  '  const [access, refresh] = Array.from(document.querySelectorAll("textarea"), (t) => t.value);',
+  '  localStorage.setItem("meetbot.session", JSON.stringify({ access, refresh }));',
+  '  location.replace("../");',
+  "}",
+].join("\n");
 const CSP = [
   "default-src 'none'",
   `script-src 'sha256-${createHash("sha256").update(SCRIPT).digest("base64")}'`,

@@ -62,6 +62,14 @@ export class OAuthService {
     private readonly users: UserService,
   ) {}
 
+  /** The providers this server is configured for, for sign-in pages to offer. */
+  configuredProviders(): { name: OAuthProviderName; label: string }[] {
+    return OAUTH_PROVIDERS.filter((name) => this.ctx.config.oauth.providers[name]).map((name) => ({
+      name,
+      label: LABELS[name],
+    }));
+  }
+
   /** The redirect to the provider's authorization endpoint, and the sealed flow cookie. */
   async start(name: string): Promise<OAuthRedirect> {
     const provider = this.provider(name);

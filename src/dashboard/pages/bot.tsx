@@ -1,0 +1,5 @@
+import { Panel } from "../components/ui.js";
+
+export function BotPage({ botId }: { botId: number }) {
+  return <Panel title={`Bot ${botId}`}>Not written yet.</Panel>;
+}

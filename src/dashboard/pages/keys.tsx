@@ -1,0 +1,5 @@
+import { Panel } from "../components/ui.js";
+
+export function KeysPage() {
+  return <Panel title="KeysPage">Not written yet.</Panel>;
+}

@@ -1,0 +1,5 @@
+import { Panel } from "../components/ui.js";
+
+export function UsagePage() {
+  return <Panel title="UsagePage">Not written yet.</Panel>;
+}

@@ -1,0 +1,114 @@
+import type { Browser } from "playwright";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DASHBOARD_CSP } from "../../src/server/http/dashboard.js";
+import { type DashboardTab, openDashboard, registerThroughUi } from "../helpers/dashboard.js";
+import { launchTestChromium } from "../helpers/mock-browser.js";
+import { registerUser, startTestServer, type TestServer } from "../helpers/server-harness.js";
+
+let server: TestServer;
+let browser: Browser;
+const tabs: DashboardTab[] = [];
+beforeAll(async () => {
+  server = await startTestServer();
+  browser = await launchTestChromium();
+});
+afterAll(async () => {
+  for (const tab of tabs) await tab.context.close();
+  await browser?.close();
+  await server?.close();
+});
+
+async function open(hash = "") {
+  const tab = await openDashboard(browser, server.url, hash);
+  tabs.push(tab);
+  return tab;
+}
+
+describe("the dashboard's front door", () => {
+  it("is served at / with a same-origin policy, its assets cached for ever, and loads nothing else", async () => {
+    const index = await fetch(`${server.url}/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(index.headers.get("content-security-policy")).toBe(DASHBOARD_CSP);
+    const html = await index.text();
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(assets).toHaveLength(3);
+    for (const asset of assets) {
+      expect(asset).toMatch(/^assets\/(app-[0-9a-f]{12}\.(js|css)|icon-[0-9a-f]{12}\.svg)$/);
+      const answer = await fetch(`${server.url}/${asset}`);
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get("cache-control")).toContain("immutable");
+    }
+    expect((await fetch(`${server.url}/assets/app-000000000000.js`)).status).toBe(404);
+
+    // Every request the page makes goes to this server.
+    const tab = await open();
+    const origins = new Set<string>();
+    tab.page.on("request", (request) => origins.add(new URL(request.url()).origin));
+    await tab.page.reload();
+    await tab.page.getByRole("heading", { name: "Sign in" }).waitFor();
+    expect([...origins]).toEqual([server.url]);
+    expect(tab.problems).toEqual([]);
+  });
+
+  it("registers, stays signed in across a reload, signs out, and signs in again", async () => {
+    const tab = await open();
+    const { email, password } = await registerThroughUi(tab);
+    await tab.page.reload();
+    await tab.page.getByText(email).waitFor();
+    await expect.poll(() => tab.page.getByRole("status").textContent()).toBe("Live");
+
+    await tab.page.getByRole("button", { name: "Sign out" }).click();
+    await tab.page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await tab.page.getByLabel("E-mail").fill(email);
+    await tab.page.getByLabel("Password").fill("not the password");
+    await tab.page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await expect.poll(() => tab.page.getByRole("alert").textContent()).toMatch(/e-?mail or password/i);
+
+    await tab.page.getByLabel("Password").fill(password);
+    await tab.page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await tab.page.getByText(email).waitFor();
+    // The wrong password's 401 is the only thing the console saw.
+    expect(tab.problems.filter((p) => !p.includes("401"))).toEqual([]);
+  });
+
+  it("shows the API's own words when registering fails, and keeps what was typed", async () => {
+    const taken = await registerUser(server.api);
+    const tab = await open("#/register");
+    await tab.page.getByLabel("Name").fill("Someone");
+    await tab.page.getByLabel("E-mail").fill(taken.email);
+    await tab.page.getByLabel("Password").fill("long enough password");
+    await tab.page.getByRole("button", { name: "Register" }).click();
+    await expect.poll(() => tab.page.getByRole("alert").textContent()).toMatch(/already/i);
+    expect(await tab.page.getByLabel("E-mail").inputValue()).toBe(taken.email);
+  });
+
+  it("can be used from the keyboard alone", async () => {
+    const tab = await open();
+    const { page } = tab;
+    const { email } = await registerThroughUi(tab);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("type"))).toBe("email");
+    await page.keyboard.type(email);
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("correct horse battery");
+    await page.keyboard.press("Enter");
+    await page.getByText(email).waitFor();
+    // The first Tab on a signed-in page reaches the skip link, Enter moves focus to the content.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("main");
+  });
+
+  it("offers no OAuth buttons when no provider is configured", async () => {
+    const providers = await server.api.get("/v1/auth/oauth");
+    expect(providers.status).toBe(200);
+    expect(providers.body).toEqual({ providers: [] });
+    const tab = await open();
+    await tab.page.getByRole("heading", { name: "Sign in" }).waitFor();
+    expect(await tab.page.getByRole("button", { name: /Sign in with/ }).count()).toBe(0);
+  });
+});
