@@ -30,10 +30,7 @@ export async function openDashboard(browser: Browser, baseUrl: string, hash = ""
   return { context, page, problems };
 }
 
-/**
- * Registers a new account through the register form and waits for the bots page. The API answers
- * 401 for the profile call made before sign-in; that console error is expected, so it is dropped.
- */
+/** Registers a new account through the register form and waits for the signed-in frame. */
 export async function registerThroughUi(tab: DashboardTab, name = "Dana Dashboard") {
   const email = `dash-${randomUUID()}@example.com`;
   const password = "correct horse battery";
