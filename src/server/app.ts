@@ -12,7 +12,7 @@ import type { Launcher } from "./launcher/launcher.js";
 import { apiRoutes } from "./routes/index.js";
 import { authCallbackPage } from "./routes/oauth.js";
 import { createServices, type Services } from "./services/index.js";
-import { LocalRecordingStore } from "./storage/recordings.js";
+import { openStores } from "./storage/stores.js";
 import { WakeSignal } from "./wake-signal.js";
 
 export interface AppDeps {
@@ -43,6 +43,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = await createApiServer(deps.config);
 
   const now = deps.now ?? (() => new Date());
+  const stores = openStores(deps.config.storage, deps.config.paths);
   const services = createServices({
     db: deps.db.kysely,
     dialect: deps.db.dialect,
@@ -50,7 +51,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     launcher: deps.launcher,
     jwt: new JwtIssuer(deps.secret),
     signer: new DownloadSigner(deps.secret),
-    store: new LocalRecordingStore(deps.config.paths.recordings),
+    store: stores.recordings,
+    artifactStore: stores.artifacts,
     publicBaseUrl: deps.publicBaseUrl,
     now,
     log: app.log,
@@ -81,6 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await services.webhookWorker.stop();
     // Before the caller closes the database: the last buffered request-log rows.
     await services.apiLogs.stop();
+    stores.close();
   });
   return app;
 }

@@ -8,6 +8,7 @@ import { checkedTlsOption, type TlsConfig, tlsFromFiles } from "./http/tls.js";
 import { Engines, type EnginesConfig } from "./jobs/engines.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { StartupError } from "./startup-error.js";
+import type { StorageConfig } from "./storage/settings.js";
 
 /**
  * What `meetbot serve` (or a test, or the demo) asks for. Every field left out comes from the
@@ -187,6 +188,8 @@ export interface ServerConfig {
   notes: NotesConfig;
   eventStream: EventStreamConfig;
   paths: { database: string; recordings: string; bots: string };
+  /** Recordings and failure artifacts: the data dir, or an S3-compatible bucket (env MEETBOT_STORAGE). */
+  storage: StorageConfig;
   database: DatabaseOptions;
   /** Env MEETBOT_JWT_SECRET; undefined: the secret generated once into the data dir. */
   jwtSecret: string | undefined;
@@ -259,6 +262,7 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       recordings: path.join(dataDir, "recordings"),
       bots: path.join(dataDir, "bots"),
     },
+    storage: storageFromEnv(env),
     database: resolveDatabase(databaseUrl, dataDir, env.MEETBOT_DATABASE_POOL_SIZE),
     jwtSecret: env.MEETBOT_JWT_SECRET,
     runner: {
@@ -341,6 +345,40 @@ function checkDefaultEngines(config: EnginesConfig): EnginesConfig {
   if (why)
     throw new StartupError(`MEETBOT_TRANSCRIPTION_ENGINE / MEETBOT_SUMMARY_ENGINE: the default ${why}`);
   return config;
+}
+
+/**
+ * MEETBOT_STORAGE=s3 needs a bucket; a bucket without it is refused too, as recordings would
+ * quietly stay on this machine's disk.
+ */
+function storageFromEnv(env: ServerEnv): StorageConfig {
+  const bucket = env.MEETBOT_S3_BUCKET?.trim();
+  if (env.MEETBOT_STORAGE === "local") {
+    if (bucket)
+      throw new StartupError(
+        "MEETBOT_S3_BUCKET is set but MEETBOT_STORAGE is local: set MEETBOT_STORAGE=s3 to use the bucket",
+      );
+    return { kind: "local" };
+  }
+  if (!bucket) throw new StartupError("MEETBOT_S3_BUCKET: required when MEETBOT_STORAGE=s3");
+  const accessKeyId = env.MEETBOT_S3_ACCESS_KEY_ID;
+  const secretAccessKey = env.MEETBOT_S3_SECRET_ACCESS_KEY;
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined))
+    throw new StartupError(
+      "MEETBOT_S3_ACCESS_KEY_ID and MEETBOT_S3_SECRET_ACCESS_KEY: set both, or neither (the AWS SDK's own credentials)",
+    );
+  return {
+    kind: "s3",
+    s3: {
+      bucket,
+      endpoint: env.MEETBOT_S3_ENDPOINT,
+      region: env.MEETBOT_S3_REGION,
+      credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+      forcePathStyle: env.MEETBOT_S3_FORCE_PATH_STYLE,
+      checksums: env.MEETBOT_S3_CHECKSUMS,
+      presignedDownloads: env.MEETBOT_S3_PRESIGNED_DOWNLOADS,
+    },
+  };
 }
 
 /** postgres:// or postgresql:// selects PostgreSQL; empty, SQLite in dataDir. */

@@ -10,6 +10,7 @@ import { SUMMARY_ENGINES, TRANSCRIPTION_ENGINES } from "../intelligence/types.js
 import { DEFAULT_MODEL_DIR } from "../intelligence/pocketsphinx.js";
 import { PLANS } from "../notes/plans.js";
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "./auth/oauth-config.js";
+import { S3_CHECKSUM_MODES, STORAGE_KINDS } from "./storage/settings.js";
 import { StartupError } from "./startup-error.js";
 
 /** The longest delay a Node timer takes (a longer one fires at once). */
@@ -186,6 +187,17 @@ export const ServerEnv = z.object({
   ),
   MEETBOT_ZOOM_WEB_BASE_URL: httpUrl,
   MEETBOT_TEAMS_WEB_BASE_URL: httpUrl,
+  MEETBOT_STORAGE: oneOf(STORAGE_KINDS, "local"),
+  // Checked together in config.ts (storageFromEnv): the bucket is required with MEETBOT_STORAGE=s3.
+  MEETBOT_S3_BUCKET: optionalText,
+  MEETBOT_S3_ENDPOINT: httpUrl,
+  MEETBOT_S3_REGION: fromText("us-east-1", (raw) => raw, "a region name"),
+  /** Both or neither (then the AWS SDK's own chain: env, profile, instance role); never echoed. */
+  MEETBOT_S3_ACCESS_KEY_ID: optionalText,
+  MEETBOT_S3_SECRET_ACCESS_KEY: optionalText,
+  MEETBOT_S3_FORCE_PATH_STYLE: flag(false),
+  MEETBOT_S3_CHECKSUMS: oneOf(S3_CHECKSUM_MODES, "when_required"),
+  MEETBOT_S3_PRESIGNED_DOWNLOADS: flag(false),
   /** Paths to PEM files, read and checked together in http/tls.ts (tlsFromFiles). */
   MEETBOT_TLS_CERT: optionalText,
   MEETBOT_TLS_KEY: optionalText,

@@ -6,6 +6,7 @@ import { localUrl, resolveConfig, type StartServerOptions } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import { LocalProcessLauncher, launcherOptions } from "./launcher/local-process.js";
 import { prepareDataDir } from "./storage/data-dir.js";
+import { verifyStorage } from "./storage/stores.js";
 
 export type { StartServerOptions } from "./config.js";
 export type { Launcher } from "./launcher/launcher.js";
@@ -23,6 +24,7 @@ export interface RunningServer {
 /** Starts the control plane: data dir, database (migrated), secret, HTTP. */
 export async function startServer(opts: StartServerOptions): Promise<RunningServer> {
   const config = resolveConfig(opts);
+  await verifyStorage(config.storage);
   const abandoned = await prepareDataDir({ dataDir: config.dataDir, ...config.paths });
   const secret = await loadServerSecret(config.dataDir, config.jwtSecret);
   const db = await openDatabase(config.database);

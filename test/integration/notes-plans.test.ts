@@ -24,6 +24,7 @@ import { ApiKeyService } from "../../src/server/services/api-keys.js";
 import type { ServiceContext } from "../../src/server/services/context.js";
 import { UserService } from "../../src/server/services/users.js";
 import { StartupError } from "../../src/server/startup-error.js";
+import { LocalArtifactStore } from "../../src/server/storage/artifacts.js";
 import { LocalRecordingStore } from "../../src/server/storage/recordings.js";
 import { WakeSignal } from "../../src/server/wake-signal.js";
 import { TestClock } from "../helpers/built-app.js";
@@ -107,6 +108,7 @@ async function startProcess(
     jwt: new JwtIssuer(secret),
     signer: new DownloadSigner(secret),
     store: new LocalRecordingStore(config.paths.recordings),
+    artifactStore: new LocalArtifactStore(config.paths.bots),
     publicBaseUrl: () => url,
     now: clock.now,
     log: app.log,

@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream";
-import { BadRequestError, NotFoundError, PayloadTooLargeError } from "../errors.js";
-import { ArtifactTooLargeError, type LocalArtifactStore, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";
+import { BadRequestError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError } from "../errors.js";
+import { ArtifactTooLargeError, type ArtifactStore, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";
+import { StorageUnavailableError } from "../storage/unavailable.js";
 import type { BotService } from "./bots.js";
 import type { ServiceContext } from "./context.js";
 
@@ -9,7 +10,7 @@ export class ArtifactService {
   constructor(
     private readonly ctx: ServiceContext,
     private readonly bots: BotService,
-    private readonly store: LocalArtifactStore,
+    private readonly store: ArtifactStore,
   ) {}
 
   async save(botId: number, name: string, source: Readable): Promise<{ name: string; sizeBytes: number }> {
@@ -19,6 +20,10 @@ export class ArtifactService {
     } catch (err) {
       if (err instanceof ArtifactTooLargeError) {
         throw new PayloadTooLargeError(`Artifact exceeds ${MAX_ARTIFACT_BYTES} bytes`);
+      }
+      if (err instanceof StorageUnavailableError) {
+        this.ctx.log.error({ err, botId, name }, "artifact storage unavailable");
+        throw new ServiceUnavailableError("Artifact storage is unavailable; try again later");
       }
       this.ctx.log.warn({ err, botId, name }, "artifact upload failed");
       throw new BadRequestError("Artifact upload was interrupted");

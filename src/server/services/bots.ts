@@ -216,7 +216,7 @@ export class BotService {
   /**
    * Deletes a bot in READY_TO_DEPLOY, DONE or FATAL (else 409) with everything kept for it: its
    * rows (events, logs, receipts, recording, speaker changes go with it by ON DELETE CASCADE),
-   * then its recording file and its folder (runner log, work dir, artifacts).
+   * then its recording, its artifacts and its folder (runner log, work dir).
    */
   async remove(userId: number, botId: number): Promise<void> {
     const refused = await this.ctx.db.transaction().execute(async (trx) => {
@@ -234,6 +234,7 @@ export class BotService {
     // The rows are gone, so the API no longer knows the bot; files that resist are only logged.
     const files = await Promise.allSettled([
       this.ctx.store.remove(botId),
+      this.ctx.artifactStore.removeAll(botId),
       removeBotFiles(this.ctx.config.paths.bots, botId),
     ]);
     for (const result of files) {

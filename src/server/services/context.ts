@@ -5,6 +5,7 @@ import type { JwtIssuer } from "../auth/tokens.js";
 import type { ServerConfig } from "../config.js";
 import type { Database, DialectName } from "../db/schema.js";
 import type { Launcher } from "../launcher/launcher.js";
+import type { ArtifactStore } from "../storage/artifacts.js";
 import type { RecordingStore } from "../storage/recordings.js";
 import type { WakeSignal } from "../wake-signal.js";
 
@@ -17,6 +18,7 @@ export interface ServiceContext {
   jwt: JwtIssuer;
   signer: DownloadSigner;
   store: RecordingStore;
+  artifactStore: ArtifactStore;
   /** The base URL runners and download links use; known once the server listens. */
   publicBaseUrl(): string;
   now(): Date;

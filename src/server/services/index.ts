@@ -1,4 +1,3 @@
-import { LocalArtifactStore } from "../storage/artifacts.js";
 import { Deliverer } from "../webhooks/deliver.js";
 import { OutboundClient } from "../webhooks/outbound.js";
 import { attemptLeaseMs, MAX_LOGGED_BODY_CHARS } from "../webhooks/queue.js";
@@ -87,7 +86,7 @@ export function createServices(ctx: ServiceContext): Services {
     recordings,
     shares: new ShareService(ctx, recordings, transcripts),
     watchdog: new BotWatchdog(ctx, bots),
-    artifacts: new ArtifactService(ctx, bots, new LocalArtifactStore(ctx.config.paths.bots)),
+    artifacts: new ArtifactService(ctx, bots, ctx.artifactStore),
     apiLogs,
     profile: new ProfileService(ctx, apiLogs),
     webhooks: new WebhookService(ctx, new Deliverer({ db: ctx.db, now: ctx.now, outbound })),

@@ -1,5 +1,5 @@
 import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { writeStreamAtomically } from "./files.js";
@@ -10,8 +10,18 @@ export const MAX_ARTIFACT_BYTES = 64 * 1024 ** 2;
 
 export class ArtifactTooLargeError extends Error {}
 
+/** Where failure artifacts are kept: the data dir, or a bucket (s3-artifacts.ts). */
+export interface ArtifactStore {
+  /** Streams `source` in (never buffered whole), replacing any earlier artifact of that name. */
+  save(botId: number, name: string, source: Readable): Promise<{ sizeBytes: number }>;
+  /** Null when there is no such artifact. */
+  open(botId: number, name: string): Promise<{ stream: Readable; size: number } | null>;
+  /** Deletes all of the bot's artifacts; no error when there are none. */
+  removeAll(botId: number): Promise<void>;
+}
+
 /** A bot's failure artifacts, under `<dataDir>/bots/<id>/artifacts/`. */
-export class LocalArtifactStore {
+export class LocalArtifactStore implements ArtifactStore {
   constructor(readonly botsDir: string) {}
 
   file(botId: number, name: string): string {
@@ -19,7 +29,6 @@ export class LocalArtifactStore {
     return path.join(this.botsDir, String(botId), "artifacts", name);
   }
 
-  /** Streams `source` in (never buffered whole), replacing any earlier file of that name. */
   save(botId: number, name: string, source: Readable): Promise<{ sizeBytes: number }> {
     return writeStreamAtomically(
       source,
@@ -38,5 +47,9 @@ export class LocalArtifactStore {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
       throw err;
     }
+  }
+
+  async removeAll(botId: number): Promise<void> {
+    await rm(path.join(this.botsDir, String(botId), "artifacts"), { recursive: true, force: true });
   }
 }

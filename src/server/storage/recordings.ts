@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { writeStreamAtomically } from "./files.js";
 
-/** Where recording files live. Local directory now; S3-compatible storage implements the same port. */
+/** Where recording files live: the data dir, or an S3-compatible bucket (s3-recordings.ts). */
 export interface RecordingStore {
   /** Streams `source` into the bot's recording, replacing any previous one; never buffers it whole. */
   save(botId: number, source: Readable, maxBytes: number): Promise<{ sizeBytes: number }>;
@@ -12,6 +12,11 @@ export interface RecordingStore {
   size(botId: number): Promise<number | null>;
   /** Bytes `start..end` (inclusive) of the recording. */
   open(botId: number, range?: { start: number; end: number }): Readable;
+  /**
+   * A URL of the store itself that serves the recording for `expiresInS` seconds, for a download
+   * link that bypasses this server; null: links point at this server (GET /recordings/{id}/file).
+   */
+  downloadUrl(botId: number, expiresInS: number): Promise<string | null>;
   /** Deletes the bot's recording (and an unfinished upload of it); no error when there is none. */
   remove(botId: number): Promise<void>;
   /**
@@ -58,6 +63,10 @@ export class LocalRecordingStore implements RecordingStore {
 
   open(botId: number, range?: { start: number; end: number }): Readable {
     return createReadStream(this.file(botId), range ? { start: range.start, end: range.end } : {});
+  }
+
+  async downloadUrl(): Promise<string | null> {
+    return null;
   }
 
   async remove(botId: number): Promise<void> {
