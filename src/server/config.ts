@@ -376,7 +376,6 @@ function storageFromEnv(env: ServerEnv): StorageConfig {
       credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
       forcePathStyle: env.MEETBOT_S3_FORCE_PATH_STYLE,
       checksums: env.MEETBOT_S3_CHECKSUMS,
-      presignedDownloads: env.MEETBOT_S3_PRESIGNED_DOWNLOADS,
     },
   };
 }

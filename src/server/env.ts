@@ -197,7 +197,6 @@ export const ServerEnv = z.object({
   MEETBOT_S3_SECRET_ACCESS_KEY: optionalText,
   MEETBOT_S3_FORCE_PATH_STYLE: flag(false),
   MEETBOT_S3_CHECKSUMS: oneOf(S3_CHECKSUM_MODES, "when_required"),
-  MEETBOT_S3_PRESIGNED_DOWNLOADS: flag(false),
   /** Paths to PEM files, read and checked together in http/tls.ts (tlsFromFiles). */
   MEETBOT_TLS_CERT: optionalText,
   MEETBOT_TLS_KEY: optionalText,

@@ -52,7 +52,6 @@ export async function startS3Server(buckets: string[]): Promise<S3Server> {
       credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: ACCESS_KEY },
       forcePathStyle: true,
       checksums: "when_required",
-      presignedDownloads: false,
       ...extra,
     }),
     env: (bucket, extra = {}) => ({

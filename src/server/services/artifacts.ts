@@ -1,9 +1,9 @@
 import type { Readable } from "node:stream";
-import { BadRequestError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError } from "../errors.js";
+import { BadRequestError, NotFoundError, PayloadTooLargeError } from "../errors.js";
 import { ArtifactTooLargeError, type ArtifactStore, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";
-import { StorageUnavailableError } from "../storage/unavailable.js";
 import type { BotService } from "./bots.js";
 import type { ServiceContext } from "./context.js";
+import { unlessStoreFailed } from "./storage-unavailable.js";
 
 /** Failure artifacts: stored by the bot's runner, read by the bot's owner. */
 export class ArtifactService {
@@ -21,10 +21,8 @@ export class ArtifactService {
       if (err instanceof ArtifactTooLargeError) {
         throw new PayloadTooLargeError(`Artifact exceeds ${MAX_ARTIFACT_BYTES} bytes`);
       }
-      if (err instanceof StorageUnavailableError) {
-        this.ctx.log.error({ err, botId, name }, "artifact storage unavailable");
-        throw new ServiceUnavailableError("Artifact storage is unavailable; try again later");
-      }
+      const failed = unlessStoreFailed(err, "Artifact", this.ctx.log, { botId, name });
+      if (failed !== err) throw failed;
       this.ctx.log.warn({ err, botId, name }, "artifact upload failed");
       throw new BadRequestError("Artifact upload was interrupted");
     }
@@ -32,7 +30,9 @@ export class ArtifactService {
 
   async open(userId: number, botId: number, name: string): Promise<{ stream: Readable; size: number }> {
     await this.bots.requireOwned(userId, botId);
-    const file = await this.store.open(botId, name);
+    const file = await this.store.open(botId, name).catch((err: unknown) => {
+      throw unlessStoreFailed(err, "Artifact", this.ctx.log, { botId, name });
+    });
     if (!file) throw new NotFoundError("Artifact not found");
     return file;
   }

@@ -10,7 +10,6 @@ import {
   NotFoundError,
   PayloadTooLargeError,
   RangeNotSatisfiableError,
-  ServiceUnavailableError,
 } from "../errors.js";
 import { type Platform, recordingReadyWebhookEvent } from "../../core/index.js";
 import type {
@@ -23,13 +22,13 @@ import type {
 import { recordingFilePath } from "../http/urls.js";
 import { type ByteRange, parseRange } from "../storage/range.js";
 import { RecordingTooLargeError } from "../storage/recordings.js";
-import { StorageUnavailableError } from "../storage/unavailable.js";
 import { enqueueWebhookEvents } from "../webhooks/outbox.js";
 import { appendLog, lockBot } from "./bot-state.js";
 import type { BotService } from "./bots.js";
 import { expireCallbackToken } from "./callback-token.js";
 import type { ServiceContext } from "./context.js";
 import { toRecording } from "./mappers.js";
+import { unlessStoreFailed } from "./storage-unavailable.js";
 import { type ContentOptions, queueRequestedContent } from "../jobs/content-options.js";
 import type { Engines } from "../jobs/engines.js";
 import type { MeetingEvents } from "../meeting-events.js";
@@ -77,10 +76,8 @@ export class RecordingService {
         throw new PayloadTooLargeError(`Recording exceeds ${err.maxBytes} bytes`);
       }
       // A 503 the runner retries: the recording is still on its disk.
-      if (err instanceof StorageUnavailableError) {
-        this.ctx.log.error({ err, botId }, "recording storage unavailable");
-        throw new ServiceUnavailableError("Recording storage is unavailable; try again later");
-      }
+      const failed = unlessStoreFailed(err, "Recording", this.ctx.log, { botId });
+      if (failed !== err) throw failed;
       this.ctx.log.warn({ err, botId }, "recording upload failed");
       throw new BadRequestError("Recording upload was interrupted");
     }
@@ -146,8 +143,6 @@ export class RecordingService {
   async downloadLink(userId: number, botId: number): Promise<DownloadLink> {
     await this.get(userId, botId);
     const expires = Math.floor(this.ctx.now().getTime() / 1000) + DOWNLOAD_LINK_TTL_S;
-    const direct = await this.ctx.store.downloadUrl(botId, DOWNLOAD_LINK_TTL_S);
-    if (direct) return { url: direct, expiresAt: new Date(expires * 1000).toISOString() };
     const signature = this.ctx.signer.sign(botId, expires);
     return {
       url: `${this.ctx.publicBaseUrl()}${recordingFilePath(botId)}?expires=${expires}&signature=${signature}`,
@@ -182,9 +177,7 @@ export class RecordingService {
   async openFile(botId: number, request: RangeRequest): Promise<RecordingFile> {
     const recording = await this.require(botId);
     const size = await this.ctx.store.size(botId).catch((err: unknown) => {
-      if (!(err instanceof StorageUnavailableError)) throw err;
-      this.ctx.log.error({ err, botId }, "recording storage unavailable");
-      throw new ServiceUnavailableError("Recording storage is unavailable; try again later");
+      throw unlessStoreFailed(err, "Recording", this.ctx.log, { botId });
     });
     if (size === null) throw new NotFoundError("Recording not found");
     const etag = `"${botId}-${size}-${Date.parse(recording.createdAt).toString(36)}"`;

@@ -12,11 +12,6 @@ export interface RecordingStore {
   size(botId: number): Promise<number | null>;
   /** Bytes `start..end` (inclusive) of the recording. */
   open(botId: number, range?: { start: number; end: number }): Readable;
-  /**
-   * A URL of the store itself that serves the recording for `expiresInS` seconds, for a download
-   * link that bypasses this server; null: links point at this server (GET /recordings/{id}/file).
-   */
-  downloadUrl(botId: number, expiresInS: number): Promise<string | null>;
   /** Deletes the bot's recording (and an unfinished upload of it); no error when there is none. */
   remove(botId: number): Promise<void>;
   /**
@@ -63,10 +58,6 @@ export class LocalRecordingStore implements RecordingStore {
 
   open(botId: number, range?: { start: number; end: number }): Readable {
     return createReadStream(this.file(botId), range ? { start: range.start, end: range.end } : {});
-  }
-
-  async downloadUrl(): Promise<string | null> {
-    return null;
   }
 
   async remove(botId: number): Promise<void> {

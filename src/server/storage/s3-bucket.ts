@@ -15,7 +15,6 @@ import {
   S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { StartupError } from "../startup-error.js";
 import type { S3Settings } from "./settings.js";
 import { StorageUnavailableError } from "./unavailable.js";
@@ -188,15 +187,6 @@ export class S3Bucket {
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
     return keys;
-  }
-
-  /** A URL anyone can GET the object by for `expiresInS` seconds, answered as `contentType`. */
-  presignedGet(key: string, expiresInS: number, contentType: string): Promise<string> {
-    return getSignedUrl(
-      this.client,
-      new GetObjectCommand({ Bucket: this.name, Key: key, ResponseContentType: contentType }),
-      { expiresIn: expiresInS },
-    );
   }
 
   close(): void {

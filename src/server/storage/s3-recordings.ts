@@ -33,11 +33,6 @@ export class S3RecordingStore implements RecordingStore {
     return this.bucket.remove(this.key(botId));
   }
 
-  downloadUrl(botId: number, expiresInS: number): Promise<string | null> {
-    if (!this.bucket.settings.presignedDownloads) return Promise.resolve(null);
-    return this.bucket.presignedGet(this.key(botId), expiresInS, "video/mp4");
-  }
-
   /** A copy in a temp dir of its own (TMPDIR decides where), removed after `use`. */
   async withLocalFile<T>(botId: number, use: (file: string) => Promise<T>): Promise<T> {
     const dir = await mkdtemp(path.join(tmpdir(), "meetbot-recording-"));

@@ -20,12 +20,6 @@ export interface S3Settings {
   /** `<endpoint>/<bucket>/<key>` instead of `<bucket>.<endpoint>/<key>`: most self-hosted stores need it. */
   forcePathStyle: boolean;
   checksums: S3ChecksumMode;
-  /**
-   * Signed download links (GET /recordings/{id}/download) point at the store itself, presigned
-   * for the link's lifetime, so the bytes of a download do not pass through this server. Streams
-   * and share links stay proxied either way (see README "Storage").
-   */
-  presignedDownloads: boolean;
 }
 
 export type StorageConfig = { kind: "local" } | { kind: "s3"; s3: S3Settings };
