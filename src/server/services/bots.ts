@@ -235,8 +235,9 @@ export class BotService {
     const files = await Promise.allSettled([
       this.ctx.store.remove(botId),
       this.ctx.artifactStore.removeAll(botId),
-      removeBotFiles(this.ctx.config.paths.bots, botId),
     ]);
+    // After the artifacts: stored locally they are in this folder, and two removals of one tree race.
+    files.push(...(await Promise.allSettled([removeBotFiles(this.ctx.config.paths.bots, botId)])));
     for (const result of files) {
       if (result.status === "rejected") {
         this.ctx.log.warn({ err: result.reason, botId }, "could not remove a deleted bot's files");

@@ -26,8 +26,9 @@ import { StorageUnavailableError } from "./unavailable.js";
 export const PART_BYTES = 8 * 1024 ** 2;
 
 /**
- * One bucket of an S3-compatible store, through the calls every such store implements (no
- * DeleteObjects: it needs a Content-MD5 the SDK no longer sends, which MinIO and others demand).
+ * One bucket of an S3-compatible store, through the calls every such store implements. No
+ * DeleteObjects: it must carry a checksum, and since 3.729 the SDK sends a CRC32 where several
+ * stores still demand a Content-MD5.
  */
 export class S3Bucket {
   readonly client: S3Client;
@@ -42,6 +43,9 @@ export class S3Bucket {
       ...(settings.credentials ? { credentials: settings.credentials } : {}),
       requestChecksumCalculation: checksums,
       responseChecksumValidation: checksums,
+      // A store that stops answering fails the call (a 503, retried) instead of holding an upload
+      // or a player's request open for ever; the timeout is of silence, not of a whole transfer.
+      requestHandler: { connectionTimeout: 10_000, requestTimeout: 60_000 },
     });
     this.name = settings.bucket;
   }
