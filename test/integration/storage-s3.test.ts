@@ -15,6 +15,7 @@ import { S3RecordingStore } from "../../src/server/storage/s3-recordings.js";
 import type { S3Settings } from "../../src/server/storage/settings.js";
 import { verifyStorage } from "../../src/server/storage/stores.js";
 import { StorageUnavailableError } from "../../src/server/storage/unavailable.js";
+import { startStandIn } from "../helpers/provider-stand-ins.js";
 import { startS3Server, type S3Server } from "../helpers/s3-server.js";
 import {
   deployedBot,
@@ -26,6 +27,27 @@ import {
 } from "../helpers/server-harness.js";
 
 const BUCKET = "meetbot-recordings";
+/** What the Deepgram stand-in answers: its documented format, one utterance. */
+const DEEPGRAM_ANSWER = {
+  metadata: { request_id: "r1", duration: 2, channels: 1 },
+  results: {
+    channels: [
+      {
+        alternatives: [
+          {
+            transcript: "Hello there.",
+            confidence: 0.98,
+            words: [
+              { word: "hello", punctuated_word: "Hello", start: 0.1, end: 0.48, confidence: 0.99 },
+              { word: "there", punctuated_word: "there.", start: 0.48, end: 1.0, confidence: 0.97 },
+            ],
+          },
+        ],
+      },
+    ],
+  },
+};
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MB = 1024 ** 2;
 
 let s3: S3Server;
@@ -421,6 +443,49 @@ describe("the control plane with MEETBOT_STORAGE=s3", () => {
     expect((await server.api.delete(`/v1/bots/${failedId}`, { token: user.token })).status).toBe(204);
     expect(await objects.size(`recordings/${failedId}.mp4`)).toBeNull();
     expect(await objects.size(artifactKey)).toBeNull();
+  });
+
+  it("transcribes a recording kept in the bucket (the engine reads a local copy)", async () => {
+    const deepgram = await startStandIn(() => ({ json: DEEPGRAM_ANSWER }));
+    const transcribing = await startTestServer({
+      env: s3.env(BUCKET),
+      jobs: {
+        pollIntervalMs: 50,
+        engines: {
+          defaultTranscription: "pocketsphinx",
+          defaultSummary: "extractive",
+          pocketsphinxModelDir: "/usr/share/pocketsphinx/model/en-us",
+          deepgram: { baseUrl: deepgram.baseUrl, apiKey: "dg" },
+        },
+      },
+    });
+    try {
+      const owner = await registerUser(transcribing.api);
+      const { botId, runner } = await deployedBot(transcribing, owner);
+      for (const status of ["JOINING_CALL", "IN_CALL", "CALL_ENDED"] as const) await runner.status(status);
+      expect((await runner.upload(mp4, 2000)).status).toBe(201);
+      const started = await transcribing.api.post(`/v1/transcripts/${botId}/transcribe`, {
+        token: owner.token,
+        body: { engine: "deepgram", language: "en" },
+      });
+      expect(started.status).toBe(202);
+      // Polled, as a client does, until the job has settled (the test's timeout bounds it).
+      const statusPath = `/v1/transcripts/${botId}/status`;
+      let status = (await transcribing.api.get(statusPath, { token: owner.token })).body;
+      while (!["completed", "failed"].includes(status.status)) {
+        await pause(50);
+        status = (await transcribing.api.get(statusPath, { token: owner.token })).body;
+      }
+      expect(status).toMatchObject({ status: "completed", error: null });
+      // ffmpeg made the audio it sent from the copy of the object.
+      expect(deepgram.requests).toHaveLength(1);
+      expect(deepgram.requests[0]?.body.length).toBeGreaterThan(1000);
+      const transcript = await transcribing.api.get(`/v1/transcripts/${botId}`, { token: owner.token });
+      expect(transcript.body.text).toBe("Hello there.");
+    } finally {
+      await transcribing.close();
+      await deepgram.close();
+    }
   });
 
   it("answers an upload the store refuses with a 503 the runner retries, keeping nothing", async () => {
