@@ -197,13 +197,12 @@ describe("the S3 recording store against s3rver", () => {
       requests.flatMap((r) => Object.keys(r.headers).filter((name) => name.startsWith("x-amz-checksum-")));
 
     const quiet = new S3RecordingStore(bucketWith());
-    const quietId = freshBotId();
-    freshBotId();
+    const [quietId, largeId] = [freshBotId(), freshBotId()];
     const sentQuietly = await requestsDuring(async () => {
       await quiet.save(quietId, Readable.from([content]), MB);
       await bytesOf(quiet.open(quietId));
       // Every other call the store makes: multipart, head, list, delete.
-      await quiet.save(quietId + 1, Readable.from([randomBytes(PART_BYTES + 1)]), 2 * PART_BYTES);
+      await quiet.save(largeId, Readable.from([randomBytes(PART_BYTES + 1)]), 2 * PART_BYTES);
       await quiet.size(quietId);
       await new S3ArtifactStore(quiet.bucket).removeAll(quietId);
       await quiet.remove(quietId);
