@@ -62,7 +62,8 @@ export function participantsOf(events: BotEvent[]): Participant[] {
   return [...people.values()];
 }
 
-export function Participants({ events }: { events: Loaded<BotEvent[]> }) {
+/** `finished`: the bot has left, so whoever never left was there to the end. */
+export function Participants({ events, finished }: { events: Loaded<BotEvent[]>; finished: boolean }) {
   const people = participantsOf(events.data ?? []);
   return (
     <>
@@ -82,7 +83,9 @@ export function Participants({ events }: { events: Loaded<BotEvent[]> }) {
               <tr key={person.id}>
                 <td>{person.name || <span class="muted">(no name)</span>}</td>
                 <td class="nowrap">{formatTime(person.joinedAt)}</td>
-                <td class="nowrap">{person.leftAt ? formatTime(person.leftAt) : "still there"}</td>
+                <td class="nowrap">
+                  {person.leftAt ? formatTime(person.leftAt) : finished ? "stayed to the end" : "still there"}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -115,7 +115,7 @@ export function BotPage({ botId }: { botId: number }) {
           <StatusTimeline events={timeline} />
         </Panel>
         <Panel title="Participants">
-          <Participants events={events} />
+          <Participants events={events} finished={!running} />
         </Panel>
       </div>
       <Panel title="Logs">
