@@ -250,6 +250,33 @@ describe("bots the test's runner plays", () => {
     expect(tab.problems.filter((p) => !p.includes("422"))).toEqual([]);
   });
 
+  it("creates a Zoom bot by meeting id without deploying it, then deploys it from the list", async () => {
+    const tab = await openSignedIn(server, user, "#/bots");
+    const { page } = tab;
+    await page.getByRole("button", { name: "New bot" }).click();
+    await page.getByLabel("Platform").selectOption({ label: "Zoom" });
+    await page.getByLabel("Meeting ID and passcode").check();
+    await page.getByLabel("Meeting ID", { exact: true }).fill("85012345678");
+    await page.getByLabel("Passcode", { exact: true }).fill("s3cret");
+    await page.getByLabel("Display name").fill("Zoom Bot");
+    await page.getByRole("button", { name: "Create only" }).click();
+
+    const row = page.getByRole("row", { name: /Zoom Bot/ });
+    await expect.poll(() => row.getByText("READY_TO_DEPLOY").count()).toBe(1);
+    expect(await row.textContent()).toContain("Zoom");
+    const botId = Number(/#(\d+)/.exec((await row.textContent()) ?? "")?.[1]);
+    expect(() => server.launcher.configFor(botId)).toThrow();
+
+    await row.getByRole("button", { name: "Deploy" }).click();
+    await expect.poll(() => row.getByText("DEPLOYING").count()).toBe(1);
+    expect(server.launcher.configFor(botId).meetingInfo).toEqual({
+      platform: "zoom",
+      meetingId: "85012345678",
+      meetingPassword: "s3cret",
+    });
+    expect(tab.problems).toEqual([]);
+  });
+
   it("filters the logs by level", async () => {
     const { botId, runner } = await deployedBot(server, user, { botDisplayName: "Chatty Bot" });
     const lines = {
