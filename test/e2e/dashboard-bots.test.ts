@@ -90,6 +90,7 @@ describe("a real bot, created through the form", () => {
     await page.getByLabel("Maximum duration").fill("2");
     await page.getByRole("button", { name: "Create and deploy" }).click();
 
+    // The list fetches nothing by itself: its statuses move with the live events alone.
     const row = page.getByRole("row", { name: /Dash Bot/ });
     await expect.poll(() => row.getByText("IN_CALL").count(), { timeout: 60_000 }).toBe(1);
     expect(await row.textContent()).toContain("Dashboard demo");
@@ -105,6 +106,7 @@ describe("a real bot, created through the form", () => {
     await expect.poll(() => timelineStatuses(page)).toContain("RECORDING");
     await stack.control.end("google", code);
 
+    // The page fetches the bot's status and timeline again only on its live events.
     const heading = page.getByRole("heading", { level: 1 });
     await expect.poll(() => heading.textContent(), { timeout: 60_000 }).toContain("DONE");
     const statuses = await timelineStatuses(page);

@@ -11,8 +11,8 @@ import { useLiveEvent } from "../live.js";
 import { navigate } from "../router.js";
 
 /**
- * Participants and log lines are not streamed: while the bot runs they are fetched again this
- * often (statuses come live and fetch everything again too).
+ * Participants and log lines are not in the live stream: while the bot runs they are fetched
+ * again this often. Statuses are: each live event of the bot fetches everything again.
  */
 const RUNNING_REFRESH_MS = 5000;
 
@@ -26,12 +26,15 @@ export function BotPage({ botId }: { botId: number }) {
   const { reload: reloadBot } = bot;
   const { reload: reloadTimeline } = timeline;
   const { reload: reloadEvents } = events;
+  const refreshUnstreamed = useCallback(() => {
+    void reloadEvents();
+    setVersion((v) => v + 1);
+  }, [reloadEvents]);
   const refresh = useCallback(() => {
     void reloadBot();
     void reloadTimeline();
-    void reloadEvents();
-    setVersion((v) => v + 1);
-  }, [reloadBot, reloadTimeline, reloadEvents]);
+    refreshUnstreamed();
+  }, [reloadBot, reloadTimeline, refreshUnstreamed]);
 
   useLiveEvent((event) => {
     if (event.botId === botId) refresh();
@@ -39,9 +42,9 @@ export function BotPage({ botId }: { botId: number }) {
   const running = bot.data !== undefined && RUNNING.includes(bot.data.status);
   useEffect(() => {
     if (!running) return;
-    const timer = window.setInterval(refresh, RUNNING_REFRESH_MS);
+    const timer = window.setInterval(refreshUnstreamed, RUNNING_REFRESH_MS);
     return () => window.clearInterval(timer);
-  }, [running, refresh]);
+  }, [running, refreshUnstreamed]);
 
   const name = bot.data?.botDisplayName;
   useEffect(() => {
