@@ -279,6 +279,31 @@ describe("bots the test's runner plays", () => {
     expect(tab.problems).toEqual([]);
   });
 
+  it("keeps the form open, saying so, when the bot was created but could not be launched", async () => {
+    const tab = await openSignedIn(server, user, "#/bots");
+    const { page } = tab;
+    await page.getByRole("button", { name: "New bot" }).click();
+    await page.getByLabel("Meeting link").fill("http://127.0.0.1:9/meet/abc-defg-hij");
+    await page.getByLabel("Display name").fill("Stranded Bot");
+    server.launcher.failNextLaunch(new Error("no capacity left"));
+    await page.getByRole("button", { name: "Create and deploy" }).click();
+
+    const form = page.getByRole("form", { name: "Create a bot" });
+    await expect
+      .poll(() => form.getByRole("alert").textContent())
+      .toMatch(/^Bot #\d+ was created but not deployed: Bot could not be launched: no capacity left$/);
+    // The list shows it, failed as the server recorded it.
+    await expect
+      .poll(() =>
+        page
+          .getByRole("row", { name: /Stranded Bot/ })
+          .getByText("FATAL")
+          .count(),
+      )
+      .toBe(1);
+    expect(tab.problems.filter((p) => !p.includes("503"))).toEqual([]);
+  });
+
   it("filters the logs by level", async () => {
     const { botId, runner } = await deployedBot(server, user, { botDisplayName: "Chatty Bot" });
     const lines = {

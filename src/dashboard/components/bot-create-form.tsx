@@ -138,6 +138,8 @@ function bodyOf(f: Fields): Record<string, unknown> {
   return body;
 }
 
+export type CreateOutcome = "deployed" | "created" | "failed to deploy";
+
 /** `{detail:[{loc, msg}]}` by field ("meetingInfo.meetingUrl"), to show each beside its input. */
 function fieldErrorsOf(failure: unknown): Record<string, string> {
   if (!(failure instanceof ApiFailure) || !Array.isArray(failure.detail)) return {};
@@ -157,7 +159,8 @@ export function CreateBotForm({
   onCreated,
   onCancel,
 }: {
-  onCreated(bot: Bot, deployed: boolean): void;
+  /** "failed to deploy": the bot exists but did not go (the form stays, saying why). */
+  onCreated(bot: Bot, outcome: CreateOutcome): void;
   onCancel(): void;
 }) {
   const [fields, setFields] = useState<Fields>(EMPTY);
@@ -188,13 +191,13 @@ export function CreateBotForm({
         meetingPassword: "",
         meetingTitle: "",
       }));
-      onCreated(bot, deploy);
+      onCreated(bot, deploy ? "deployed" : "created");
     } catch (failure) {
       const message = (failure as Error).message;
       // The bot exists even though it did not go: say so, and let the list show it.
       if (bot) {
         setError(`Bot #${bot.id} was created but not deployed: ${message}`);
-        onCreated(bot, false);
+        onCreated(bot, "failed to deploy");
       } else {
         setError(message);
         setFieldErrors(fieldErrorsOf(failure));

@@ -39,11 +39,13 @@ export function BotsPage() {
         <Panel title="New bot">
           <CreateBotForm
             onCancel={() => setCreating(false)}
-            onCreated={(bot, deployed) => {
-              setNotice({ bot, deployed });
-              setCreating(false);
-              setPage(1);
-              reload();
+            onCreated={(bot, outcome) => {
+              if (outcome !== "failed to deploy") {
+                setNotice({ bot, deployed: outcome === "deployed" });
+                setCreating(false);
+              }
+              if (page === 1) reload();
+              else setPage(1);
             }}
           />
         </Panel>
