@@ -20,7 +20,7 @@ NODE_MIN_MAJOR := 24
 export PATH := $(CURDIR)/.node/bin:$(PATH)
 NODE_HEADERS = $$(node -p 'require("node:path").resolve(process.execPath, "../..")')
 
-.PHONY: setup node system-packages test-packages build demo test lint typecheck bench clean
+.PHONY: setup node system-packages test-packages build demo test lint typecheck bench screenshots clean
 
 setup: node system-packages $(STAMP) build
 
@@ -95,6 +95,10 @@ bench: setup
 	node --import tsx bench/stream.ts
 	node --import tsx bench/transcription.ts
 	node --import tsx bench/meeting-notes.ts
+
+# The README's pictures of the dashboard (docs/screenshots), from a real run with real bots.
+screenshots: setup
+	node --import tsx scripts/dashboard-screenshots.ts
 
 clean:
 	rm -rf dist test-results .data .node
