@@ -1,13 +1,26 @@
-import { useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 
 /**
  * A secret shown in full (a new API key, a webhook's signing secret) with a Copy button. When the
  * clipboard refuses (no permission, an insecure origin), the text is selected instead so that
- * Ctrl+C copies it.
+ * Ctrl+C copies it. `focus`: a secret that just appeared in place of the form that made it takes
+ * the focus, so that a keyboard user lands on its Copy button rather than at the top of the page.
  */
-export function SecretValue({ value, label }: { value: string; label: string }) {
+export function SecretValue({
+  value,
+  label,
+  focus = false,
+}: {
+  value: string;
+  label: string;
+  focus?: boolean;
+}) {
   const [copied, setCopied] = useState<"yes" | "failed" | null>(null);
   const code = useRef<HTMLElement>(null);
+  const button = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (focus) button.current?.focus();
+  }, [focus]);
 
   const copy = async () => {
     try {
@@ -24,7 +37,7 @@ export function SecretValue({ value, label }: { value: string; label: string }) 
       <code aria-label={label} ref={code}>
         {value}
       </code>
-      <button type="button" class="secondary" onClick={copy}>
+      <button type="button" class="secondary" onClick={copy} ref={button}>
         Copy
       </button>
       <span role="status" class="hint">

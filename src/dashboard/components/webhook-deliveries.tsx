@@ -15,9 +15,12 @@ const SENDING_POLL_MS = 1500;
  */
 export function DeliveryTable({
   deliveries,
+  reload,
   redeliverPath,
 }: {
   deliveries: Loaded<WebhookDeliveryList>;
+  /** Loads the list again (and whatever the caller shows beside it). */
+  reload(): Promise<void>;
   redeliverPath(delivery: WebhookDelivery): string;
 }) {
   const [opened, setOpened] = useState<number>();
@@ -25,7 +28,7 @@ export function DeliveryTable({
   useEffect(() => {
     const delay = nextLookMs(list?.deliveries ?? []);
     if (delay === null) return;
-    const timer = setTimeout(() => void deliveries.reload(), delay);
+    const timer = setTimeout(() => void reload(), delay);
     return () => clearTimeout(timer);
   }, [list]);
 
@@ -85,11 +88,7 @@ export function DeliveryTable({
                   >
                     Details
                   </button>
-                  <RedeliverButton
-                    delivery={delivery}
-                    path={redeliverPath(delivery)}
-                    onQueued={deliveries.reload}
-                  />
+                  <RedeliverButton delivery={delivery} path={redeliverPath(delivery)} onQueued={reload} />
                 </td>
               </tr>
               {opened === delivery.id ? (

@@ -99,7 +99,7 @@ function NewKey({ created, onDone }: { created: CreatedApiKey; onDone(): void })
         Copy the key <strong>{created.name}</strong> now and keep it somewhere safe: this is the only time it
         is shown, you will not see it again.
       </p>
-      <SecretValue value={created.key} label="New API key" />
+      <SecretValue value={created.key} label="New API key" focus />
       <p>
         <button type="button" class="secondary" onClick={onDone}>
           I have copied it

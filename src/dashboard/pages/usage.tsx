@@ -22,7 +22,11 @@ export function UsagePage() {
       <div class="usage-bar">
         <label>
           Month
-          <input type="month" value={period} onChange={(e) => setPeriod(e.currentTarget.value)} />
+          <input
+            type="month"
+            value={period || usage.data?.period.name || ""}
+            onChange={(e) => setPeriod(e.currentTarget.value)}
+          />
         </label>
         <button type="button" class="secondary" onClick={refresh} disabled={loading}>
           {loading ? "Refreshing…" : "Refresh"}

@@ -5,6 +5,7 @@ import type {
   WebhookDeliveryList,
   WebhookDetail,
   WebhookList,
+  WebhookStatistics,
   WebhookTestResult,
   WebhookWithSecret,
 } from "../../server/schemas/webhooks.js";
@@ -27,7 +28,8 @@ export function WebhooksPage() {
       <h1>Webhooks</h1>
       {created ? (
         <ShownSecret
-          title={`Signing secret of ${created.name}`}
+          heading={`Webhook ${created.name} added`}
+          label={`Signing secret of ${created.name}`}
           secret={created.secret}
           onDone={() => setCreated(undefined)}
         />
@@ -55,14 +57,24 @@ export function WebhooksPage() {
 }
 
 /** A secret the API shows once (at creation and rotation). */
-function ShownSecret({ title, secret, onDone }: { title: string; secret: string; onDone(): void }) {
+function ShownSecret({
+  heading,
+  label,
+  secret,
+  onDone,
+}: {
+  heading: string;
+  label: string;
+  secret: string;
+  onDone(): void;
+}) {
   return (
-    <Panel title={title}>
+    <Panel title={heading}>
       <p class="notice">
         Receivers check each delivery's <code>X-Webhook-Signature</code> with this secret. Copy it now: you
         will not see it again (rotating makes a new one).
       </p>
-      <SecretValue value={secret} label={title} />
+      <SecretValue value={secret} label={label} focus />
       <p>
         <button type="button" class="secondary" onClick={onDone}>
           I have copied it
@@ -139,11 +151,7 @@ function WebhookPanel({ webhook, onChange }: { webhook: Webhook; onChange(): Pro
         {stats ? (
           <>
             <dt>Deliveries</dt>
-            <dd>
-              {stats.deliveries} ({stats.succeeded} succeeded, {stats.failed} failed, {stats.pending} on their
-              way)
-              {stats.p50ResponseTimeMs === null ? null : `; median response ${stats.p50ResponseTimeMs} ms`}
-            </dd>
+            <dd>{deliveryFigures(stats)}</dd>
           </>
         ) : null}
       </dl>
@@ -152,7 +160,8 @@ function WebhookPanel({ webhook, onChange }: { webhook: Webhook; onChange(): Pro
       {tested ? <TestOutcome result={tested} /> : null}
       {rotated ? (
         <ShownSecret
-          title={`New signing secret of ${webhook.name}`}
+          heading="Secret rotated"
+          label={`New signing secret of ${webhook.name}`}
           secret={rotated}
           onDone={() => setRotated(undefined)}
         />
@@ -165,9 +174,20 @@ function WebhookPanel({ webhook, onChange }: { webhook: Webhook; onChange(): Pro
       </div>
       <DeliveryTable
         deliveries={deliveries}
+        reload={refresh}
         redeliverPath={(delivery) => `${base}/deliveries/${delivery.id}/redeliver`}
       />
     </Panel>
+  );
+}
+
+/** "2 (2 succeeded, 0 failed, 0 on their way) in 3 attempts; median response 4 ms" */
+function deliveryFigures(stats: WebhookStatistics): string {
+  const median =
+    stats.p50ResponseTimeMs === null ? "" : `; median response ${Math.round(stats.p50ResponseTimeMs)} ms`;
+  return (
+    `${stats.deliveries} (${stats.succeeded} succeeded, ${stats.failed} failed, ${stats.pending} on their way) ` +
+    `in ${stats.attempts} ${stats.attempts === 1 ? "attempt" : "attempts"}${median}`
   );
 }
 
@@ -242,6 +262,7 @@ function CallbackDeliveries() {
     >
       <DeliveryTable
         deliveries={deliveries}
+        reload={deliveries.reload}
         redeliverPath={(delivery) => `/v1/webhooks/callback-deliveries/${delivery.id}/redeliver`}
       />
     </Panel>
