@@ -114,7 +114,8 @@ describe("the API keys page", () => {
     await page.keyboard.press("Enter");
     const key = (await page.getByLabel("New API key", { exact: true }).textContent()) ?? "";
     expect(key).toMatch(/^mbk_/);
-    // The focus is on Copy: no hunting for it.
+    // The focus moves to Copy (once the key is on screen): no hunting for it.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("Copy");
     await page.keyboard.press("Enter");
     await page.getByText("Copied", { exact: true }).waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
@@ -135,7 +136,7 @@ describe("the API keys page", () => {
 
 describe("the webhooks page", () => {
   it("sends a test, lists deliveries with status and response time, and redelivers a failed one", async () => {
-    const { tab } = await signedIn("#/webhooks");
+    const { tab, user } = await signedIn("#/webhooks");
     const { page } = tab;
     const hookPath = "/dashboard-hook";
     await page.getByLabel("Name").fill("Receiver");
@@ -188,11 +189,44 @@ describe("the webhooks page", () => {
       .getByText(/^2 \(2 succeeded, 0 failed, 0 on their way\) in 3 attempts; median response \d+ ms$/)
       .waitFor();
 
+    // A rotated secret is shown once, and the next delivery is signed with it.
+    page.once("dialog", (dialog) => void dialog.accept());
+    await panel.getByRole("button", { name: "Rotate secret" }).click();
+    const rotated = (await panel.getByLabel("New signing secret of Receiver").textContent()) ?? "";
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    receiver.setSecret(hookPath, rotated);
+    await panel.getByRole("button", { name: "I have copied it" }).click();
+    await panel.getByRole("button", { name: "Send test" }).click();
+    await panel.getByText(/^Test delivered: HTTP 200/).waitFor();
+    expect(receiver.at(hookPath)[3]?.verification.ok).toBe(true);
+
+    await panel.getByRole("button", { name: "Pause" }).click();
+    await panel.getByText("Paused: gets no new deliveries").waitFor();
+    expect((await server.api.get("/v1/webhooks", { token: user.token })).body.webhooks[0].isActive).toBe(
+      false,
+    );
+    await panel.getByRole("button", { name: "Resume" }).click();
+    await panel.getByText("Active", { exact: true }).waitFor();
+
     page.once("dialog", (dialog) => void dialog.accept());
     await panel.getByRole("button", { name: "Delete" }).click();
     await page.getByText("No webhooks yet.").waitFor();
     expect(await panel.count()).toBe(0);
     expect(tab.problems).toEqual([]);
+  });
+
+  it("shows the API's refusal of a webhook with no events, and keeps what was typed", async () => {
+    const { tab } = await signedIn("#/webhooks");
+    const { page } = tab;
+    await page.getByLabel("Name").fill("Nothing");
+    await page.getByLabel("URL").fill(receiver.endpoint("/nothing"));
+    await page.getByRole("checkbox", { name: "All events, including ones added later" }).uncheck();
+    await page.getByRole("button", { name: "Add webhook" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/at least one event/);
+    expect(await page.getByLabel("Name").inputValue()).toBe("Nothing");
+    expect(await page.getByText("No webhooks yet.").count()).toBe(1);
+    expect(tab.problems.filter((p) => !p.includes("422"))).toEqual([]);
   });
 
   it("shows the callback signing secret on demand and a bot's callback deliveries", async () => {
@@ -258,7 +292,7 @@ describe("the usage page", () => {
     expect(await figure("… now READY_TO_DEPLOY")).toBe("2");
     expect(Number(await figure("API requests"))).toBeGreaterThanOrEqual(requestsBefore + 2);
     const log = page.getByRole("region", { name: "Recent API requests" });
-    expect(await log.getByRole("cell", { name: "POST /v1/bots", exact: true }).count()).toBe(2);
+    await expect.poll(() => log.getByRole("cell", { name: "POST /v1/bots", exact: true }).count()).toBe(2);
     await page
       .getByRole("region", { name: "Last 30 days" })
       .getByText(/: 2 bots, 0 recorded minutes/)
