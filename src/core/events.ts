@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BotStatus, SubCode } from "./status.js";
+import { WEBHOOK_EVENT_NAMES } from "./webhook-event-names.js";
 
 /**
  * What a runner reports: one envelope per event, `seq` counting from 1 per bot so the server can
@@ -236,29 +237,7 @@ export function speakerTimeline(
 
 // ---- What webhooks deliver -----------------------------------------------------------------------
 
-/**
- * Webhook event names (spec §6), plus `bot.ended`: the bot reached DONE or FATAL, whichever way.
- * The spec's subscription example also names `recording.available`; the server accepts it as an
- * alias of `recording.ready` when subscribing, but never sends an event by that name.
- */
-export const WEBHOOK_EVENT_NAMES = [
-  "bot.deploying",
-  "bot.joining",
-  "bot.joined",
-  "bot.in_waiting_room",
-  "bot.left",
-  "bot.error",
-  "bot.ended",
-  "recording.started",
-  "recording.stopped",
-  "recording.ready",
-  "participant.joined",
-  "participant.left",
-  "transcript.ready",
-  "transcript.failed",
-  "summary.ready",
-  "summary.failed",
-] as const;
+export { WEBHOOK_EVENT_NAMES };
 export const WebhookEventName = z.enum(WEBHOOK_EVENT_NAMES);
 export type WebhookEventName = z.infer<typeof WebhookEventName>;
 

@@ -1,0 +1,26 @@
+/**
+ * Webhook event names (spec §6), plus `bot.ended`: the bot reached DONE or FATAL, whichever way.
+ * The spec's subscription example also names `recording.available`; the server accepts it as an
+ * alias of `recording.ready` when subscribing, but never sends an event by that name.
+ *
+ * A module of its own, importing nothing, so that the dashboard's bundle can list the names
+ * without taking zod along.
+ */
+export const WEBHOOK_EVENT_NAMES = [
+  "bot.deploying",
+  "bot.joining",
+  "bot.joined",
+  "bot.in_waiting_room",
+  "bot.left",
+  "bot.error",
+  "bot.ended",
+  "recording.started",
+  "recording.stopped",
+  "recording.ready",
+  "participant.joined",
+  "participant.left",
+  "transcript.ready",
+  "transcript.failed",
+  "summary.ready",
+  "summary.failed",
+] as const;
