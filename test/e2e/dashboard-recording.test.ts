@@ -85,12 +85,12 @@ async function openBotPage(user: TestUser, botId: number): Promise<BotTab> {
 }
 
 /**
- * The API answers 404 for what a recording does not have yet (a transcript, a summary, a share
- * link), and Chromium logs each 404 as a console error: those, and only those, are expected.
+ * The API answers 404 for what a bot does not have yet (a recording, a transcript, a summary, a
+ * share link), and Chromium logs each 404 as a console error: those, and only those, are expected.
  */
 function expectNoProblems(tab: BotTab) {
   for (const url of tab.notFound) {
-    expect(url).toMatch(/^\/v1\/((transcripts|summaries)\/\d+(\/status)?|recordings\/\d+\/share)$/);
+    expect(url).toMatch(/^\/v1\/((transcripts|summaries)\/\d+(\/status)?|recordings\/\d+(\/share)?)$/);
   }
   const notFoundLine = "Failed to load resource: the server responded with a status of 404 (Not Found)";
   expect(tab.problems).toEqual(tab.notFound.map(() => notFoundLine));
@@ -197,6 +197,26 @@ describe("a bot's recording in the dashboard", () => {
     expect(await summary.getByRole("list", { name: "Decisions" }).textContent()).toBe("Ship on Monday");
     expect(await page.getByRole("button", { name: "Transcribe again" }).isEnabled()).toBe(true);
     expect(await page.getByRole("button", { name: "Summarize again" }).isEnabled()).toBe(true);
+    expectNoProblems(tab);
+  });
+
+  it("says there is no recording yet, and shows it when it arrives, without a reload", async () => {
+    const user = await registerUser(server.api);
+    const { botId, runner } = await deployedBot(server, user);
+    await runner.status("JOINING_CALL");
+    await runner.status("IN_CALL");
+    const tab = await openBotPage(user, botId);
+    const { page } = tab;
+    const recording = page.getByRole("region", { name: "Recording" });
+    await recording.getByText(/no recording/i).waitFor();
+    expect(await page.locator("video").count()).toBe(0);
+
+    await runner.status("CALL_ENDED", { subCode: "MEETING_ENDED" });
+    expect((await runner.upload(mp4, 10_000)).status).toBe(201);
+    await runner.status("DONE");
+    await page.locator("video").waitFor();
+    expect(await recording.getByText(/no recording/i).count()).toBe(0);
+    await page.getByText("No transcript yet: Transcribe makes one from the recording's audio.").waitFor();
     expectNoProblems(tab);
   });
 
