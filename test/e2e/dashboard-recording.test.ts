@@ -200,6 +200,43 @@ describe("a bot's recording in the dashboard", () => {
     expectNoProblems(tab);
   });
 
+  it("keeps the current line of a long transcript in view as the player moves, without scrolling the page", async () => {
+    const user = await registerUser(server.api);
+    const botId = await recordedBot(user);
+    // 40 lines of a quarter second each: far more than the list shows at once.
+    const many = Array.from({ length: 40 }, (_, i) =>
+      line(i % 2 ? "Bob" : "Alice", i * 250, i * 250 + 250, `Line ${i}`),
+    );
+    const db = await openServerDatabase(server);
+    try {
+      await storeCompletedContent(db, botId, { utterances: many });
+    } finally {
+      await db.close();
+    }
+    const tab = await openBotPage(user, botId);
+    const { page } = tab;
+    const transcript = page.getByRole("list", { name: "Transcript" });
+    await expect.poll(() => transcript.getByRole("button").count()).toBe(many.length);
+    const pageScroll = await page.evaluate(() => window.scrollY);
+
+    // Moved by the player's own controls, as a viewer dragging its slider would.
+    await page.locator("video").evaluate((v: HTMLVideoElement) => {
+      v.currentTime = 9.1;
+    });
+    const line36 = transcript.getByRole("button", { name: /Line 36$/ });
+    await expect.poll(() => line36.getAttribute("aria-current")).toBe("true");
+    const inView = () =>
+      transcript.evaluate((list) => {
+        const box = list.getBoundingClientRect();
+        const item = list.querySelector('[aria-current="true"]')!.getBoundingClientRect();
+        return item.top >= box.top && item.bottom <= box.bottom;
+      });
+    await expect.poll(inView).toBe(true);
+    expect(await transcript.evaluate((list) => list.scrollTop)).toBeGreaterThan(0);
+    expect(await page.evaluate(() => window.scrollY)).toBe(pageScroll);
+    expectNoProblems(tab);
+  });
+
   it("says there is no recording yet, and shows it when it arrives, without a reload", async () => {
     const user = await registerUser(server.api);
     const { botId, runner } = await deployedBot(server, user);

@@ -127,7 +127,7 @@ function CopyableLink({ url }: { url: string }) {
   };
 
   return (
-    <div class="secret">
+    <div class="share-copy">
       <label class="share-url">
         Share link
         <input ref={field} readOnly value={url} onFocus={(event) => event.currentTarget.select()} />
