@@ -1,8 +1,10 @@
+import { randomUUID } from "node:crypto";
 import type { Browser } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DASHBOARD_CSP } from "../../src/server/http/dashboard.js";
 import { type DashboardTab, openDashboard, registerThroughUi } from "../helpers/dashboard.js";
 import { launchTestChromium } from "../helpers/mock-browser.js";
+import { TestOidcProvider } from "../helpers/oidc-provider.js";
 import { registerUser, startTestServer, type TestServer } from "../helpers/server-harness.js";
 
 let server: TestServer;
@@ -110,5 +112,78 @@ describe("the dashboard's front door", () => {
     const tab = await open();
     await tab.page.getByRole("heading", { name: "Sign in" }).waitFor();
     expect(await tab.page.getByRole("button", { name: /Sign in with/ }).count()).toBe(0);
+  });
+});
+
+describe("signing in with an OAuth provider", () => {
+  let idp: TestOidcProvider;
+  let oauthServer: TestServer;
+  beforeAll(async () => {
+    idp = await TestOidcProvider.listen();
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      MEETBOT_OAUTH_GOOGLE_CLIENT_ID: "dashboard-google",
+      MEETBOT_OAUTH_GOOGLE_CLIENT_SECRET: "google-secret-0123456789",
+      MEETBOT_OAUTH_GOOGLE_ISSUER: idp.issuer,
+    });
+    try {
+      oauthServer = await startTestServer();
+    } finally {
+      process.env = saved;
+    }
+    await idp.start([
+      {
+        clientId: "dashboard-google",
+        clientSecret: "google-secret-0123456789",
+        redirectUris: [`${oauthServer.url}/v1/auth/oauth/google/callback`],
+      },
+    ]);
+  });
+  afterAll(async () => {
+    await oauthServer?.close();
+    await idp?.close();
+  });
+
+  it("offers the configured provider and comes back to the dashboard signed in, tokens out of the address", async () => {
+    const account = idp.addAccount({
+      sub: `sub-${randomUUID()}`,
+      email: `oauth-${randomUUID()}@example.com`,
+      emailVerified: true,
+      name: "Olivia Auth",
+    });
+    const tab = await openDashboard(browser, oauthServer.url);
+    tabs.push(tab);
+    const { page } = tab;
+    await page.getByRole("button", { name: "Sign in with Google" }).click();
+    // The stand-in provider has no login page of its own: the test plays the person who signs in.
+    await page.waitForURL((url) => url.origin === idp.issuer && url.pathname.startsWith("/interaction/"));
+    await page.evaluate((sub) => {
+      const form = document.createElement("form");
+      form.method = "POST";
+      form.action = `${location.pathname}/login`;
+      const field = Object.assign(document.createElement("input"), { name: "sub", value: sub });
+      form.append(field);
+      document.body.append(form);
+      form.submit();
+    }, account.sub);
+    await page.waitForURL(`${oauthServer.url}/`);
+    await page.getByText(account.email!).waitFor();
+    expect(page.url()).not.toContain("token");
+    expect(await page.evaluate(() => sessionStorage.getItem("meetbot.oauth-pending"))).toBeNull();
+    // Only the stand-in's own page (it has none for GET /interaction/…) failed to load.
+    expect(tab.problems.filter((p) => !p.includes("404"))).toEqual([]);
+  });
+
+  it("leaves /auth/callback showing the tokens when the dashboard did not start the sign-in", async () => {
+    const user = await registerUser(oauthServer.api);
+    const tab = await openDashboard(browser, oauthServer.url);
+    tabs.push(tab);
+    await tab.page.goto(
+      `${oauthServer.url}/auth/callback?access_token=${user.token}&refresh_token=${user.refreshToken}`,
+    );
+    await tab.page.getByRole("heading", { name: "Signed in" }).waitFor();
+    expect(await tab.page.getByLabel("Access token").inputValue()).toBe(user.token);
+    expect(new URL(tab.page.url()).search).toBe("");
+    expect(tab.problems).toEqual([]);
   });
 });

@@ -59,18 +59,22 @@ export type NotesUser = Awaited<ReturnType<typeof notesUser>>;
  * A new user on the stack's server: the typed client for bots, and raw authenticated requests for
  * the content routes (transcripts, summaries, recordings) the client does not cover.
  */
-export async function notesUser(baseUrl: string) {
-  const email = `notes-${randomUUID()}@example.com`;
+export async function notesUser(
+  baseUrl: string,
+  who: { email: string; name: string } = { email: `notes-${randomUUID()}@example.com`, name: "Notes" },
+) {
+  const { email, name } = who;
   const password = "notes-password-123";
   const api = new ApiClient(baseUrl);
-  await api.register(email, password, "Notes");
+  await api.register(email, password, name);
   const login = await fetch(new URL("/v1/auth/login", baseUrl), {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ email, password }),
   });
   if (login.status !== 200) throw new Error(`login: HTTP ${login.status}`);
-  const token = ((await login.json()) as { access_token: string }).access_token;
+  const tokens = (await login.json()) as { access_token: string; refresh_token: string };
+  const token = tokens.access_token;
 
   async function request(method: string, path: string, body?: unknown) {
     const response = await fetch(new URL(path, baseUrl), {
@@ -101,7 +105,7 @@ export async function notesUser(baseUrl: string) {
     }
   }
 
-  return { api, request, settled };
+  return { api, request, settled, token, refreshToken: tokens.refresh_token };
 }
 
 /** A fresh meeting on `platform`'s mock, and the meetingInfo a bot joins it with. */

@@ -94,6 +94,7 @@ describe("every operation", () => {
         "POST /v1/auth/register",
         "POST /v1/auth/login",
         "POST /v1/auth/refresh",
+        "GET /v1/auth/oauth",
         "GET /v1/auth/oauth/{provider}",
         "GET /v1/auth/oauth/{provider}/callback",
         "GET /v1/share/{token}",

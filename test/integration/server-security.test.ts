@@ -23,6 +23,7 @@ const PUBLIC_ROUTES = [
   "POST /v1/auth/register",
   "POST /v1/auth/login",
   "POST /v1/auth/refresh",
+  "GET /v1/auth/oauth",
   "GET /v1/auth/oauth/{provider}",
   "GET /v1/auth/oauth/{provider}/callback",
   "POST /v1/bot-callbacks/{id}/event",

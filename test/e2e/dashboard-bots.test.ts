@@ -1,0 +1,334 @@
+import type { Browser, Page } from "playwright";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DashboardTab, openDashboard, registerThroughUi } from "../helpers/dashboard.js";
+import { launchTestChromium } from "../helpers/mock-browser.js";
+import {
+  deployedBot,
+  registerUser,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server-harness.js";
+import { startStack } from "../helpers/stack.js";
+
+/**
+ * The bots pages in real Chromium: a real bot created through the form and followed live to
+ * DONE; a failed bot's error and screenshot; the form's refusals, kill, delete and the log filter
+ * (those against a control plane whose runners the test plays, test/helpers/server-harness.ts).
+ */
+
+let browser: Browser;
+const tabs: DashboardTab[] = [];
+beforeAll(async () => {
+  browser = await launchTestChromium();
+});
+afterAll(async () => {
+  for (const tab of tabs) await tab.context.close();
+  await browser?.close();
+});
+
+async function open(baseUrl: string, hash = "") {
+  const tab = await openDashboard(browser, baseUrl, hash);
+  tabs.push(tab);
+  return tab;
+}
+
+/** Signs the tab in as `user` (registered through the API) and loads `hash`. */
+async function openSignedIn(server: TestServer, user: TestUser, hash: string) {
+  const tab = await open(server.url, hash);
+  await tab.page.evaluate(
+    ([access, refresh]) => localStorage.setItem("meetbot.session", JSON.stringify({ access, refresh })),
+    [user.token, user.refreshToken],
+  );
+  await tab.page.reload();
+  await tab.page.getByRole("navigation", { name: "Sections" }).waitFor();
+  return tab;
+}
+
+/** A mark on the page's window: still there later means the page was never reloaded. */
+const markPage = (page: Page) => page.evaluate(() => ((window as unknown as { mark: number }).mark = 1));
+const pageMark = (page: Page) => page.evaluate(() => (window as unknown as { mark?: number }).mark);
+
+const liveState = (page: Page) => page.getByRole("banner").getByRole("status").textContent();
+
+/** The statuses of the bot page's timeline, in order. */
+const timelineStatuses = (page: Page) =>
+  page
+    .getByRole("list", { name: "Status timeline" })
+    .getByRole("listitem")
+    .evaluateAll((items) => items.map((item) => item.querySelector(".status")?.textContent ?? ""));
+
+describe("a real bot, created through the form", () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it("is deployed into the mock Meet and followed live, without a reload, to DONE", async () => {
+    const code = "das-hboa-rdx";
+    const meeting = (await stack.control.configure("google", code, { participants: 2, admit: "open" })) as {
+      participants: { name: string }[];
+    };
+    const names = meeting.participants.map((p) => p.name);
+    expect(names).toHaveLength(2);
+
+    const tab = await open(stack.api.baseUrl);
+    const { page } = tab;
+    await registerThroughUi(tab);
+    await expect.poll(() => liveState(page)).toBe("Live");
+    await markPage(page);
+
+    await page.getByRole("button", { name: "New bot" }).click();
+    await page.getByLabel("Platform").selectOption({ label: "Google Meet" });
+    await page.getByLabel("Meeting link").fill(`${stack.mock.url}/meet/${code}`);
+    await page.getByLabel("Display name").fill("Dash Bot");
+    await page.getByLabel("Meeting title").fill("Dashboard demo");
+    // A safety net: the test ends the meeting long before.
+    await page.getByLabel("Maximum duration").fill("2");
+    await page.getByRole("button", { name: "Create and deploy" }).click();
+
+    // The list fetches nothing by itself: its statuses move with the live events alone.
+    const row = page.getByRole("row", { name: /Dash Bot/ });
+    await expect.poll(() => row.getByText("IN_CALL").count(), { timeout: 60_000 }).toBe(1);
+    expect(await row.textContent()).toContain("Dashboard demo");
+    expect(await row.textContent()).toContain("Google Meet");
+
+    // The bot's page: its participants appear while it records, then the host ends the meeting.
+    await row.getByRole("link", { name: "Dash Bot" }).click();
+    await page.getByRole("heading", { level: 1, name: /Dash Bot/ }).waitFor();
+    const participants = page.getByRole("table", { name: "Participants" });
+    for (const name of names) {
+      await participants.getByRole("cell", { name }).waitFor({ timeout: 20_000 });
+    }
+    await expect.poll(() => timelineStatuses(page)).toContain("RECORDING");
+    await stack.control.end("google", code);
+
+    // The page fetches the bot's status and timeline again only on its live events.
+    const heading = page.getByRole("heading", { level: 1 });
+    await expect.poll(() => heading.textContent(), { timeout: 60_000 }).toContain("DONE");
+    const statuses = await timelineStatuses(page);
+    expect(statuses[0]).toBe("JOINING_CALL");
+    expect(statuses.at(-1)).toBe("DONE");
+    const at = (status: string) => statuses.indexOf(status);
+    expect(at("IN_CALL")).toBeGreaterThan(at("JOINING_CALL"));
+    expect(at("RECORDING")).toBeGreaterThan(at("IN_CALL"));
+    expect(at("CALL_ENDED")).toBeGreaterThan(at("RECORDING"));
+    const items = await page
+      .getByRole("list", { name: "Status timeline" })
+      .getByRole("listitem")
+      .allTextContents();
+    for (const item of items) expect(item).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/);
+    expect(items[at("CALL_ENDED")]).toContain("MEETING_ENDED");
+    expect(await page.title()).toMatch(/^Dash Bot · Bot #\d+ · meetbot$/);
+
+    // Back on the list, the row says DONE too; the page was never reloaded.
+    await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Bots" }).click();
+    await expect.poll(() => row.getByText("DONE").count()).toBe(1);
+    expect(await pageMark(page)).toBe(1);
+    expect(tab.problems).toEqual([]);
+  }, 120_000);
+});
+
+describe("bots the test's runner plays", () => {
+  let server: TestServer;
+  let user: TestUser;
+  beforeAll(async () => {
+    server = await startTestServer();
+    user = await registerUser(server.api);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("shows a failed bot's error and its screenshot, fetched with the token; the blob goes with the page", async () => {
+    const { botId, config, runner } = await deployedBot(server, user, { botDisplayName: "Denied Bot" });
+    const tab = await openSignedIn(server, user, "#/bots");
+    const screenshot = await tab.page.screenshot();
+    const upload = (name: string, bytes: Uint8Array) =>
+      server.api.put(`/v1/bot-callbacks/${botId}/artifacts/${name}`, {
+        rawBody: bytes,
+        token: config.callback.token,
+        headers: { "content-type": "application/octet-stream" },
+      });
+    expect((await upload("screenshot.png", screenshot)).status).toBe(201);
+    expect((await upload("page.html", new TextEncoder().encode("<p>denied</p>"))).status).toBe(201);
+    await runner.status("JOINING_CALL");
+    await runner.status("FATAL", {
+      subCode: "ADMISSION_DENIED",
+      message: "The host denied entry",
+      artifacts: ["screenshot.png", "page.html"],
+    });
+
+    const { page } = tab;
+    await page
+      .getByRole("row", { name: /Denied Bot/ })
+      .getByRole("link", { name: "Denied Bot" })
+      .click();
+    const failure = page.getByRole("region", { name: "Why it failed" });
+    await failure.waitFor();
+    expect(await failure.textContent()).toContain("ADMISSION_DENIED The host denied entry");
+    const image = failure.getByRole("img", { name: /Screenshot .*screenshot\.png/ });
+    await expect
+      .poll(() => image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth))
+      .toBeGreaterThan(0);
+    const src = (await image.getAttribute("src")) ?? "";
+    expect(src).toMatch(/^blob:/);
+    const download = failure.getByRole("link", { name: "Download page.html" });
+    expect(await download.getAttribute("download")).toBe("page.html");
+
+    // Leaving the page lets the blob go (an image, as the page's policy lets blobs be loaded only so).
+    const readable = (url: string) =>
+      page.evaluate(
+        (u) =>
+          new Promise<boolean>((resolve) => {
+            const probe = new Image();
+            probe.onload = () => resolve(true);
+            probe.onerror = () => resolve(false);
+            probe.src = u;
+          }),
+        url,
+      );
+    expect(await readable(src)).toBe(true);
+    await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Bots" }).click();
+    await page.getByRole("heading", { level: 1, name: "Bots" }).waitFor();
+    await expect.poll(() => readable(src)).toBe(false);
+    // The probe of the revoked blob is the only complaint.
+    expect(tab.problems.filter((p) => p !== "Failed to load resource: net::ERR_FILE_NOT_FOUND")).toEqual([]);
+  });
+
+  it("shows the API's refusal beside the form, creates with the chosen options, kills and deletes", async () => {
+    const tab = await openSignedIn(server, user, "#/bots");
+    const { page } = tab;
+    await page.getByRole("button", { name: "New bot" }).click();
+    await page.getByLabel("Meeting link").fill("https://example.com/meet/abc-defg-hij");
+    await page.getByLabel("Display name").fill("Form Bot");
+    await page.getByRole("button", { name: "Create and deploy" }).click();
+    const form = page.getByRole("form", { name: "Create a bot" });
+    await expect
+      .poll(() => form.getByRole("alert").textContent())
+      .toBe("meetingInfo.meetingUrl: example.com is not a google meeting host");
+    const link = page.getByLabel("Meeting link");
+    expect(await link.getAttribute("aria-invalid")).toBe("true");
+    expect(await link.evaluate((input) => input.getAttribute("aria-describedby"))).toContain("error");
+    // What was typed stays.
+    expect(await page.getByLabel("Display name").inputValue()).toBe("Form Bot");
+
+    await link.fill("http://127.0.0.1:9/meet/abc-defg-hij");
+    await page.getByLabel("Meeting title").fill("Form test");
+    await page.getByLabel("Maximum duration").fill("2");
+    await page.getByLabel("Summarize the transcript").check();
+    expect(await page.getByLabel("Transcribe the recording").isChecked()).toBe(true);
+    await page.getByLabel("Summary engine").selectOption("extractive");
+    await page.getByRole("button", { name: "Create and deploy" }).click();
+    const row = page.getByRole("row", { name: /Form Bot/ });
+    await expect.poll(() => row.getByText("DEPLOYING").count()).toBe(1);
+
+    const listed = await server.api.get("/v1/bots", { token: user.token });
+    const made = listed.body.bots.find(
+      (bot: { botDisplayName: string }) => bot.botDisplayName === "Form Bot",
+    );
+    expect(made).toMatchObject({
+      meetingTitle: "Form test",
+      transcription: {},
+      summary: { engine: "extractive" },
+    });
+    expect(server.launcher.configFor(made.id).automaticLeave.maxDuration).toBe(120_000);
+
+    // Kill, then delete: each asks first.
+    page.once("dialog", (dialog) => void dialog.accept());
+    await row.getByRole("button", { name: "Kill" }).click();
+    await expect.poll(() => row.getByText("FATAL").count()).toBe(1);
+    expect(
+      (await server.api.get(`/v1/bots/${made.id}`, { token: user.token })).body.deploymentError,
+    ).toMatchObject({ code: "KILLED" });
+    page.once("dialog", (dialog) => void dialog.accept());
+    await row.getByRole("button", { name: "Delete" }).click();
+    await expect.poll(() => row.count()).toBe(0);
+    expect((await server.api.get(`/v1/bots/${made.id}`, { token: user.token })).status).toBe(404);
+    // The refused create is the only complaint.
+    expect(tab.problems.filter((p) => !p.includes("422"))).toEqual([]);
+  });
+
+  it("creates a Zoom bot by meeting id without deploying it, then deploys it from the list", async () => {
+    const tab = await openSignedIn(server, user, "#/bots");
+    const { page } = tab;
+    await page.getByRole("button", { name: "New bot" }).click();
+    await page.getByLabel("Platform").selectOption({ label: "Zoom" });
+    await page.getByLabel("Meeting ID and passcode").check();
+    await page.getByLabel("Meeting ID", { exact: true }).fill("85012345678");
+    await page.getByLabel("Passcode", { exact: true }).fill("s3cret");
+    await page.getByLabel("Display name").fill("Zoom Bot");
+    await page.getByRole("button", { name: "Create only" }).click();
+
+    const row = page.getByRole("row", { name: /Zoom Bot/ });
+    await expect.poll(() => row.getByText("READY_TO_DEPLOY").count()).toBe(1);
+    expect(await row.textContent()).toContain("Zoom");
+    const botId = Number(/#(\d+)/.exec((await row.textContent()) ?? "")?.[1]);
+    expect(() => server.launcher.configFor(botId)).toThrow();
+
+    await row.getByRole("button", { name: "Deploy" }).click();
+    await expect.poll(() => row.getByText("DEPLOYING").count()).toBe(1);
+    expect(server.launcher.configFor(botId).meetingInfo).toEqual({
+      platform: "zoom",
+      meetingId: "85012345678",
+      meetingPassword: "s3cret",
+    });
+    expect(tab.problems).toEqual([]);
+  });
+
+  it("keeps the form open, saying so, when the bot was created but could not be launched", async () => {
+    const tab = await openSignedIn(server, user, "#/bots");
+    const { page } = tab;
+    await page.getByRole("button", { name: "New bot" }).click();
+    await page.getByLabel("Meeting link").fill("http://127.0.0.1:9/meet/abc-defg-hij");
+    await page.getByLabel("Display name").fill("Stranded Bot");
+    server.launcher.failNextLaunch(new Error("no capacity left"));
+    await page.getByRole("button", { name: "Create and deploy" }).click();
+
+    const form = page.getByRole("form", { name: "Create a bot" });
+    await expect
+      .poll(() => form.getByRole("alert").textContent())
+      .toMatch(/^Bot #\d+ was created but not deployed: Bot could not be launched: no capacity left$/);
+    // The list shows it, failed as the server recorded it.
+    await expect
+      .poll(() =>
+        page
+          .getByRole("row", { name: /Stranded Bot/ })
+          .getByText("FATAL")
+          .count(),
+      )
+      .toBe(1);
+    expect(tab.problems.filter((p) => !p.includes("503"))).toEqual([]);
+  });
+
+  it("filters the logs by level", async () => {
+    const { botId, runner } = await deployedBot(server, user, { botDisplayName: "Chatty Bot" });
+    const lines = {
+      info: "Opening the meeting page",
+      warn: "No camera found",
+      error: "The lobby did not answer",
+    };
+    for (const [level, message] of Object.entries(lines)) {
+      await runner.send({ type: "log", data: { level: level as "info", message } });
+    }
+    const tab = await openSignedIn(server, user, `#/bots/${botId}`);
+    const { page } = tab;
+    const logs = page.getByRole("table", { name: "Log lines" });
+    const shown = async () => (await logs.textContent()) ?? "";
+    await expect.poll(shown).toContain(lines.info);
+    expect(await shown()).toContain(lines.warn);
+
+    await page.getByLabel("Level").selectOption({ label: "Warnings and errors" });
+    await expect.poll(shown).not.toContain(lines.info);
+    expect(await shown()).toContain(lines.warn);
+    expect(await shown()).toContain(lines.error);
+
+    await page.getByLabel("Level").selectOption({ label: "Errors only" });
+    await expect.poll(shown).not.toContain(lines.warn);
+    expect(await shown()).toContain(lines.error);
+    expect(tab.problems).toEqual([]);
+  });
+});
