@@ -20,7 +20,7 @@ export async function storeCompletedContent(
   botId: number,
   content: {
     utterances: StoredUtterance[];
-    summary?: { overview: string; keyPoints: string[]; actionItems: object[]; decisions: object[] };
+    summary?: { overview: string; keyPoints: string[]; actionItems: object[]; decisions: string[] };
   },
 ): Promise<void> {
   const at = new Date().toISOString();
