@@ -78,6 +78,11 @@ export const SUB_CODES = [
   "HEARTBEAT_TIMEOUT",
   "LAUNCH_TIMEOUT",
   "LAUNCH_FAILED",
+  // The runner's container or Pod could not run (launchers other than local: src/server/launcher/).
+  "IMAGE_PULL_FAILED",
+  "OUT_OF_MEMORY",
+  "EVICTED",
+  "UNSCHEDULABLE",
   "KILLED",
   "INTERNAL_ERROR",
 ] as const;

@@ -69,6 +69,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authCallbackPage);
   registerDashboard(app);
   shared.set(app, { services, db: deps.db });
+  await deps.launcher.attach?.({
+    runnerFailed: (botId, subCode, message) => services.bots.failFromServer(botId, subCode, message),
+    runningBotIds: () => services.bots.runningIds(),
+  });
   services.watchdog.start();
   services.apiLogs.start();
   if (deps.config.webhooks.worker) services.webhookWorker.start();

@@ -1,4 +1,4 @@
-import type { BotConfig } from "../../core/index.js";
+import type { BotConfig, SubCode } from "../../core/index.js";
 
 /**
  * How the control plane starts bot runners. Local child process by default; Docker containers or
@@ -9,6 +9,24 @@ export interface Launcher {
   launch(config: BotConfig): Promise<void>;
   /** SIGTERM to that runner if running (POST /v1/bots/{id}/kill, the watchdog). */
   stop(botId: number): Promise<void>;
-  /** Releases what the launcher holds besides running bots (e.g. warm runners). */
+  /**
+   * Called once by the server that owns this launcher, before it serves: a launcher whose runners
+   * outlive the server (containers, Jobs) re-adopts the running bots' runners, removes those of
+   * bots that ended, and starts watching for runners that cannot run.
+   */
+  attach?(host: LauncherHost): Promise<void>;
+  /** Releases what the launcher holds besides running bots (e.g. warm runners, watches). */
   close?(): Promise<void>;
+}
+
+/** What the control plane offers a launcher that watches its runners from outside. */
+export interface LauncherHost {
+  /**
+   * The bot's runner cannot run or was ended from outside (its image cannot be pulled, it ran out
+   * of memory, it was evicted, it could not be scheduled): the bot becomes FATAL with `subCode`,
+   * unless it has already ended. Answers whether the bot was failed by this call.
+   */
+  runnerFailed(botId: number, subCode: SubCode, message: string): Promise<boolean>;
+  /** The bots whose runner should be running now (launched and not ended). */
+  runningBotIds(): Promise<number[]>;
 }

@@ -7,6 +7,7 @@ import {
   type CallbackEvent,
   isPlatformHost,
   type MeetingInfo,
+  RUNNING_STATUSES,
   type SubCode,
 } from "../../core/index.js";
 import { newCallbackToken, sha256Hex } from "../auth/tokens.js";
@@ -311,6 +312,17 @@ export class BotService {
    * False if the bot had already moved on (e.g. its runner reported in the meantime) or is in a
    * status FATAL cannot follow.
    */
+  /** Ids of the bots whose runner should be running: launched and not ended. */
+  async runningIds(): Promise<number[]> {
+    const rows = await this.ctx.db
+      .selectFrom("bots")
+      .select("id")
+      .where("status", "in", [...RUNNING_STATUSES])
+      .orderBy("id")
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
   async failFromServer(botId: number, subCode: SubCode, message: string): Promise<boolean> {
     const now = toIso(this.ctx.now());
     const event: CallbackEvent = {
