@@ -70,9 +70,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerDashboard(app);
   shared.set(app, { services, db: deps.db });
   await deps.launcher.attach?.({
-    runnerFailed: (botId, subCode, message) => services.bots.failFromServer(botId, subCode, message),
+    runnerFailed: (botId, subCode, message) => services.segments.failLostRunner(botId, subCode, message),
     runningBotIds: () => services.bots.runningIds(),
   });
+  // Segments of runners lost while no server (or a server that stopped mid-salvage) was running.
+  const leftovers = services.segments
+    .salvageLeftovers()
+    .catch((err: unknown) => app.log.error({ err }, "could not check for unsalvaged recording segments"));
   services.watchdog.start();
   services.apiLogs.start();
   if (deps.config.webhooks.worker) services.webhookWorker.start();
@@ -81,6 +85,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("preClose", async () => services.eventStreams.closeAll());
   app.addHook("onClose", async () => {
     await services.watchdog.stop();
+    await leftovers;
+    await services.segments.settled();
     // Hands running transcripts and summaries back to the queue, to be resumed after a restart.
     await services.jobWorker.stop();
     // Waits briefly for deliveries in flight; the rest are sent again after a restart.

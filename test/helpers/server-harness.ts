@@ -13,6 +13,7 @@ import {
 import { type Db, openDatabase } from "../../src/server/db/database.js";
 import type { Launcher } from "../../src/server/launcher/launcher.js";
 import { type StartServerOptions, startServer } from "../../src/server/main.js";
+import { completeBoxes, segmentEnd } from "../../src/runner/mp4-boxes.js";
 import { testDatabaseFor } from "./postgres.js";
 
 /**
@@ -230,6 +231,27 @@ export class FakeRunner {
     return this.send({ type: "status", data: { status, ...extra } } as CallbackEventBody);
   }
 
+  /** PUTs one segment of the recording, as the runner does during the call. */
+  uploadSegment(
+    seq: number | string,
+    bytes: Uint8Array,
+    opts: { token?: string; contentType?: string } = {},
+  ) {
+    return this.api.put(`/v1/bot-callbacks/${this.config.botId}/recording/segments/${seq}`, {
+      rawBody: bytes,
+      token: opts.token ?? this.config.callback.token,
+      headers: { "content-type": opts.contentType ?? "video/mp4" },
+    });
+  }
+
+  /** Tells the server segments 0..count-1 are all sent. */
+  completeRecording(count: number, opts: { token?: string } = {}) {
+    return this.api.post(`/v1/bot-callbacks/${this.config.botId}/recording/complete`, {
+      body: { segments: count },
+      token: opts.token ?? this.config.callback.token,
+    });
+  }
+
   upload(bytes: Uint8Array, durationMs: number, opts: { token?: string; contentType?: string } = {}) {
     return this.api.put(this.config.upload.url, {
       rawBody: bytes,
@@ -254,6 +276,58 @@ export async function makeTestMp4(dir: string): Promise<Uint8Array> {
     ...["-t", "2", "-c:v", "libx264", "-c:a", "aac", "-shortest", file],
   ]);
   return new Uint8Array(await readFile(file));
+}
+
+/**
+ * A real fragmented MP4 (H.264 + AAC, 1-second fragments) of `seconds`, as the runner's ffmpeg
+ * writes it, cut into `count` segments at box boundaries the way the runner cuts it.
+ */
+export async function makeSegmentedMp4(
+  dir: string,
+  seconds: number,
+  count: number,
+): Promise<{ whole: Uint8Array; segments: Uint8Array[] }> {
+  const file = path.join(dir, `fragmented-${seconds}.mp4`);
+  await run("ffmpeg", [
+    ...["-hide_banner", "-loglevel", "error", "-y"],
+    ...["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25"],
+    ...["-f", "lavfi", "-i", "sine=frequency=440"],
+    ...["-t", String(seconds), "-c:v", "libx264", "-g", "25", "-c:a", "aac", "-shortest"],
+    ...["-movflags", "+frag_keyframe+empty_moov+default_base_moof", "-frag_duration", "1000000", file],
+  ]);
+  const whole = await readFile(file);
+  const boxes = await completeBoxes(
+    async (position, length) => whole.subarray(position, position + length),
+    0,
+    whole.length,
+  );
+  const segments: Uint8Array[] = [];
+  let from = 0;
+  for (let i = 1; i <= count; i++) {
+    const target = i === count ? Number.POSITIVE_INFINITY : Math.round((whole.length * i) / count) - from;
+    const end = segmentEnd(
+      boxes.filter((box) => box.start >= from),
+      from,
+      target,
+    );
+    if (end === null || end === from) throw new Error(`cannot cut ${count} segments`);
+    segments.push(new Uint8Array(whole.subarray(from, end)));
+    from = end;
+  }
+  if (from !== whole.length) throw new Error("segments do not cover the file");
+  return { whole: new Uint8Array(whole), segments };
+}
+
+/** ffprobe's duration (s) and stream types of a file. */
+export async function probeMedia(file: string): Promise<{ durationSeconds: number; streams: string[] }> {
+  const { stdout } = await run("ffprobe", [
+    ...["-v", "error", "-show_entries", "format=duration:stream=codec_type", "-of", "json", file],
+  ]);
+  const probe = JSON.parse(stdout) as { format: { duration: string }; streams: { codec_type: string }[] };
+  return {
+    durationSeconds: Number(probe.format.duration),
+    streams: probe.streams.map((stream) => stream.codec_type),
+  };
 }
 
 /**

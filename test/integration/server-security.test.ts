@@ -28,6 +28,8 @@ const PUBLIC_ROUTES = [
   "GET /v1/auth/oauth/{provider}/callback",
   "POST /v1/bot-callbacks/{id}/event",
   "PUT /v1/bot-callbacks/{id}/recording",
+  "PUT /v1/bot-callbacks/{id}/recording/segments/{seq}",
+  "POST /v1/bot-callbacks/{id}/recording/complete",
   "PUT /v1/bot-callbacks/{id}/artifacts/{name}",
   "GET /v1/recordings/{bot_id}/file",
   "GET /v1/share/{token}",

@@ -10,6 +10,9 @@ import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from
 import { CallbackResult, Recording } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { MAX_RECORDING_BYTES } from "../services/recordings.js";
+
+/** A day of 1-second segments many times over; a bound, so a seq is never an unbounded number. */
+const MAX_SEGMENT_SEQ = 10_000_000;
 import { ARTIFACT_NAME, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";
 import { IdParam, toValidationIssue } from "../validation.js";
 
@@ -19,6 +22,19 @@ const ArtifactParams = z.object({
   name: z.string().regex(ARTIFACT_NAME, "must be 1-64 of a-z 0-9 . _ - (starting with a letter or digit)"),
 });
 const ArtifactSaved = z.object({ name: z.string(), sizeBytes: z.number().int() });
+const SegmentParams = z.object({
+  id: IdParam,
+  seq: z.coerce.number().int().min(0).max(MAX_SEGMENT_SEQ),
+});
+const SegmentSaved = z.object({ seq: z.number().int(), sizeBytes: z.number().int() });
+const CompleteBody = z.object({
+  segments: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_SEGMENT_SEQ + 1)
+    .describe("How many segments were sent: seq 0 to segments-1"),
+});
 
 const UploadHeaders = z.looseObject({
   "x-recording-duration-ms": z
@@ -125,6 +141,56 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
         request.body as Readable,
         request.headers["x-recording-duration-ms"],
       );
+      reply.code(201);
+      return recording;
+    },
+  );
+
+  app.put(
+    "/bot-callbacks/:id/recording/segments/:seq",
+    {
+      bodyLimit: MAX_RECORDING_BYTES,
+      onRequest: async (request) => {
+        if (!isMp4(request.headers["content-type"])) throw new UnsupportedMediaTypeError("video/mp4");
+        refuseDeclaredOver(request, MAX_RECORDING_BYTES);
+      },
+      schema: {
+        operationId: "uploadRecordingSegment",
+        summary: "Runner: upload one segment of the recording during the call",
+        description:
+          "Segment `seq` (from 0) is the next byte range of the runner's fragmented MP4, ending on a box boundary. " +
+          "The same seq again replaces it; segments may arrive in any order.",
+        params: SegmentParams,
+        response: { 201: SegmentSaved },
+      },
+    },
+    async (request, reply) => {
+      const saved = await services.segments.save(
+        request.params.id,
+        request.params.seq,
+        request.body as Readable,
+      );
+      reply.code(201);
+      return saved;
+    },
+  );
+
+  app.post(
+    "/bot-callbacks/:id/recording/complete",
+    {
+      schema: {
+        operationId: "completeRecording",
+        summary: "Runner: the segments are all sent; store them as the recording",
+        description:
+          "Joins segments 0 to segments-1 into one faststart MP4, stores it as the bot's recording " +
+          "(`recording.ready`) and removes the segments. 409 when any of them is missing.",
+        params: BotParams,
+        body: CompleteBody,
+        response: { 201: Recording },
+      },
+    },
+    async (request, reply) => {
+      const recording = await services.segments.complete(request.params.id, request.body.segments);
       reply.code(201);
       return recording;
     },

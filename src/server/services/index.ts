@@ -18,6 +18,7 @@ import { EventStreams } from "./event-stream.js";
 import { EventService } from "./events.js";
 import { OAuthService } from "./oauth.js";
 import { ProfileService } from "./profile.js";
+import { RecordingSegmentService } from "./recording-segments.js";
 import { RecordingService } from "./recordings.js";
 import { ShareService } from "./shares.js";
 import { SummaryService } from "./summaries.js";
@@ -40,6 +41,8 @@ export interface Services {
   eventStreams: EventStreams;
   callbacks: CallbackService;
   recordings: RecordingService;
+  /** The recording uploaded in segments during the call, and its salvage when the runner is lost. */
+  segments: RecordingSegmentService;
   shares: ShareService;
   watchdog: BotWatchdog;
   artifacts: ArtifactService;
@@ -70,6 +73,7 @@ export function createServices(ctx: ServiceContext): Services {
   // The notes interface's webhook events, queued by what stores their news (src/notes/webhooks.ts).
   const notesEvents = new NotesEvents(ctx.dialect);
   const recordings = new RecordingService(ctx, bots, engines, notesEvents);
+  const segments = new RecordingSegmentService(ctx, bots, recordings);
   // One outbound client for the worker and the test sends; the worker's stop() closes it.
   const outbound = new OutboundClient({
     ...ctx.config.outbound,
@@ -84,8 +88,9 @@ export function createServices(ctx: ServiceContext): Services {
     eventStreams: new EventStreams(events, ctx.config.eventStream, eventsAppended, ctx.log),
     callbacks: new CallbackService(ctx, eventsAppended),
     recordings,
+    segments,
     shares: new ShareService(ctx, recordings, transcripts),
-    watchdog: new BotWatchdog(ctx, bots),
+    watchdog: new BotWatchdog(ctx, bots, segments),
     artifacts: new ArtifactService(ctx, bots, ctx.artifactStore),
     apiLogs,
     profile: new ProfileService(ctx, apiLogs),

@@ -66,8 +66,17 @@ export class RecordingService {
     private readonly notesEvents: Pick<MeetingEvents, "recordingStored">,
   ) {}
 
-  /** Stores the runner's upload (the bot is already authenticated by its callback token). */
-  async upload(botId: number, source: Readable, durationMs: number): Promise<Recording> {
+  /**
+   * Stores the runner's upload (the bot is already authenticated by its callback token), or a
+   * recording assembled from its segments (`note` says which, in the bot's log). A stored
+   * recording supersedes the segments uploaded during the call: they are removed.
+   */
+  async upload(
+    botId: number,
+    source: Readable,
+    durationMs: number,
+    note = "recording uploaded",
+  ): Promise<Recording> {
     let sizeBytes: number;
     try {
       ({ sizeBytes } = await this.ctx.store.save(botId, source, MAX_RECORDING_BYTES));
@@ -109,7 +118,7 @@ export class RecordingService {
             .doUpdateSet({ size_bytes: sizeBytes, duration_ms: durationMs, created_at: now }),
         )
         .execute();
-      await appendLog(trx, botId, "info", `recording uploaded (${sizeBytes} bytes)`, now);
+      await appendLog(trx, botId, "info", `${note} (${sizeBytes} bytes)`, now);
       // Its runner already reported DONE: this upload was all it still had to deliver.
       if (bot.status === "DONE") await expireCallbackToken(trx, botId, now);
       // recording.ready once per bot: a runner resending its upload (its answer was lost) is
@@ -131,6 +140,9 @@ export class RecordingService {
       await this.ctx.store.remove(botId);
       throw new BotNotFoundError();
     }
+    await this.ctx.store.removeSegments(botId).catch((err: unknown) => {
+      this.ctx.log.warn({ err, botId }, "could not remove the segments of a stored recording");
+    });
     return this.fromRow(row);
   }
 

@@ -4,6 +4,7 @@ import { releaseBotEnded } from "../webhooks/outbox.js";
 import { lockBot } from "./bot-state.js";
 import type { BotService } from "./bots.js";
 import type { ServiceContext } from "./context.js";
+import type { RecordingSegmentService } from "./recording-segments.js";
 
 /**
  * Ends bots whose runner went silent, so that nothing stays "running" forever: a bot still
@@ -22,6 +23,7 @@ export class BotWatchdog {
   constructor(
     private readonly ctx: ServiceContext,
     private readonly bots: BotService,
+    private readonly segments: RecordingSegmentService,
   ) {
     this.startedAt = ctx.now().getTime();
   }
@@ -95,7 +97,12 @@ export class BotWatchdog {
   }
 
   private async fail(botId: number, subCode: "LAUNCH_TIMEOUT" | "HEARTBEAT_TIMEOUT", message: string) {
-    if (!(await this.bots.failFromServer(botId, subCode, message))) return;
+    // A silent runner is presumed lost: what it uploaded during the call becomes its recording.
+    const failed =
+      subCode === "HEARTBEAT_TIMEOUT"
+        ? await this.segments.failLostRunner(botId, subCode, message)
+        : await this.bots.failFromServer(botId, subCode, message);
+    if (!failed) return;
     this.ctx.log.warn({ botId, subCode }, message);
     await this.ctx.launcher
       .stop(botId)

@@ -19,6 +19,24 @@ export interface RecordingStore {
    * for local storage; a store elsewhere would fetch a copy first and remove it afterwards.
    */
   withLocalFile<T>(botId: number, use: (file: string) => Promise<T>): Promise<T>;
+
+  /**
+   * Segments of a recording uploaded during the call: consecutive byte ranges of the runner's
+   * fragmented MP4, numbered from 0. Saving a seq again replaces it (a retried upload).
+   */
+  saveSegment(botId: number, seq: number, source: Readable, maxBytes: number): Promise<{ sizeBytes: number }>;
+  /** The bot's stored segments, by seq. */
+  segments(botId: number): Promise<StoredSegment[]>;
+  openSegment(botId: number, seq: number): Readable;
+  /** Deletes the bot's segments; no error when there are none. */
+  removeSegments(botId: number): Promise<void>;
+  /** Ids of the bots that have segments stored (a re-check at startup). */
+  botsWithSegments(): Promise<number[]>;
+}
+
+export interface StoredSegment {
+  seq: number;
+  sizeBytes: number;
 }
 
 export class RecordingTooLargeError extends Error {
@@ -60,7 +78,53 @@ export class LocalRecordingStore implements RecordingStore {
     return createReadStream(this.file(botId), range ? { start: range.start, end: range.end } : {});
   }
 
+  /** `<dir>/segments/<botId>/<seq>.m4s`: a folder per bot, removed whole. */
+  segmentDir(botId: number): string {
+    return path.join(this.dir, "segments", String(botId));
+  }
+
+  saveSegment(
+    botId: number,
+    seq: number,
+    source: Readable,
+    maxBytes: number,
+  ): Promise<{ sizeBytes: number }> {
+    return writeStreamAtomically(
+      source,
+      path.join(this.segmentDir(botId), `${seq}.m4s`),
+      maxBytes,
+      () => new RecordingTooLargeError(maxBytes),
+    );
+  }
+
+  async segments(botId: number): Promise<StoredSegment[]> {
+    const dir = this.segmentDir(botId);
+    const names = await readdir(dir).catch(() => [] as string[]);
+    const found: StoredSegment[] = [];
+    for (const name of names) {
+      const match = /^(\d+)\.m4s$/.exec(name);
+      if (!match) continue; // an unfinished upload (.part)
+      const { size } = await stat(path.join(dir, name));
+      found.push({ seq: Number(match[1]), sizeBytes: size });
+    }
+    return found.sort((a, b) => a.seq - b.seq);
+  }
+
+  openSegment(botId: number, seq: number): Readable {
+    return createReadStream(path.join(this.segmentDir(botId), `${seq}.m4s`));
+  }
+
+  async removeSegments(botId: number): Promise<void> {
+    await rm(this.segmentDir(botId), { recursive: true, force: true });
+  }
+
+  async botsWithSegments(): Promise<number[]> {
+    const names = await readdir(path.join(this.dir, "segments")).catch(() => [] as string[]);
+    return names.filter((name) => /^\d+$/.test(name)).map(Number);
+  }
+
   async remove(botId: number): Promise<void> {
+    await this.removeSegments(botId);
     const unfinished = `${botId}.mp4.`;
     const entries = await readdir(this.dir).catch(() => [] as string[]);
     for (const name of entries) {

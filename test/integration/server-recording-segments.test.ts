@@ -1,0 +1,228 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  deployedBot,
+  type FakeRunner,
+  makeSegmentedMp4,
+  openServerDatabase,
+  probeMedia,
+  registerUser,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server-harness.js";
+import { testDatabaseFor } from "../helpers/postgres.js";
+
+let server: TestServer;
+let user: TestUser;
+let scratch: string;
+let media: { whole: Uint8Array; segments: Uint8Array[] };
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(tmpdir(), "meetbot-segments-"));
+  [server, media] = await Promise.all([
+    startTestServer({
+      // Fast sweeps for the lost runner; launches never time out here (bots report at once).
+      watchdog: { intervalMs: 100, launchTimeoutMs: 600_000, heartbeatTimeoutMultiple: 3 },
+      rateLimit: { perMinute: 0, perHour: 0 },
+    }),
+    makeSegmentedMp4(scratch, 6, 6),
+  ]);
+  user = await registerUser(server.api);
+});
+afterAll(async () => {
+  await server?.close();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+/** Concatenated bytes, as a file in the scratch dir: what a prefix of the segments plays as. */
+async function probeBytes(name: string, parts: Uint8Array[]) {
+  const file = path.join(scratch, name);
+  await writeFile(file, Buffer.concat(parts));
+  return probeMedia(file);
+}
+
+/** The stored recording, downloaded by its owner and probed. */
+async function storedRecording(botId: number) {
+  const res = await fetch(`${server.url}/v1/recordings/${botId}/stream`, {
+    headers: { authorization: `Bearer ${user.token}` },
+  });
+  expect(res.status).toBe(200);
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const file = path.join(scratch, `stored-${botId}.mp4`);
+  await writeFile(file, bytes);
+  const topBoxes = [0, 1].reduce<{ types: string[]; at: number }>(
+    ({ types, at }) => {
+      const view = Buffer.from(bytes.buffer, bytes.byteOffset + at, 8);
+      return { types: [...types, view.toString("latin1", 4, 8)], at: at + view.readUInt32BE(0) };
+    },
+    { types: [], at: 0 },
+  ).types;
+  return { ...(await probeMedia(file)), topBoxes };
+}
+
+const segmentDir = (botId: number) => path.join(server.dataDir, "recordings", "segments", String(botId));
+
+async function inCall(runner: FakeRunner) {
+  expect((await runner.status("JOINING_CALL")).status).toBe(200);
+  expect((await runner.status("IN_CALL")).status).toBe(200);
+}
+
+describe("the recording uploaded in segments", () => {
+  it("joins segments that arrived out of order and twice into one faststart MP4 on complete", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    await inCall(runner);
+    const order = [2, 0, 5, 1, 2, 4, 3, 0];
+    for (const seq of order) {
+      const res = await runner.uploadSegment(seq, media.segments[seq] as Uint8Array);
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ seq, sizeBytes: media.segments[seq]?.length });
+    }
+    const completed = await runner.completeRecording(6);
+    expect(completed.status).toBe(201);
+    expect(completed.body.sizeBytes).toBeGreaterThan(0);
+
+    const whole = await probeBytes("whole.mp4", [media.whole]);
+    const stored = await storedRecording(botId);
+    expect(stored.durationSeconds).toBeCloseTo(whole.durationSeconds, 1);
+    expect(stored.streams.sort()).toEqual(["audio", "video"]);
+    // faststart: the index comes before the media.
+    expect(stored.topBoxes).toEqual(["ftyp", "moov"]);
+    expect(completed.body.durationSeconds).toBeCloseTo(whole.durationSeconds, 1);
+    expect(existsSync(segmentDir(botId))).toBe(false);
+  });
+
+  it("refuses to complete while a segment is missing, and stores nothing", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    await inCall(runner);
+    for (const seq of [0, 1, 3]) {
+      expect((await runner.uploadSegment(seq, media.segments[seq] as Uint8Array)).status).toBe(201);
+    }
+    const refused = await runner.completeRecording(4);
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toBe("Segments missing: 2");
+    expect((await server.api.get(`/v1/recordings/${botId}`, { token: user.token })).status).toBe(404);
+    // The missing one arrives (a retry); now it completes.
+    expect((await runner.uploadSegment(2, media.segments[2] as Uint8Array)).status).toBe(201);
+    expect((await runner.completeRecording(4)).status).toBe(201);
+  });
+
+  it("answers bad input with clear errors", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    const bytes = media.segments[0] as Uint8Array;
+    expect((await runner.uploadSegment("first", bytes)).status).toBe(422);
+    expect((await runner.uploadSegment(-1, bytes)).status).toBe(422);
+    const json = await runner.uploadSegment(0, bytes, { contentType: "application/json" });
+    expect(json.status).toBe(415);
+    expect((await runner.uploadSegment(0, bytes, { token: "not-the-token" })).status).toBe(401);
+    const zero = await server.api.post(`/v1/bot-callbacks/${botId}/recording/complete`, {
+      body: { segments: 0 },
+      token: runner.config.callback.token,
+    });
+    expect(zero.status).toBe(422);
+    expect(existsSync(segmentDir(botId))).toBe(false);
+  });
+
+  it("makes a lost runner's segments, up to the first gap, its recording with recording.ready", async () => {
+    const hook = await server.api.post("/v1/webhooks", {
+      token: user.token,
+      body: { name: "ready", url: "https://hooks.example.com/ready", events: ["recording.ready"] },
+    });
+    expect(hook.status).toBe(201);
+    const { botId, runner } = await deployedBot(server, user, { heartbeatInterval: 500 });
+    await inCall(runner);
+    // Seq 3 never arrived: 0-2 are the recording, 4 is dropped.
+    for (const seq of [0, 1, 2, 4]) {
+      expect((await runner.uploadSegment(seq, media.segments[seq] as Uint8Array)).status).toBe(201);
+    }
+    // The runner goes silent; the watchdog fails it and salvages what it sent.
+    const db = await openServerDatabase(server);
+    try {
+      const readyQueued = async () =>
+        (
+          await db.kysely
+            .selectFrom("webhook_deliveries")
+            .select("event")
+            .where("bot_id", "=", botId)
+            .where("event", "=", "recording.ready")
+            .execute()
+        ).length;
+      await expect.poll(readyQueued, { timeout: 15_000, interval: 100 }).toBe(1);
+    } finally {
+      await db.close();
+    }
+    const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
+    expect(bot.body.status).toBe("FATAL");
+    expect(bot.body.deploymentError).toMatchObject({ code: "HEARTBEAT_TIMEOUT" });
+
+    const prefix = await probeBytes("prefix.mp4", media.segments.slice(0, 3));
+    const stored = await storedRecording(botId);
+    expect(stored.durationSeconds).toBeCloseTo(prefix.durationSeconds, 1);
+    expect(stored.durationSeconds).toBeLessThan(5);
+    expect(stored.streams.sort()).toEqual(["audio", "video"]);
+    const logs = await server.api.get(`/v1/bots/${botId}/logs`, { token: user.token });
+    expect(JSON.stringify(logs.body)).toContain(
+      "recording assembled from the 3 segments received before the runner was lost; 1 after a gap at seq 3 dropped",
+    );
+    expect(existsSync(segmentDir(botId))).toBe(false);
+  });
+});
+
+describe("segments left by a server that stopped before salvaging them", () => {
+  it("become the lost runner's recording when the server starts again", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-segments-restart-"));
+    // No sweeps in the first life: the bot is failed by hand, as if the server died mid-salvage.
+    const first = await startTestServer({ dataDir, watchdog: { intervalMs: 3_600_000 } });
+    let botId: number;
+    try {
+      const owner = await registerUser(first.api);
+      const deployed = await deployedBot(first, owner);
+      botId = deployed.botId;
+      await inCall(deployed.runner);
+      for (const seq of [0, 1]) {
+        expect((await deployed.runner.uploadSegment(seq, media.segments[seq] as Uint8Array)).status).toBe(
+          201,
+        );
+      }
+      const db = await openServerDatabase(first);
+      try {
+        await db.kysely
+          .updateTable("bots")
+          .set({
+            status: "FATAL",
+            deployment_error: JSON.stringify({ code: "HEARTBEAT_TIMEOUT", message: "silent" }),
+          })
+          .where("id", "=", botId)
+          .execute();
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await first.close();
+    }
+    const second = await startTestServer({ dataDir });
+    try {
+      const db = await openServerDatabase(second);
+      try {
+        const recorded = async () =>
+          (
+            await db.kysely
+              .selectFrom("recordings")
+              .select("duration_ms")
+              .where("bot_id", "=", botId)
+              .execute()
+          ).length;
+        await expect.poll(recorded, { timeout: 15_000, interval: 100 }).toBe(1);
+      } finally {
+        await db.close();
+      }
+      expect(existsSync(path.join(dataDir, "recordings", "segments", String(botId)))).toBe(false);
+    } finally {
+      await second.close();
+      await (await testDatabaseFor(dataDir))?.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
