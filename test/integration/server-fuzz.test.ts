@@ -156,7 +156,7 @@ async function listRoutes(s: TestServer): Promise<Route[]> {
             ? "public"
             : "page",
       bodyKind:
-        runner && (template.endsWith("/recording") || template.includes("/recording/segments/"))
+        runner && template.endsWith("/recording")
           ? "video/mp4"
           : runner && template.includes("/artifacts/")
             ? "application/octet-stream"
