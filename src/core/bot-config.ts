@@ -6,6 +6,7 @@ export const DEFAULT_AUTOMATIC_LEAVE_MS = 300_000;
 export const DEFAULT_MAX_DURATION_MS = 4 * 3_600_000;
 export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium";
 export const DEFAULT_FINAL_DELIVERY_TIMEOUT_MS = 120_000;
+export const DEFAULT_RECORDING_SEGMENT_INTERVAL_MS = 5_000;
 /** pino's levels. */
 export const RUNNER_LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export const DEFAULT_SILENCE_TIMEOUT_MS = 1_800_000;
@@ -68,6 +69,20 @@ export const RunnerSettings = z.object({
    * plane before it exits. They stay in the spool file either way.
    */
   finalDeliveryTimeout: z.number().int().min(0).max(86_400_000).default(DEFAULT_FINAL_DELIVERY_TIMEOUT_MS),
+  /**
+   * How often the runner uploads what it has recorded since the last segment, during the call: a
+   * runner that dies loses at most this much. 0: one upload at the end only.
+   */
+  recordingSegmentInterval: z
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .refine((ms) => ms === 0 || ms >= 1_000, {
+      message: "must be 0 (no segments) or at least 1000",
+      when: (payload) => payload.issues.length === 0,
+    })
+    .default(DEFAULT_RECORDING_SEGMENT_INTERVAL_MS),
 });
 export type RunnerSettings = z.infer<typeof RunnerSettings>;
 export type RunnerSettingsInput = z.input<typeof RunnerSettings>;

@@ -1,9 +1,10 @@
 import type { Logger } from "pino";
-import type { BotConfig, RecordingOptions } from "../core/index.js";
+import type { BotConfig } from "../core/index.js";
 import { saveFailureArtifacts } from "./artifacts.js";
 import { PageWatcher } from "./page-watcher.js";
 import type { LifecyclePorts, RecorderEvents, RecorderPort, ReporterPort, StagePort } from "./ports.js";
 import { Recorder } from "./recorder.js";
+import { SegmentUploader } from "./segment-upload.js";
 import { prepareStage, type Stage } from "./stage.js";
 import { uploadArtifact, uploadRecording } from "./upload.js";
 
@@ -33,7 +34,7 @@ export function livePorts(opts: {
           },
           log,
         ));
-      return new LiveStage(stage, config.recording, log);
+      return new LiveStage(stage, config, log);
     },
     reporter,
     uploader: {
@@ -46,7 +47,7 @@ export function livePorts(opts: {
 class LiveStage implements StagePort {
   constructor(
     private readonly stage: Stage,
-    private readonly recording: RecordingOptions,
+    private readonly config: BotConfig,
     private readonly log: Logger,
   ) {}
 
@@ -84,7 +85,7 @@ class LiveStage implements StagePort {
     const { media } = this.stage;
     const recorder = new Recorder(
       {
-        ...this.recording,
+        ...this.config.recording,
         display: media.display,
         audioSource: media.audioSource,
         pulseEnv: media.pulseEnv,
@@ -94,12 +95,25 @@ class LiveStage implements StagePort {
       path,
       this.log,
     );
+    const interval = this.config.recordingSegmentInterval;
+    const segments = interval > 0 ? new SegmentUploader(this.config, path, interval, this.log) : null;
     return {
       start: async () => {
         await recorder.start();
+        await segments?.start();
         return recorder.startedAt as Date;
       },
-      stop: () => recorder.stop(),
+      stop: async () => {
+        const result = await recorder.stop();
+        if (!segments) return result;
+        // A restarted ffmpeg wrote more than the file the segments follow: that one goes whole.
+        if (recorder.parts > 1) {
+          await segments.abandon();
+          return result;
+        }
+        const uploadedSegments = await segments.finish();
+        return uploadedSegments === null ? result : { ...result, uploadedSegments };
+      },
     };
   }
 

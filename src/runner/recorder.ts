@@ -16,6 +16,11 @@ export interface RecordingResult {
   frames: number;
   droppedFrames: number;
   duplicatedFrames: number;
+  /**
+   * How many segments of this file the control plane already holds, covering all of it
+   * (segment-upload.ts); absent when it must be uploaded whole.
+   */
+  uploadedSegments?: number;
 }
 
 interface FrameCounters {
@@ -90,6 +95,11 @@ export class Recorder {
     this.startedAt = new Date();
     await this.startSegment(this.path);
     this.log.info({ path: this.path }, "recording");
+  }
+
+  /** How many ffmpeg processes wrote the recording: more than one after a restart (then joined). */
+  get parts(): number {
+    return this.segments.length;
   }
 
   get running(): boolean {

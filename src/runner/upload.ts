@@ -9,15 +9,26 @@ import { controlPlaneDispatcher } from "./control-plane-tls.js";
 type UploadConfig = Pick<BotConfig, "botId" | "upload" | "callback">;
 
 /**
- * PUTs the finished recording to the control plane, streamed from disk (a recording can be
- * gigabytes). Retried with backoff for about ten minutes; removed once the server stored it, kept
- * on disk when the upload failed.
+ * Delivers the finished recording to the control plane. When its segments are all there already
+ * (segment-upload.ts), one call asks the server to join them; otherwise, or if that is refused,
+ * the file is PUT, streamed from disk (a recording can be gigabytes). Retried with backoff for
+ * about ten minutes; removed once the server stored it, kept on disk when the upload failed.
  */
 export async function uploadRecording(
   config: UploadConfig,
-  recording: { path: string; durationMs: number },
+  recording: { path: string; durationMs: number; uploadedSegments?: number | undefined },
   log: Logger,
 ): Promise<void> {
+  if (recording.uploadedSegments !== undefined) {
+    try {
+      await completeSegments(config, recording.uploadedSegments, log);
+      log.info({ segments: recording.uploadedSegments }, "recording completed from its segments");
+      await rm(recording.path, { force: true });
+      return;
+    } catch (error) {
+      log.warn({ err: (error as Error).message }, "segments not completed; uploading the whole recording");
+    }
+  }
   const size = await putFile(config, config.upload.url, recording.path, {
     contentType: "video/mp4",
     headers: { "x-recording-duration-ms": String(recording.durationMs) },
@@ -27,6 +38,40 @@ export async function uploadRecording(
   log.info({ sizeBytes: size, durationMs: recording.durationMs }, "recording uploaded");
   // The server has it now: no second copy of the meeting is left in the work dir.
   await rm(recording.path, { force: true });
+}
+
+async function completeSegments(config: UploadConfig, segments: number, log: Logger): Promise<void> {
+  const url = new URL(
+    `/v1/bot-callbacks/${config.botId}/recording/complete`,
+    config.callback.baseUrl,
+  ).toString();
+  await pRetry(
+    async () => {
+      const response = await request(url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${config.callback.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ segments }),
+        // The server joins and remuxes the whole recording before it answers.
+        headersTimeout: 600_000,
+        bodyTimeout: 60_000,
+        dispatcher: controlPlaneDispatcher(config.callback),
+      });
+      const text = await response.body.text();
+      if (response.statusCode < 300) return;
+      const failure = new Error(`complete refused: HTTP ${response.statusCode}: ${text.slice(0, 300)}`);
+      if (response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429) {
+        throw new AbortError(failure);
+      }
+      throw failure;
+    },
+    {
+      retries: 5,
+      minTimeout: 500,
+      maxTimeout: 10_000,
+      onFailedAttempt: ({ error, attemptNumber }) =>
+        log.warn({ attempt: attemptNumber, url, err: error.message }, "complete failed, retrying"),
+    },
+  );
 }
 
 /** PUTs one failure artifact (screenshot, page HTML, trace); a few quick retries only. */

@@ -274,6 +274,7 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
         },
         logLevel: env.MEETBOT_LOG_LEVEL,
         finalDeliveryTimeout: env.MEETBOT_FINAL_DELIVERY_TIMEOUT_MS,
+        recordingSegmentInterval: env.MEETBOT_RECORDING_SEGMENT_INTERVAL_MS,
       },
       command: env.MEETBOT_RUNNER_COMMAND,
       warmRunners: env.MEETBOT_WARM_RUNNERS,

@@ -3,6 +3,7 @@ import { z } from "zod";
 import {
   DEFAULT_CHROMIUM_PATH,
   DEFAULT_FINAL_DELIVERY_TIMEOUT_MS,
+  DEFAULT_RECORDING_SEGMENT_INTERVAL_MS,
   RUNNER_LOG_LEVELS,
   type RunnerSettings,
 } from "../core/index.js";
@@ -184,6 +185,14 @@ export const ServerEnv = z.object({
     DEFAULT_FINAL_DELIVERY_TIMEOUT_MS,
     (raw) => wholeNumber(raw, 0, 86_400_000),
     "a whole number of milliseconds, 0 to 86400000",
+  ),
+  MEETBOT_RECORDING_SEGMENT_INTERVAL_MS: fromText(
+    DEFAULT_RECORDING_SEGMENT_INTERVAL_MS,
+    (raw) => {
+      const ms = wholeNumber(raw, 0, 600_000);
+      return ms === 0 || (ms !== undefined && ms >= 1_000) ? ms : undefined;
+    },
+    "0 (no segments) or a whole number of milliseconds, 1000 to 600000",
   ),
   MEETBOT_ZOOM_WEB_BASE_URL: httpUrl,
   MEETBOT_TEAMS_WEB_BASE_URL: httpUrl,

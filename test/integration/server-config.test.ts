@@ -106,6 +106,7 @@ describe("the server's configuration", () => {
         platformUrls: {},
         logLevel: "info",
         finalDeliveryTimeout: 120_000,
+        recordingSegmentInterval: 5_000,
       },
       command: undefined,
       warmRunners: 0,
@@ -120,12 +121,14 @@ describe("the server's configuration", () => {
       MEETBOT_TEAMS_WEB_BASE_URL: "https://teams.proxy.example/teams",
       MEETBOT_LOG_LEVEL: "",
       MEETBOT_FINAL_DELIVERY_TIMEOUT_MS: "0",
+      MEETBOT_RECORDING_SEGMENT_INTERVAL_MS: "0",
     }).runner.settings;
     expect(settings).toEqual({
       browser: { executablePath: "/opt/chromium/chrome" },
       platformUrls: { zoomWeb: "http://127.0.0.1:9000", teamsWeb: "https://teams.proxy.example/teams" },
       logLevel: "info",
       finalDeliveryTimeout: 0,
+      recordingSegmentInterval: 0,
     });
   });
 
