@@ -1,0 +1,89 @@
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually, startStack } from "../helpers/stack.js";
+
+/**
+ * A runner that dies in the call without a word (SIGKILL: a container or Pod that vanished with
+ * its disk): what it uploaded in segments during the call becomes the bot's recording once the
+ * watchdog gives up on it (FATAL HEARTBEAT_TIMEOUT), with recording.ready.
+ */
+const SEGMENT_INTERVAL_MS = 2_000;
+/** ffmpeg flushes a fragment every second: at most this much is on disk but not yet in a segment. */
+const FRAGMENT_MS = 1_000;
+
+let stack: Awaited<ReturnType<typeof startStack>>;
+beforeAll(async () => {
+  stack = await startStack({
+    env: { MEETBOT_RECORDING_SEGMENT_INTERVAL_MS: String(SEGMENT_INTERVAL_MS) },
+    // Silence for 3 heartbeats (3 s) is death; swept every 200 ms.
+    watchdog: { intervalMs: 200, heartbeatTimeoutMultiple: 3 },
+  });
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+const storedSegments = (botId: number) => {
+  const dir = join(stack.dataDir, "recordings", "segments", String(botId));
+  return existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".m4s")).length : 0;
+};
+
+describe("a runner killed with SIGKILL in the call", () => {
+  it(
+    "leaves a playable recording at most one segment short, with recording.ready",
+    { timeout: 120_000 },
+    async () => {
+      const { api, mock, launcher } = stack;
+      const code = "sig-kill-run";
+      const bot = await api.createBot({
+        meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/${code}?admit=open&participants=2` },
+        botDisplayName: "Lost Bot",
+        heartbeatInterval: 1000,
+      });
+      await api.deploy(bot.id);
+      const started = await eventually(
+        async () => (await api.botEvents(bot.id)).find((e) => e.eventType === "RECORDING_STARTED"),
+        `bot ${bot.id} recording`,
+        60_000,
+      );
+      // Several segments in: the server holds seq 0 (the init segment) and media after it.
+      await eventually(
+        async () => (storedSegments(bot.id) >= 3 ? true : undefined),
+        "three segments",
+        30_000,
+      );
+      const pid = launcher.pid(bot.id);
+      expect(pid).toBeDefined();
+      const exited = launcher.waitForExit(bot.id);
+      process.kill(pid as number, "SIGKILL");
+      const killedAt = Date.now();
+      expect(await exited).toEqual({ code: null, signal: "SIGKILL" });
+
+      const ended = await eventually(
+        async () => {
+          const current = await api.bot(bot.id);
+          return current.recording ? current : undefined;
+        },
+        "the salvaged recording",
+        60_000,
+      );
+      expect(ended.status).toBe("FATAL");
+      expect(ended.deploymentError?.code).toBe("HEARTBEAT_TIMEOUT");
+      const media = await stack.downloadRecording(bot.id);
+      expect(media.streams.map((s) => s.type).sort()).toEqual(["audio", "video"]);
+      // From the recording's 0 s (its startedAt, else when it was reported) to the kill.
+      const startedAt = Date.parse(String(started.data?.startedAt ?? started.eventTime));
+      const inCallSeconds = (killedAt - startedAt) / 1000;
+      expect(media.durationSeconds).toBeGreaterThan(
+        inCallSeconds - (SEGMENT_INTERVAL_MS + FRAGMENT_MS) / 1000,
+      );
+      expect(media.durationSeconds).toBeLessThanOrEqual(inCallSeconds + 0.5);
+      const logs = await api.botLogs(bot.id);
+      expect(logs.map((l) => l.message).join("\n")).toMatch(
+        /recording assembled from the \d+ segments received before the runner was lost/,
+      );
+      expect(storedSegments(bot.id)).toBe(0);
+    },
+  );
+});
