@@ -95,6 +95,7 @@ bench: setup
 	node --import tsx bench/stream.ts
 	node --import tsx bench/transcription.ts
 	node --import tsx bench/meeting-notes.ts
+	node --import tsx bench/segment-upload.ts
 
 # The README's pictures of the dashboard (docs/screenshots), from a real run with real bots.
 screenshots: setup

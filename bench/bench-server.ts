@@ -7,10 +7,15 @@ import { LocalProcessLauncher, launcherOptions } from "../src/server/launcher/lo
 import { startServer } from "../src/server/main.js";
 
 /** A fresh control plane on a temporary data dir, with a signed-up client, for one measurement. */
-export async function startBenchServer(mockUrl: string, warmRunners = 0) {
+export async function startBenchServer(mockUrl: string, warmRunners = 0, extraEnv: NodeJS.ProcessEnv = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), "meetbot-bench-"));
   // Runners reach the Zoom and Teams mocks through the server's base-URL settings, as an operator sets them.
-  const env = { ...process.env, MEETBOT_ZOOM_WEB_BASE_URL: mockUrl, MEETBOT_TEAMS_WEB_BASE_URL: mockUrl };
+  const env = {
+    ...process.env,
+    MEETBOT_ZOOM_WEB_BASE_URL: mockUrl,
+    MEETBOT_TEAMS_WEB_BASE_URL: mockUrl,
+    ...extraEnv,
+  };
   const launcher = new LocalProcessLauncher({
     ...launcherOptions(resolveConfig({ dataDir, env })),
     warmRunners,
