@@ -107,6 +107,8 @@ describe("every operation", () => {
         "PUT /v1/bot-callbacks/{id}/artifacts/{name}",
         "POST /v1/bot-callbacks/{id}/event",
         "PUT /v1/bot-callbacks/{id}/recording",
+        "PUT /v1/bot-callbacks/{id}/recording/segments/{seq}",
+        "POST /v1/bot-callbacks/{id}/recording/complete",
       ].sort(),
     );
   });
