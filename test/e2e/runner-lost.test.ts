@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/server/db/database.js";
 import { eventually, startStack } from "../helpers/stack.js";
 
 /**
@@ -29,6 +30,33 @@ const storedSegments = (botId: number) => {
   return existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".m4s")).length : 0;
 };
 
+describe("a runner that finishes its call", () => {
+  it("completes the recording from its segments: one playable file", { timeout: 120_000 }, async () => {
+    const { api, mock } = stack;
+    const bot = await api.createBot({
+      meetingInfo: {
+        platform: "google",
+        meetingUrl: `${mock.url}/meet/seg-ment-end?admit=open&participants=2&endAfterMs=7000`,
+      },
+      botDisplayName: "Segment Bot",
+    });
+    await api.deploy(bot.id);
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 90_000 });
+    expect(final.status).toBe("DONE");
+    const logs = (await api.botLogs(bot.id)).map((l) => l.message).join("\n");
+    // The server joined the segments (the whole-file upload would log "recording uploaded").
+    expect(logs).toMatch(/recording assembled from \d+ segments \(\d+ bytes\)/);
+    const stopped = (await api.botEvents(bot.id)).find((e) => e.eventType === "RECORDING_STOPPED");
+    const media = await stack.downloadRecording(bot.id);
+    expect(media.streams.map((s) => s.type).sort()).toEqual(["audio", "video"]);
+    const recordedMs = Number(stopped?.data?.durationMs);
+    expect(recordedMs).toBeGreaterThan(3_000);
+    // What the runner's ffmpeg wrote, all of it: no segment lost on the way.
+    expect(Math.abs(media.durationSeconds - recordedMs / 1000)).toBeLessThan(0.5);
+    expect(storedSegments(bot.id)).toBe(0);
+  });
+});
+
 describe("a runner killed with SIGKILL in the call", () => {
   it(
     "leaves a playable recording at most one segment short, with recording.ready",
@@ -40,6 +68,8 @@ describe("a runner killed with SIGKILL in the call", () => {
         meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/${code}?admit=open&participants=2` },
         botDisplayName: "Lost Bot",
         heartbeatInterval: 1000,
+        // Gets every event of its bot, recording.ready among them (never reachable: only queued here).
+        callbackUrl: "https://hooks.example.com/lost-bot",
       });
       await api.deploy(bot.id);
       const started = await eventually(
@@ -84,6 +114,18 @@ describe("a runner killed with SIGKILL in the call", () => {
         /recording assembled from the \d+ segments received before the runner was lost/,
       );
       expect(storedSegments(bot.id)).toBe(0);
+      const db = await openDatabase({ kind: "sqlite", file: join(stack.dataDir, "meetbot.sqlite") });
+      try {
+        const ready = await db.kysely
+          .selectFrom("webhook_deliveries")
+          .select("event")
+          .where("bot_id", "=", bot.id)
+          .where("event", "=", "recording.ready")
+          .execute();
+        expect(ready).toHaveLength(1);
+      } finally {
+        await db.close();
+      }
     },
   );
 });
