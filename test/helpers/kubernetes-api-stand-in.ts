@@ -8,14 +8,15 @@ import { type StandInAnswer, type StandInRequest, startStandIn } from "./provide
  * in the API's own paths and shapes, from an in-memory store. It runs nothing: creating a Job
  * adds the one Pending Pod the Job controller would create, deleting a Job removes its Pods and the
  * objects it owns (as the garbage collector would), and a test sets a Pod's status to play what a
- * kubelet or the scheduler would report. Every request is recorded, as (resource, verb) too.
+ * kubelet or the scheduler would report. Every request is recorded, as RBAC's (API group, resource, verb) too.
  */
 export interface KubeRequest {
   method: string;
   path: string;
   query: URLSearchParams;
   body: unknown;
-  /** RBAC's names: jobs/create, pods/list, ... ("unknown" for a path this stand-in does not serve). */
+  /** RBAC's names: ("batch", "jobs", "create"), ("", "pods", "list"), ... ("unknown" for a path this stand-in does not serve). */
+  apiGroup: string;
   resource: string;
   verb: string;
 }
@@ -36,12 +37,17 @@ export interface KubernetesApiStandIn {
   close(): Promise<void>;
 }
 
-const COLLECTION = /^\/(?:apis\/batch\/v1|api\/v1)\/namespaces\/([^/]+)\/(jobs|secrets|pods)(?:\/([^/]+))?$/;
+const COLLECTION =
+  /^\/(?:apis\/(batch)\/v1|api\/v1)\/namespaces\/([^/]+)\/(jobs|secrets|pods)(?:\/([^/]+))?$/;
 
 export async function startKubernetesApiStandIn(): Promise<KubernetesApiStandIn> {
   const token = randomUUID();
   const requests: KubeRequest[] = [];
-  const store = { jobs: new Map<string, V1Job>(), secrets: new Map<string, V1Secret>(), pods: new Map<string, V1Pod>() };
+  const store = {
+    jobs: new Map<string, V1Job>(),
+    secrets: new Map<string, V1Secret>(),
+    pods: new Map<string, V1Pod>(),
+  };
   const key = (namespace: string, name: string) => `${namespace}/${name}`;
   const inNamespace = <T>(map: Map<string, T>, namespace: string) =>
     [...map.entries()].filter(([k]) => k.startsWith(`${namespace}/`)).map(([, v]) => v);
@@ -87,10 +93,11 @@ export async function startKubernetesApiStandIn(): Promise<KubernetesApiStandIn>
   });
 
   function handle(request: StandInRequest, recorded: KubeRequest): StandInAnswer {
-    if (request.headers.authorization !== `Bearer ${token}`) return status(401, "Unauthorized", "Unauthorized");
+    if (request.headers.authorization !== `Bearer ${token}`)
+      return status(401, "Unauthorized", "Unauthorized");
     const match = COLLECTION.exec(request.url.pathname);
     if (!match) return status(404, "NotFound", `the stand-in does not serve ${request.url.pathname}`);
-    const [, namespace = "", resource = "", name] = match;
+    const [, , namespace = "", resource = "", name] = match;
     const selector = matchesSelector(request.url.searchParams.get("labelSelector"));
     const body = recorded.body as V1Job & V1Secret;
     switch (`${recorded.verb} ${resource}`) {
@@ -106,7 +113,9 @@ export async function startKubernetesApiStandIn(): Promise<KubernetesApiStandIn>
         if (!job) return status(404, "NotFound", `jobs.batch "${name}" not found`);
         store.jobs.delete(key(namespace, name ?? ""));
         deleteOwnedBy(namespace, job.metadata?.uid ?? "");
-        return { json: { kind: "Status", apiVersion: "v1", status: "Success", details: { name, kind: "jobs" } } };
+        return {
+          json: { kind: "Status", apiVersion: "v1", status: "Success", details: { name, kind: "jobs" } },
+        };
       }
       case "create secrets": {
         if (store.secrets.has(key(namespace, body.metadata?.name ?? "")))
@@ -124,8 +133,8 @@ export async function startKubernetesApiStandIn(): Promise<KubernetesApiStandIn>
 
   const server = await startStandIn((request) => {
     const match = COLLECTION.exec(request.url.pathname);
-    const resource = match?.[2] ?? "unknown";
-    const named = match?.[3] !== undefined;
+    const resource = match?.[3] ?? "unknown";
+    const named = match?.[4] !== undefined;
     const verb =
       { POST: "create", DELETE: "delete", PUT: "update", PATCH: "patch" }[request.method] ??
       (named ? "get" : request.url.searchParams.get("watch") === "true" ? "watch" : "list");
@@ -135,6 +144,7 @@ export async function startKubernetesApiStandIn(): Promise<KubernetesApiStandIn>
       path: request.url.pathname,
       query: request.url.searchParams,
       body: text ? JSON.parse(text) : undefined,
+      apiGroup: match?.[1] ?? "",
       resource,
       verb,
     };
@@ -151,7 +161,9 @@ export async function startKubernetesApiStandIn(): Promise<KubernetesApiStandIn>
     pods: (namespace) => inNamespace(store.pods, namespace),
     addJob: (namespace, job) => createJob(namespace, job),
     setPodStatus(namespace, jobName, podStatus) {
-      const pod = inNamespace(store.pods, namespace).find((p) => p.metadata?.labels?.["job-name"] === jobName);
+      const pod = inNamespace(store.pods, namespace).find(
+        (p) => p.metadata?.labels?.["job-name"] === jobName,
+      );
       if (!pod) throw new Error(`no Pod of Job ${jobName} in ${namespace}`);
       pod.status = podStatus;
     },
@@ -170,7 +182,9 @@ export async function startKubernetesApiStandIn(): Promise<KubernetesApiStandIn>
 }
 
 /** Equality-based label selectors (`a=b,c=d`), the only kind the launcher sends. */
-function matchesSelector(selector: string | null): (object: { metadata?: { labels?: Record<string, string> } }) => boolean {
+function matchesSelector(
+  selector: string | null,
+): (object: { metadata?: { labels?: Record<string, string> } }) => boolean {
   const wanted = (selector ?? "")
     .split(",")
     .filter(Boolean)

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { V1PodStatus } from "@kubernetes/client-node";
@@ -28,7 +28,10 @@ const NAMESPACE = "meetbot-bots";
 const IMAGE = "registry.example.com/meetbot:1.4.0";
 const UNLIMITED = { rateLimit: { perMinute: 0, perHour: 0 } };
 
-function kubernetesLauncher(standIn: KubernetesApiStandIn, overrides: Partial<KubernetesLauncherOptions> = {}) {
+function kubernetesLauncher(
+  standIn: KubernetesApiStandIn,
+  overrides: Partial<KubernetesLauncherOptions> = {},
+) {
   return new KubernetesLauncher({
     kubeConfig: standIn.kubeConfig(),
     namespace: NAMESPACE,
@@ -43,7 +46,11 @@ function kubernetesLauncher(standIn: KubernetesApiStandIn, overrides: Partial<Ku
 }
 
 /** Creates and deploys a bot through the API; its id. */
-async function deploy(server: TestServer, user: TestUser, body: Record<string, unknown> = {}): Promise<number> {
+async function deploy(
+  server: TestServer,
+  user: TestUser,
+  body: Record<string, unknown> = {},
+): Promise<number> {
   const created = await server.api.post("/v1/bots", {
     token: user.token,
     body: { meetingInfo: TEST_MEETING, botDisplayName: "Notetaker", ...body },
@@ -88,7 +95,9 @@ describe("the Kubernetes launcher", () => {
   });
 
   it("creates one Job per bot, then its BotConfig in a Secret owned by that Job", async () => {
-    const botId = await deploy(server, user, { automaticLeave: { maxDuration: 3_600_000, waitingRoomTimeout: 120_000 } });
+    const botId = await deploy(server, user, {
+      automaticLeave: { maxDuration: 3_600_000, waitingRoomTimeout: 120_000 },
+    });
     const job = jobOf(standIn, botId);
     const labels = { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/bot-id": String(botId) };
     expect(job?.metadata).toMatchObject({ name: `meetbot-bot-${botId}`, namespace: NAMESPACE, labels });
@@ -148,7 +157,13 @@ describe("the Kubernetes launcher", () => {
     const secret = standIn.secrets(NAMESPACE).find((s) => s.metadata?.name === `meetbot-bot-${botId}-config`);
     expect(secret?.metadata?.labels).toEqual(labels);
     expect(secret?.metadata?.ownerReferences).toEqual([
-      { apiVersion: "batch/v1", kind: "Job", name: `meetbot-bot-${botId}`, uid: job?.metadata?.uid, controller: true },
+      {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        name: `meetbot-bot-${botId}`,
+        uid: job?.metadata?.uid,
+        controller: true,
+      },
     ]);
     expect(secret).toMatchObject({ type: "Opaque", immutable: true });
     // The Job first (the Secret needs its uid), each in the namespace.
@@ -170,14 +185,18 @@ describe("the Kubernetes launcher", () => {
     const botId = await deploy(server, user);
     const killed = await server.api.post(`/v1/bots/${botId}/kill`, { token: user.token });
     expect(killed.status).toBe(200);
-    const deletion = standIn.requests.find((r) => r.verb === "delete" && r.path.endsWith(`/jobs/meetbot-bot-${botId}`));
+    const deletion = standIn.requests.find(
+      (r) => r.verb === "delete" && r.path.endsWith(`/jobs/meetbot-bot-${botId}`),
+    );
     expect(deletion?.path).toBe(`/apis/batch/v1/namespaces/${NAMESPACE}/jobs/meetbot-bot-${botId}`);
     expect(Object.fromEntries(deletion?.query ?? [])).toEqual({
       gracePeriodSeconds: "900",
       propagationPolicy: "Foreground",
     });
     expect(jobOf(standIn, botId)).toBeUndefined();
-    expect(standIn.secrets(NAMESPACE).map((s) => s.metadata?.name)).not.toContain(`meetbot-bot-${botId}-config`);
+    expect(standIn.secrets(NAMESPACE).map((s) => s.metadata?.name)).not.toContain(
+      `meetbot-bot-${botId}-config`,
+    );
   });
 
   const failures: Array<{ what: string; subCode: string; status: V1PodStatus; message: RegExp }> = [
@@ -246,18 +265,29 @@ describe("the Kubernetes launcher", () => {
     },
   ];
 
-  it.each(failures)("$what makes the bot FATAL $subCode and deletes its Job", async ({ subCode, status, message }) => {
-    const botId = await deploy(server, user);
-    await new FakeRunner(configInSecret(standIn, botId)).status("JOINING_CALL");
-    standIn.setPodStatus(NAMESPACE, `meetbot-bot-${botId}`, status);
-    const bot = await eventually(async () => {
-      const body = await botOf(server, user, botId);
-      return body.status === "FATAL" ? body : undefined;
-    }, `bot ${botId} FATAL`, 15_000);
-    expect(bot.deploymentError.code).toBe(subCode);
-    expect(bot.deploymentError.message).toMatch(message);
-    await eventually(async () => (jobOf(standIn, botId) ? undefined : true), `Job of bot ${botId} deleted`, 15_000);
-  });
+  it.each(failures)(
+    "$what makes the bot FATAL $subCode and deletes its Job",
+    async ({ subCode, status, message }) => {
+      const botId = await deploy(server, user);
+      await new FakeRunner(configInSecret(standIn, botId)).status("JOINING_CALL");
+      standIn.setPodStatus(NAMESPACE, `meetbot-bot-${botId}`, status);
+      const bot = await eventually(
+        async () => {
+          const body = await botOf(server, user, botId);
+          return body.status === "FATAL" ? body : undefined;
+        },
+        `bot ${botId} FATAL`,
+        15_000,
+      );
+      expect(bot.deploymentError.code).toBe(subCode);
+      expect(bot.deploymentError.message).toMatch(message);
+      await eventually(
+        async () => (jobOf(standIn, botId) ? undefined : true),
+        `Job of bot ${botId} deleted`,
+        15_000,
+      );
+    },
+  );
 
   it("leaves a Pod unschedulable for less than the timeout alone", async () => {
     const botId = await deploy(server, user);
@@ -295,12 +325,17 @@ describe("the Kubernetes launcher after a server restart", () => {
       await new FakeRunner(configInSecret(standIn, running)).status("JOINING_CALL");
       const endedRunner = new FakeRunner(configInSecret(standIn, ended));
       await endedRunner.status("JOINING_CALL");
-      expect((await endedRunner.status("FATAL", { subCode: "JOIN_FAILED", message: "no join button" })).status).toBe(200);
+      expect(
+        (await endedRunner.status("FATAL", { subCode: "JOIN_FAILED", message: "no join button" })).status,
+      ).toBe(200);
       await first.close();
       await firstLauncher.close();
       // A Job left by some earlier server for a bot this database never had.
       standIn.addJob(NAMESPACE, {
-        metadata: { name: "meetbot-bot-999999", labels: { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/bot-id": "999999" } },
+        metadata: {
+          name: "meetbot-bot-999999",
+          labels: { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/bot-id": "999999" },
+        },
         spec: { template: { spec: { containers: [] } } },
       });
 
@@ -309,7 +344,9 @@ describe("the Kubernetes launcher after a server restart", () => {
       try {
         // attach() ran before the server listened.
         expect(standIn.jobs(NAMESPACE).map((job) => job.metadata?.name)).toEqual([`meetbot-bot-${running}`]);
-        expect(standIn.secrets(NAMESPACE).map((s) => s.metadata?.name)).toEqual([`meetbot-bot-${running}-config`]);
+        expect(standIn.secrets(NAMESPACE).map((s) => s.metadata?.name)).toEqual([
+          `meetbot-bot-${running}-config`,
+        ]);
         // The adopted runner is the new server's to stop.
         expect((await second.api.post(`/v1/bots/${running}/kill`, { token: user.token })).status).toBe(200);
         expect(jobOf(standIn, running)).toBeUndefined();
@@ -319,6 +356,75 @@ describe("the Kubernetes launcher after a server restart", () => {
       }
     } finally {
       await rm(dataDir, { recursive: true, force: true });
+      await standIn.close();
+    }
+  });
+});
+
+/**
+ * The Role's rules as `group/resource verb` pairs. A reader of the subset role.yaml is written in: rules
+ * as a block list, each key's value a bracketed list of quoted strings (JSON); anything else in
+ * the rules is refused, so a rewritten file cannot be misread.
+ */
+function rolePairs(yaml: string): string[] {
+  const rules = yaml
+    .slice(yaml.indexOf("\nrules:\n") + "\nrules:\n".length)
+    .split("\n")
+    .filter((line) => line.trim());
+  const parsed: Array<Record<string, string[]>> = [];
+  for (const line of rules) {
+    const match = /^ {2}(- | {2})(apiGroups|resources|verbs): (\[.*\])$/.exec(line);
+    if (!match) throw new Error(`role.yaml: a line the reader does not know: ${line}`);
+    const [, start, key = "", list = ""] = match;
+    if (start === "- ") parsed.push({});
+    const rule = parsed.at(-1);
+    if (!rule) throw new Error("role.yaml: a rule must start with '- '");
+    rule[key] = JSON.parse(list) as string[];
+  }
+  return parsed.flatMap((rule) =>
+    (rule.apiGroups ?? []).flatMap((group) =>
+      (rule.resources ?? []).flatMap((resource) =>
+        (rule.verbs ?? []).map((verb) => `${group}/${resource} ${verb}`),
+      ),
+    ),
+  );
+}
+
+describe("deploy/kubernetes/role.yaml", () => {
+  it("grants exactly what the launcher calls: restart clean-up, launch, the Pod poll, a failed Pod, kill", async () => {
+    const standIn = await startKubernetesApiStandIn();
+    standIn.addJob(NAMESPACE, {
+      metadata: {
+        name: "meetbot-bot-999999",
+        labels: { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/bot-id": "999999" },
+      },
+      spec: { template: { spec: { containers: [] } } },
+    });
+    const launcher = kubernetesLauncher(standIn);
+    const server = await startTestServer({ ...UNLIMITED, launcher });
+    try {
+      const user = await registerUser(server.api);
+      const evicted = await deploy(server, user);
+      standIn.setPodStatus(NAMESPACE, `meetbot-bot-${evicted}`, {
+        phase: "Failed",
+        reason: "Evicted",
+        message: "gone",
+      });
+      await eventually(
+        async () => (jobOf(standIn, evicted) ? undefined : true),
+        "the evicted bot's Job deleted",
+        15_000,
+      );
+      const killed = await deploy(server, user);
+      expect((await server.api.post(`/v1/bots/${killed}/kill`, { token: user.token })).status).toBe(200);
+
+      const used = new Set(standIn.requests.map((r) => `${r.apiGroup}/${r.resource} ${r.verb}`));
+      const granted = rolePairs(await readFile("deploy/kubernetes/role.yaml", "utf8"));
+      expect(granted).toHaveLength(new Set(granted).size);
+      expect(new Set(granted)).toEqual(used);
+    } finally {
+      await server.close();
+      await launcher.close();
       await standIn.close();
     }
   });

@@ -187,7 +187,9 @@ export function secretManifest(config: BotConfig, job: { name: string; uid: stri
     metadata: {
       name: secretName(botId),
       labels: labels(botId),
-      ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: job.name, uid: job.uid, controller: true }],
+      ownerReferences: [
+        { apiVersion: "batch/v1", kind: "Job", name: job.name, uid: job.uid, controller: true },
+      ],
     },
     type: "Opaque",
     immutable: true,
@@ -215,7 +217,10 @@ export function podFailure(
 ): PodFailure | undefined {
   const status = pod.status ?? {};
   if (status.reason === "Evicted")
-    return { subCode: "EVICTED", message: `the runner's Pod was evicted: ${status.message ?? "no reason given"}` };
+    return {
+      subCode: "EVICTED",
+      message: `the runner's Pod was evicted: ${status.message ?? "no reason given"}`,
+    };
   for (const container of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
     const waiting = container.state?.waiting;
     if (waiting?.reason && IMAGE_PULL_REASONS.has(waiting.reason))
@@ -232,7 +237,9 @@ export function podFailure(
   }
   const scheduled = status.conditions?.find((condition) => condition.type === "PodScheduled");
   if (scheduled?.status === "False" && scheduled.reason === "Unschedulable") {
-    const since = scheduled.lastTransitionTime ? new Date(scheduled.lastTransitionTime).getTime() : unschedulableSince;
+    const since = scheduled.lastTransitionTime
+      ? new Date(scheduled.lastTransitionTime).getTime()
+      : unschedulableSince;
     if (since !== undefined && now - since >= unschedulableTimeoutMs)
       return {
         subCode: "UNSCHEDULABLE",

@@ -90,7 +90,10 @@ export class KubernetesLauncher implements Launcher {
       if (running.has(botId)) adopted++;
       else await this.deleteJob(botId);
     }
-    this.log.info({ adopted, removed: jobs.items.length - adopted }, "kubernetes launcher: runner Jobs found");
+    this.log.info(
+      { adopted, removed: jobs.items.length - adopted },
+      "kubernetes launcher: runner Jobs found",
+    );
     this.schedulePoll();
   }
 
@@ -121,7 +124,12 @@ export class KubernetesLauncher implements Launcher {
       seen.add(uid);
       const botId = botIdOf(pod);
       if (botId === undefined || this.handled.has(uid)) continue;
-      const failure = podFailure(pod, Date.now(), this.options.unschedulableTimeoutMs, this.firstUnschedulable(pod));
+      const failure = podFailure(
+        pod,
+        Date.now(),
+        this.options.unschedulableTimeoutMs,
+        this.firstUnschedulable(pod),
+      );
       if (!failure) continue;
       this.handled.add(uid);
       const failed = await this.host?.runnerFailed(botId, failure.subCode, failure.message);
