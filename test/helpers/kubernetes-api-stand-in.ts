@@ -32,8 +32,10 @@ export interface KubernetesApiStandIn {
   addJob(namespace: string, job: V1Job): V1Job;
   /** Replaces the status of the Pod of Job `jobName`, as the kubelet or the scheduler would. */
   setPodStatus(namespace: string, jobName: string, status: V1PodStatus): void;
-  /** A KubeConfig for this stand-in (token auth over plain HTTP). */
-  kubeConfig(): KubeConfig;
+  /** The next `verb` of `resource` is refused with `code` (as RBAC or an admission plugin would). */
+  refuseNext(resource: string, verb: string, code: number): void;
+  /** A KubeConfig for this stand-in (token auth over plain HTTP); another token is refused (401). */
+  kubeConfig(token?: string): KubeConfig;
   close(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ const COLLECTION =
 export async function startKubernetesApiStandIn(): Promise<KubernetesApiStandIn> {
   const token = randomUUID();
   const requests: KubeRequest[] = [];
+  const refusals: Array<{ resource: string; verb: string; code: number }> = [];
   const store = {
     jobs: new Map<string, V1Job>(),
     secrets: new Map<string, V1Secret>(),
@@ -100,6 +103,15 @@ export async function startKubernetesApiStandIn(): Promise<KubernetesApiStandIn>
     const [, , namespace = "", resource = "", name] = match;
     const selector = matchesSelector(request.url.searchParams.get("labelSelector"));
     const body = recorded.body as V1Job & V1Secret;
+    const refusal = refusals.findIndex((r) => r.resource === resource && r.verb === recorded.verb);
+    if (refusal >= 0) {
+      const [{ code } = { code: 403 }] = refusals.splice(refusal, 1);
+      return status(
+        code,
+        "Forbidden",
+        `${resource} is forbidden: cannot ${recorded.verb} ${resource} (stand-in refusal)`,
+      );
+    }
     switch (`${recorded.verb} ${resource}`) {
       case "create jobs": {
         if (store.jobs.has(key(namespace, body.metadata?.name ?? "")))
@@ -160,6 +172,7 @@ export async function startKubernetesApiStandIn(): Promise<KubernetesApiStandIn>
     secrets: (namespace) => inNamespace(store.secrets, namespace),
     pods: (namespace) => inNamespace(store.pods, namespace),
     addJob: (namespace, job) => createJob(namespace, job),
+    refuseNext: (resource, verb, code) => refusals.push({ resource, verb, code }),
     setPodStatus(namespace, jobName, podStatus) {
       const pod = inNamespace(store.pods, namespace).find(
         (p) => p.metadata?.labels?.["job-name"] === jobName,
@@ -167,11 +180,11 @@ export async function startKubernetesApiStandIn(): Promise<KubernetesApiStandIn>
       if (!pod) throw new Error(`no Pod of Job ${jobName} in ${namespace}`);
       pod.status = podStatus;
     },
-    kubeConfig() {
+    kubeConfig(userToken = token) {
       const kc = new KubeConfig();
       kc.loadFromOptions({
         clusters: [{ name: "stand-in", server: server.baseUrl, skipTLSVerify: true }],
-        users: [{ name: "launcher", token }],
+        users: [{ name: "launcher", token: userToken }],
         contexts: [{ name: "stand-in", cluster: "stand-in", user: "launcher" }],
         currentContext: "stand-in",
       });

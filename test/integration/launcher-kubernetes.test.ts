@@ -199,6 +199,25 @@ describe("the Kubernetes launcher", () => {
     );
   });
 
+  it("a Secret the cluster refuses: the deploy fails (LAUNCH_FAILED, saying why) and the Job goes", async () => {
+    const created = await server.api.post("/v1/bots", {
+      token: user.token,
+      body: { meetingInfo: TEST_MEETING },
+    });
+    const botId = created.body.id as number;
+    standIn.refuseNext("secrets", "create", 403);
+    const deployed = await server.api.post(`/v1/bots/${botId}/deploy`, { token: user.token });
+    expect(deployed.status).toBe(503);
+    const bot = await botOf(server, user, botId);
+    expect(bot.status).toBe("FATAL");
+    expect(bot.deploymentError).toMatchObject({ code: "LAUNCH_FAILED" });
+    expect(bot.deploymentError.message).toBe(
+      `Kubernetes refused to create Secret meetbot-bot-${botId}-config in namespace ${NAMESPACE} (HTTP 403): ` +
+        "secrets is forbidden: cannot create secrets (stand-in refusal)",
+    );
+    expect(jobOf(standIn, botId)).toBeUndefined();
+  });
+
   const failures: Array<{ what: string; subCode: string; status: V1PodStatus; message: RegExp }> = [
     {
       what: "an image that cannot be pulled",
@@ -389,6 +408,21 @@ function rolePairs(yaml: string): string[] {
     ),
   );
 }
+
+describe("the Kubernetes launcher without its cluster", () => {
+  it("stops the server's startup with the API server's refusal", async () => {
+    const standIn = await startKubernetesApiStandIn();
+    const launcher = kubernetesLauncher(standIn, { kubeConfig: standIn.kubeConfig("a revoked token") });
+    try {
+      await expect(startTestServer({ launcher })).rejects.toThrow(
+        `MEETBOT_LAUNCHER=kubernetes: Kubernetes refused to list Jobs in namespace ${NAMESPACE} (HTTP 401)`,
+      );
+    } finally {
+      await launcher.close();
+      await standIn.close();
+    }
+  });
+});
 
 describe("deploy/kubernetes/role.yaml", () => {
   it("grants exactly what the launcher calls: restart clean-up, launch, the Pod poll, a failed Pod, kill", async () => {

@@ -11,6 +11,7 @@ import {
   STOP_GRACE_SECONDS,
   secretManifest,
 } from "./kubernetes-spec.js";
+import { StartupError } from "../startup-error.js";
 import type { Launcher, LauncherHost } from "./launcher.js";
 
 export interface KubernetesLauncherOptions extends RunnerJobSettings {
@@ -55,12 +56,17 @@ export class KubernetesLauncher implements Launcher {
   /** The Job first, then its Secret owned by the Job's uid; the Pod waits for the Secret to appear. */
   async launch(config: BotConfig): Promise<void> {
     const { namespace } = this.options;
-    const job = await this.batch.createNamespacedJob({ namespace, body: jobManifest(config, this.options) });
-    const name = job.metadata?.name ?? jobName(config.botId);
+    const name = jobName(config.botId);
+    const job = await this.batch
+      .createNamespacedJob({ namespace, body: jobManifest(config, this.options) })
+      .catch(refused(`create Job ${name} in namespace ${namespace}`));
     const uid = job.metadata?.uid;
     try {
-      if (!uid) throw new Error(`the API server returned Job ${name} without a uid`);
-      await this.core.createNamespacedSecret({ namespace, body: secretManifest(config, { name, uid }) });
+      if (!uid) throw new Error(`the Kubernetes API returned Job ${name} without a uid`);
+      const body = secretManifest(config, { name, uid });
+      await this.core
+        .createNamespacedSecret({ namespace, body })
+        .catch(refused(`create Secret ${body.metadata?.name} in namespace ${namespace}`));
     } catch (err) {
       await this.deleteJob(config.botId).catch(() => {});
       throw err;
@@ -77,22 +83,23 @@ export class KubernetesLauncher implements Launcher {
 
   async attach(host: LauncherHost): Promise<void> {
     this.host = host;
+    const { namespace } = this.options;
     // Jobs first: a bot ended by the time the running ids are read had its Job listed already.
-    const jobs = await this.batch.listNamespacedJob({
-      namespace: this.options.namespace,
-      labelSelector: RUNNER_SELECTOR,
-    });
+    // Without its cluster the server could launch nothing: it does not start, and says why.
+    const jobs = await this.batch
+      .listNamespacedJob({ namespace, labelSelector: RUNNER_SELECTOR })
+      .catch((err: unknown) => {
+        throw new StartupError(
+          `MEETBOT_LAUNCHER=kubernetes: ${refusal(err, `list Jobs in namespace ${namespace}`).message}`,
+        );
+      });
     const running = new Set(await host.runningBotIds());
-    let adopted = 0;
-    for (const job of jobs.items) {
-      const botId = botIdOf(job);
-      if (botId === undefined) continue;
-      if (running.has(botId)) adopted++;
-      else await this.deleteJob(botId);
-    }
+    const botIds = jobs.items.map(botIdOf).filter((botId) => botId !== undefined);
+    const ended = botIds.filter((botId) => !running.has(botId));
+    for (const botId of ended) await this.deleteJob(botId);
     this.log.info(
-      { adopted, removed: jobs.items.length - adopted },
-      "kubernetes launcher: runner Jobs found",
+      { adopted: botIds.length - ended.length, removed: ended.length },
+      "kubernetes launcher: runner Jobs of running bots adopted, of ended bots removed",
     );
     this.schedulePoll();
   }
@@ -164,4 +171,27 @@ export class KubernetesLauncher implements Launcher {
       throw err;
     }
   }
+}
+
+const refused =
+  (doing: string) =>
+  (err: unknown): never => {
+    throw refusal(err, doing);
+  };
+
+/**
+ * The API server's own words for a refusal ("jobs.batch is forbidden: ..."), without the client's
+ * dump of the response headers: this becomes the bot's deploymentError message.
+ */
+function refusal(err: unknown, doing: string): Error {
+  if (!(err instanceof ApiException))
+    return new Error(`cannot ${doing}: ${err instanceof Error ? err.message : String(err)}`);
+  let reason = "";
+  try {
+    const status = (typeof err.body === "string" ? JSON.parse(err.body) : err.body) as { message?: string };
+    reason = status.message ?? "";
+  } catch {
+    // not a Status object: the code alone
+  }
+  return new Error(`Kubernetes refused to ${doing} (HTTP ${err.code})${reason ? `: ${reason}` : ""}`);
 }
