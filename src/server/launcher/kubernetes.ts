@@ -1,6 +1,7 @@
 import { ApiException, BatchV1Api, CoreV1Api, type KubeConfig, type V1Pod } from "@kubernetes/client-node";
 import pino, { type Logger } from "pino";
 import type { BotConfig } from "../../core/index.js";
+import { StartupError } from "../startup-error.js";
 import {
   botIdOf,
   jobManifest,
@@ -11,7 +12,6 @@ import {
   STOP_GRACE_SECONDS,
   secretManifest,
 } from "./kubernetes-spec.js";
-import { StartupError } from "../startup-error.js";
 import type { Launcher, LauncherHost } from "./launcher.js";
 
 export interface KubernetesLauncherOptions extends RunnerJobSettings {
@@ -138,10 +138,11 @@ export class KubernetesLauncher implements Launcher {
         this.firstUnschedulable(pod),
       );
       if (!failure) continue;
-      this.handled.add(uid);
       const failed = await this.host?.runnerFailed(botId, failure.subCode, failure.message);
       this.log.warn({ botId, ...failure, failed }, "kubernetes launcher: a runner Pod cannot run");
       await this.deleteJob(botId);
+      // Only now: after an error on the way, the next poll tries again (a bot failed twice is a no-op).
+      this.handled.add(uid);
     }
     for (const uid of this.handled) if (!seen.has(uid)) this.handled.delete(uid);
     for (const uid of this.unschedulableSince.keys()) if (!seen.has(uid)) this.unschedulableSince.delete(uid);
