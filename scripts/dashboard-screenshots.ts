@@ -37,6 +37,7 @@ try {
   await call("POST", "/v1/api-keys", { name: "CRM sync" });
   await call("POST", "/v1/api-keys", { name: "Zapier" });
   const webhook = (await call("POST", "/v1/webhooks", {
+    name: "CRM",
     url: receiver.endpoint("/meetbot"),
     events: ["bot.joined", "bot.ended", "recording.ready", "transcript.ready", "summary.ready"],
   })) as { id: number };
