@@ -6,6 +6,7 @@ import type { DatabaseOptions } from "./db/database.js";
 import { OAUTH_VARIABLES, parseServerEnv, type ServerEnv } from "./env.js";
 import { checkedTlsOption, type TlsConfig, tlsFromFiles } from "./http/tls.js";
 import { Engines, type EnginesConfig } from "./jobs/engines.js";
+import type { KubernetesConfig } from "./launcher/kubernetes-config.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { StartupError } from "./startup-error.js";
 import type { StorageConfig } from "./storage/settings.js";
@@ -194,6 +195,8 @@ export interface ServerConfig {
   /** Env MEETBOT_JWT_SECRET; undefined: the secret generated once into the data dir. */
   jwtSecret: string | undefined;
   runner: RunnerConfig;
+  /** The Kubernetes launcher's settings (env KUBECONFIG, MEETBOT_KUBE_*). */
+  kubernetes: KubernetesConfig;
 }
 
 export const DEFAULT_PORT = 8080;
@@ -279,6 +282,15 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       command: env.MEETBOT_RUNNER_COMMAND,
       warmRunners: env.MEETBOT_WARM_RUNNERS,
       env: allowlistedEnv(raw),
+    },
+    kubernetes: {
+      kubeconfig: env.KUBECONFIG,
+      inCluster: env.KUBERNETES_SERVICE_HOST !== undefined,
+      namespace: env.MEETBOT_KUBE_NAMESPACE,
+      unschedulableTimeoutMs: env.MEETBOT_KUBE_UNSCHEDULABLE_TIMEOUT_MS,
+      pollIntervalMs: env.MEETBOT_KUBE_POLL_INTERVAL_MS,
+      jobTtlSeconds: env.MEETBOT_KUBE_JOB_TTL_SECONDS,
+      seccompProfile: env.MEETBOT_KUBE_SECCOMP_PROFILE,
     },
   };
 }
