@@ -9,12 +9,14 @@ import {
   makeSegmentedMp4,
   openServerDatabase,
   probeMedia,
+  RecordingLauncher,
   registerUser,
   startTestServer,
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
+import type { LauncherHost } from "../../src/server/launcher/launcher.js";
 
 let server: TestServer;
 let user: TestUser;
@@ -223,6 +225,44 @@ describe("segments left by a server that stopped before salvaging them", () => {
       await second.close();
       await (await testDatabaseFor(dataDir))?.drop();
       await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a runner whose container or Pod cannot go on", () => {
+  it("leaves its segments as the bot's recording once the launcher reports it", async () => {
+    /** A launcher that watches its runners from outside, as the Docker and Kubernetes ones do. */
+    class WatchingLauncher extends RecordingLauncher {
+      host: LauncherHost | undefined;
+      async attach(host: LauncherHost): Promise<void> {
+        this.host = host;
+      }
+    }
+    const launcher = new WatchingLauncher();
+    const own = await startTestServer({ launcher });
+    try {
+      const owner = await registerUser(own.api);
+      const { botId, runner } = await deployedBot(own, owner);
+      await inCall(runner);
+      for (const seq of [0, 1, 2]) {
+        expect((await runner.uploadSegment(seq, media.segments[seq] as Uint8Array)).status).toBe(201);
+      }
+      expect(
+        await launcher.host?.runnerFailed(botId, "OUT_OF_MEMORY", "the runner's Pod was OOMKilled"),
+      ).toBe(true);
+      await expect
+        .poll(async () => (await own.api.get(`/v1/recordings/${botId}`, { token: owner.token })).status, {
+          timeout: 15_000,
+          interval: 100,
+        })
+        .toBe(200);
+      const bot = await own.api.get(`/v1/bots/${botId}`, { token: owner.token });
+      expect(bot.body.deploymentError).toMatchObject({ code: "OUT_OF_MEMORY" });
+      const prefix = await probeBytes("oom-prefix.mp4", media.segments.slice(0, 3));
+      const stored = (await own.api.get(`/v1/recordings/${botId}`, { token: owner.token })).body;
+      expect(stored.durationSeconds).toBeCloseTo(prefix.durationSeconds, 1);
+    } finally {
+      await own.close();
     }
   });
 });
