@@ -276,6 +276,7 @@ describe("the server's runner configuration", () => {
         platformUrls: {},
         logLevel: "debug",
         finalDeliveryTimeout: 120_000,
+        recordingSegmentInterval: 5_000,
       },
     });
   });
