@@ -72,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await deps.launcher.attach?.({
     runnerFailed: (botId, subCode, message) => services.bots.failFromServer(botId, subCode, message),
     runningBotIds: () => services.bots.runningIds(),
+    log: app.log,
   });
   services.watchdog.start();
   services.apiLogs.start();

@@ -4,7 +4,8 @@ import { buildApp, sharedWith } from "./app.js";
 import { loadServerSecret } from "./auth/tokens.js";
 import { localUrl, resolveConfig, type StartServerOptions } from "./config.js";
 import { openDatabase } from "./db/database.js";
-import { LocalProcessLauncher, launcherOptions } from "./launcher/local-process.js";
+import type { Launcher } from "./launcher/launcher.js";
+import { createLauncher } from "./launcher/index.js";
 import { prepareDataDir } from "./storage/data-dir.js";
 import { verifyStorage } from "./storage/stores.js";
 
@@ -31,8 +32,8 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
 
   let publicBaseUrl = config.publicBaseUrl;
   // A launcher handed in belongs to the caller; one made here is closed with the server.
-  const ownLauncher = opts.launcher ? null : new LocalProcessLauncher(launcherOptions(config));
-  const launcher = opts.launcher ?? (ownLauncher as LocalProcessLauncher);
+  const ownLauncher = opts.launcher ? null : createLauncher(config);
+  const launcher = opts.launcher ?? (ownLauncher as Launcher);
   const app = await buildApp({
     config,
     db,
@@ -59,6 +60,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     await app.listen({ port: config.port, host: config.host });
     if (notesApp) await notesApp.listen({ port: config.notes.port as number, host: config.host });
   } catch (err) {
+    await ownLauncher?.close?.();
     await notesApp?.close();
     await app.close();
     await db.close();
@@ -78,7 +80,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     notesUrl,
     close: () => {
       closing ??= (async () => {
-        await ownLauncher?.close();
+        await ownLauncher?.close?.();
         // The notes interface first: the bot API's app owns the workers and outlives it.
         await notesApp?.close();
         await app.close();
