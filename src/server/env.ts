@@ -191,7 +191,11 @@ export const ServerEnv = z.object({
   // How runners are started, and what a runner container gets (launcher/settings.ts).
   MEETBOT_LAUNCHER: oneOf(LAUNCHER_KINDS, "local"),
   MEETBOT_RUNNER_IMAGE: fromText(DEFAULT_RUNNER_IMAGE, (raw) => raw, "an image reference"),
-  MEETBOT_RUNNER_CPUS: fromText(DEFAULT_RUNNER_RESOURCES.cpus, parseCpus, 'a number of cores ("1", "0.5" or "500m")'),
+  MEETBOT_RUNNER_CPUS: fromText(
+    DEFAULT_RUNNER_RESOURCES.cpus,
+    parseCpus,
+    'a number of cores ("1", "0.5" or "500m")',
+  ),
   MEETBOT_RUNNER_MEMORY: fromText(
     DEFAULT_RUNNER_RESOURCES.memoryBytes,
     parseByteSize,

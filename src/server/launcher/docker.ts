@@ -105,7 +105,8 @@ export class DockerLauncher implements Launcher {
       return;
     }
     const host = this.host;
-    if (!host) throw new Error(`image ${this.options.image} is not on the Docker host (attach first to pull it)`);
+    if (!host)
+      throw new Error(`image ${this.options.image} is not on the Docker host (attach first to pull it)`);
     void this.pullThenStart(config.botId, spec, host);
   }
 
@@ -149,10 +150,13 @@ export class DockerLauncher implements Launcher {
         await this.docker
           .getContainer(container.Id)
           .remove({ force: true })
-          .catch((err: unknown) => this.ignoreGone(err, botId, "could not remove a finished bot's container"));
+          .catch((err: unknown) =>
+            this.ignoreGone(err, botId, "could not remove a finished bot's container"),
+          );
       }
     }
-    if (adopted > 0) this.log?.info({ containers: adopted }, "re-adopted the running bots' runner containers");
+    if (adopted > 0)
+      this.log?.info({ containers: adopted }, "re-adopted the running bots' runner containers");
   }
 
   /** Stops watching; running containers are left alone. */
@@ -174,7 +178,11 @@ export class DockerLauncher implements Launcher {
   }
 
   private async start(spec: Docker.ContainerCreateOptions): Promise<void> {
-    const container = await this.docker.createContainer(spec);
+    // dockerode would copy every field into the query string too, the BotConfig (and its callback
+    // token) with them, where the engine's request log shows it: the name alone goes there.
+    const { name, ...body } = spec;
+    const request = { _query: { name }, _body: body } as unknown as Docker.ContainerCreateOptions;
+    const container = await this.docker.createContainer(request);
     try {
       await container.start();
     } catch (err) {
@@ -195,7 +203,11 @@ export class DockerLauncher implements Launcher {
         await this.pulling;
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
-        await host.runnerFailed(botId, "IMAGE_PULL_FAILED", `image ${this.options.image} could not be pulled: ${why}`);
+        await host.runnerFailed(
+          botId,
+          "IMAGE_PULL_FAILED",
+          `image ${this.options.image} could not be pulled: ${why}`,
+        );
         return;
       }
       // Killed, or timed out, while the image was coming.
@@ -258,12 +270,15 @@ export class DockerLauncher implements Launcher {
     const again = () => {
       if (this.closed || this.events !== stream) return;
       this.events = undefined;
-      this.reconnect = setTimeout(() => {
-        this.watch().catch((err: unknown) => {
-          this.log?.warn({ err }, "the Docker engine's events are out of reach; trying again");
-          again();
-        });
-      }, (this.options.reconnectSeconds ?? 1) * 1000);
+      this.reconnect = setTimeout(
+        () => {
+          this.watch().catch((err: unknown) => {
+            this.log?.warn({ err }, "the Docker engine's events are out of reach; trying again");
+            again();
+          });
+        },
+        (this.options.reconnectSeconds ?? 1) * 1000,
+      );
     };
     stream.on("end", again);
     stream.on("error", again);
