@@ -285,7 +285,7 @@ describe("the container launchers' settings", () => {
     expect(resolve({})).toEqual({
       kind: "local",
       image: "meetbot:latest",
-      resources: { cpus: 1, memoryBytes: 1536 * 1024 ** 2, shmBytes: 1024 ** 3 },
+      resources: { cpus: 1, memoryBytes: 1536 * 1024 ** 2, shmBytes: 128 * 1024 ** 2 },
       docker: {
         endpoint: { socketPath: "/var/run/docker.sock" },
         network: undefined,

@@ -210,14 +210,18 @@ export class DockerLauncher implements Launcher {
         );
         return;
       }
+      const stillRunning = async () => (await host.runningBotIds()).includes(botId);
       // Killed, or timed out, while the image was coming.
-      if (!(await host.runningBotIds()).includes(botId)) return;
+      if (!(await stillRunning())) return;
       try {
         await this.start(spec);
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
         await host.runnerFailed(botId, "LAUNCH_FAILED", why);
+        return;
       }
+      // A kill that landed while the container was being created found nothing to stop.
+      if (!(await stillRunning())) await this.stop(botId);
     } catch (err) {
       this.log?.error({ err, botId }, "could not start the runner after pulling its image");
     }
@@ -264,7 +268,7 @@ export class DockerLauncher implements Launcher {
       while ((newline = buffered.indexOf("\n")) >= 0) {
         const line = buffered.slice(0, newline).trim();
         buffered = buffered.slice(newline + 1);
-        if (line) void this.onEvent(JSON.parse(line) as EngineEvent);
+        if (line) void this.onEvent(line);
       }
     });
     const again = () => {
@@ -290,7 +294,14 @@ export class DockerLauncher implements Launcher {
    * without a word is left to the watchdog's HEARTBEAT_TIMEOUT, the one path that ends silent
    * runners under every launcher.
    */
-  private async onEvent(event: EngineEvent): Promise<void> {
+  private async onEvent(line: string): Promise<void> {
+    let event: EngineEvent;
+    try {
+      event = JSON.parse(line) as EngineEvent;
+    } catch {
+      this.log?.warn({ line }, "the Docker engine sent an event that is not JSON");
+      return;
+    }
     if (event.time) this.since = Math.max(this.since, event.time);
     const attributes = event.Actor?.Attributes ?? {};
     const botId = Number(attributes[BOT_ID_LABEL]);

@@ -1,4 +1,5 @@
 import type { ServerConfig } from "../config.js";
+import { StartupError } from "../startup-error.js";
 import { DockerLauncher } from "./docker.js";
 import type { Launcher } from "./launcher.js";
 import { LocalProcessLauncher, launcherOptions } from "./local-process.js";
@@ -13,6 +14,6 @@ export function createLauncher(config: ServerConfig): Launcher {
       return new DockerLauncher({ ...docker, image, resources });
     case "kubernetes":
       // The Kubernetes launcher (src/server/launcher/kubernetes.ts) plugs in here.
-      throw new Error("MEETBOT_LAUNCHER=kubernetes: the Kubernetes launcher is not built yet");
+      throw new StartupError("MEETBOT_LAUNCHER=kubernetes: the Kubernetes launcher is not built yet");
   }
 }

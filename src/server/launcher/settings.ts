@@ -25,11 +25,14 @@ export interface RunnerResources {
   cpus: number;
   /**
    * A hard limit, in bytes; past it the kernel kills the runner (FATAL OUT_OF_MEMORY). Default
-   * 1.5 GiB: about 2.4× the measured PSS, since /dev/shm (a tmpfs) and the page cache of the
-   * recording count against the same limit, and a busy meeting page grows Chromium.
+   * 1.5 GiB: about 2.4× the measured PSS, since the page cache of the recording counts against the
+   * same limit, and a meeting with many video tiles grows Chromium well past the mock's.
    */
   memoryBytes: number;
-  /** /dev/shm, where Chromium keeps its shared memory (Docker's default 64 MB is too little). Default 1 GiB. */
+  /**
+   * /dev/shm's size. Default 128 MiB, twice Docker's: Chromium runs with --disable-dev-shm-usage
+   * and PulseAudio with --disable-shm, so little lands there (a tmpfs costs only what it holds).
+   */
   shmBytes: number;
 }
 
@@ -37,7 +40,7 @@ const MIB = 1024 * 1024;
 export const DEFAULT_RUNNER_RESOURCES: RunnerResources = {
   cpus: 1,
   memoryBytes: 1536 * MIB,
-  shmBytes: 1024 * MIB,
+  shmBytes: 128 * MIB,
 };
 
 /** Where the Docker Engine API is: a unix socket, or plain HTTP (`tcp://` or `http://`). */
