@@ -32,18 +32,26 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
 
   let publicBaseUrl = config.publicBaseUrl;
   // A launcher handed in belongs to the caller; one made here is closed with the server.
-  const ownLauncher = opts.launcher ? null : createLauncher(config);
-  const launcher = opts.launcher ?? (ownLauncher as Launcher);
-  const app = await buildApp({
-    config,
-    db,
-    secret,
-    launcher,
-    publicBaseUrl: () => {
-      if (!publicBaseUrl) throw new Error("publicBaseUrl is not known before the server listens");
-      return publicBaseUrl;
-    },
-  });
+  let ownLauncher: Launcher | null = null;
+  let app: FastifyInstance;
+  try {
+    ownLauncher = opts.launcher ? null : createLauncher(config);
+    app = await buildApp({
+      config,
+      db,
+      secret,
+      launcher: opts.launcher ?? (ownLauncher as Launcher),
+      publicBaseUrl: () => {
+        if (!publicBaseUrl) throw new Error("publicBaseUrl is not known before the server listens");
+        return publicBaseUrl;
+      },
+    });
+  } catch (err) {
+    // E.g. a container engine out of reach when the launcher attaches.
+    await ownLauncher?.close?.();
+    await db.close();
+    throw err;
+  }
   if (abandoned.length > 0)
     app.log.info({ files: abandoned }, "removed unfinished uploads of an earlier run");
 

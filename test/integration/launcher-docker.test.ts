@@ -227,6 +227,17 @@ describe("the Docker launcher (against a Docker Engine API stand-in)", () => {
     expect(bot.deploymentError.message).toContain("ran out of memory (limit 2048 MiB)");
   });
 
+  it("refuses to start when the Docker engine is out of reach, naming it", async () => {
+    await engine.close(); // nothing listens on its port any more
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-docker-"));
+    dataDirs.push(dataDir);
+    await expect(dockerServer({ dataDir })).rejects.toThrow(
+      new RegExp(`^the Docker engine \\(.*"port":${new URL(engineUrl).port}.*\\) is out of reach: `),
+    );
+    engine = new DockerEngineStandIn(); // for afterEach
+    await engine.start();
+  });
+
   it("after a restart keeps the running bots' containers and clears those of bots that ended", async () => {
     engine.images.add(IMAGE);
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-docker-"));
