@@ -101,6 +101,11 @@ export class DockerEngineStandIn {
     this.exit(container, 137);
   }
 
+  /** The container's main process exits on its own with `exitCode` (a crash: no OOM). */
+  crash(container: StandInContainer, exitCode: number): void {
+    this.exit(container, exitCode);
+  }
+
   /** Open /events streams: a test waits for the launcher's watch before acting on it. */
   get watching(): number {
     return this.watchers.size;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BotConfig } from "../../src/core/index.js";
-import { resolveConfig } from "../../src/server/config.js";
+import { resolveConfig, type StartServerOptions } from "../../src/server/config.js";
 import { StartupError } from "../../src/server/startup-error.js";
 import { DockerEngineStandIn, type StandInContainer } from "../helpers/docker-engine-stand-in.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
@@ -46,9 +46,12 @@ afterEach(async () => {
 });
 
 /** The server with the Docker launcher its environment asks for (not the harness's recorder). */
-async function dockerServer(opts: { dataDir?: string; env?: Record<string, string> } = {}) {
+async function dockerServer(
+  opts: { dataDir?: string; env?: Record<string, string>; watchdog?: StartServerOptions["watchdog"] } = {},
+) {
   const server = await startTestServer({
     launcher: undefined,
+    ...(opts.watchdog ? { watchdog: opts.watchdog } : {}),
     ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
     rateLimit: { perMinute: 0, perHour: 0 },
     env: {
@@ -66,10 +69,14 @@ async function dockerServer(opts: { dataDir?: string; env?: Record<string, strin
   return server;
 }
 
-async function createBot(server: TestServer, user: TestUser): Promise<number> {
+async function createBot(
+  server: TestServer,
+  user: TestUser,
+  body: Record<string, unknown> = {},
+): Promise<number> {
   const created = await server.api.post("/v1/bots", {
     token: user.token,
-    body: { meetingInfo: TEST_MEETING, meetingTitle: "Weekly sync", botDisplayName: "Notetaker" },
+    body: { meetingInfo: TEST_MEETING, meetingTitle: "Weekly sync", botDisplayName: "Notetaker", ...body },
   });
   expect(created.status).toBe(201);
   return created.body.id as number;
@@ -225,6 +232,22 @@ describe("the Docker launcher (against a Docker Engine API stand-in)", () => {
     const bot = await statusBecomes(server, user, botId, "FATAL");
     expect(bot.deploymentError).toMatchObject({ code: "OUT_OF_MEMORY" });
     expect(bot.deploymentError.message).toContain("ran out of memory (limit 2048 MiB)");
+  });
+
+  it("leaves a runner that died without a word to the watchdog: FATAL HEARTBEAT_TIMEOUT", async () => {
+    engine.images.add(IMAGE);
+    const server = await dockerServer({ watchdog: { intervalMs: 100, heartbeatTimeoutMultiple: 3 } });
+    const user = await registerUser(server.api);
+    const botId = await createBot(server, user, { heartbeatInterval: 500 });
+    expect((await server.api.post(`/v1/bots/${botId}/deploy`, { token: user.token })).status).toBe(200);
+    const container = await eventually(async () => engine.byName(`meetbot-bot-${botId}`), "the container");
+    const runner = new FakeRunner(botConfigOf(container));
+    await runner.status("JOINING_CALL");
+    await eventually(async () => (engine.watching > 0 ? true : undefined), "the launcher's event watch");
+
+    engine.crash(container, 1);
+    const bot = await statusBecomes(server, user, botId, "FATAL");
+    expect(bot.deploymentError).toMatchObject({ code: "HEARTBEAT_TIMEOUT" });
   });
 
   it("refuses to start when the Docker engine is out of reach, naming it", async () => {
