@@ -123,9 +123,9 @@ export class DockerLauncher implements Launcher {
   }
 
   /**
-   * Starts watching the engine's events, then goes through the runner containers that are there:
-   * those of running bots are kept (stop finds them by label), those of bots that ended are
-   * stopped (a runner may still be uploading: it gets the grace period) or removed.
+   * Goes through the runner containers that are there: those of running bots are kept (stop
+   * finds them by label), those of bots that ended are stopped (a runner may still be uploading:
+   * it gets the grace period) or removed. Then follows the engine's events until close.
    */
   async attach(host: LauncherHost): Promise<void> {
     this.host = host;
