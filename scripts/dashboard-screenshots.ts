@@ -37,9 +37,11 @@ try {
   await call("POST", "/v1/api-keys", { name: "CRM sync" });
   await call("POST", "/v1/api-keys", { name: "Zapier" });
   const webhook = (await call("POST", "/v1/webhooks", {
+    name: "CRM",
     url: receiver.endpoint("/meetbot"),
     events: ["bot.joined", "bot.ended", "recording.ready", "transcript.ready", "summary.ready"],
-  })) as { id: number };
+  })) as { id: number; secret: string };
+  receiver.setSecret("/meetbot", webhook.secret);
 
   // A meeting refused at the door (FATAL with its screenshot), one waiting in its lobby.
   await stack.control.configure("zoom", "83200000077", { admit: "deny", admitAfterMs: 2000 });
@@ -50,7 +52,7 @@ try {
   });
   await api.deploy(refused.id);
   // The scripted meeting, recorded, transcribed and summarized.
-  const { bot } = await recordScriptedMeeting(stack, user, "google");
+  const { bot } = await recordScriptedMeeting(stack, user, "google", { meetingTitle: "Weekly planning" });
   await api.waitForStatus(refused.id, ["FATAL", "DONE"], { timeoutMs: 90_000 });
   await user.settled(`/v1/summaries/${bot.id}/status`, 120_000);
   await call("POST", `/v1/webhooks/${webhook.id}/test`);
@@ -75,9 +77,14 @@ try {
   );
   await shoot(page, `${baseUrl}/#/bots/${bot.id}`, "bot", async (p) => {
     await p.locator(".utterance").first().waitFor(WAIT);
-    await p.locator("video").evaluate((video: HTMLVideoElement) => {
-      video.currentTime = 12;
-    });
+    // On the third line, the player showing its picture.
+    await p.locator("video").evaluate(
+      (video: HTMLVideoElement) =>
+        new Promise((resolve) => {
+          video.addEventListener("seeked", resolve, { once: true });
+          video.currentTime = 12;
+        }),
+    );
   });
   await shoot(page, `${baseUrl}/#/bots/${refused.id}`, "bot-failed", (p) =>
     p.locator("img.screenshot").first().waitFor(WAIT),

@@ -8,20 +8,28 @@ export class ApiFailure extends Error {
   ) {
     super(describeDetail(status, detail));
   }
+
+  /** A 422's field errors by field ("meetingInfo.meetingUrl"), to show each beside its input. */
+  fieldErrors(): Record<string, string> {
+    return Object.fromEntries(fieldErrorList(this.detail).filter(([field]) => field !== ""));
+  }
 }
 
-/** `{detail}` is a string, or FastAPI-style field errors `[{loc, msg}]`: one line either way. */
+/** `{detail}` is a string, or field errors `[{loc, msg}]` (the API's 422): one line either way. */
 function describeDetail(status: number, detail: unknown): string {
   if (typeof detail === "string") return detail;
-  if (Array.isArray(detail)) {
-    return detail
-      .map((item: { loc?: unknown[]; msg?: string }) => {
-        const field = (item.loc ?? []).filter((part) => part !== "body").join(".");
-        return field ? `${field}: ${item.msg ?? "invalid"}` : (item.msg ?? "invalid");
-      })
-      .join("; ");
-  }
+  const fields = fieldErrorList(detail);
+  if (fields.length > 0) return fields.map(([field, msg]) => (field ? `${field}: ${msg}` : msg)).join("; ");
   return `The server answered ${status}`;
+}
+
+/** [field path without the leading "body", message] for each item of a 422's detail. */
+function fieldErrorList(detail: unknown): [string, string][] {
+  if (!Array.isArray(detail)) return [];
+  return detail.map((item: { loc?: unknown[]; msg?: string }) => [
+    (item.loc ?? []).filter((part) => part !== "body").join("."),
+    item.msg ?? "invalid",
+  ]);
 }
 
 interface CallOptions {

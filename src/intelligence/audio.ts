@@ -60,7 +60,9 @@ export async function runFfmpeg(args: string[], signal: AbortSignal | undefined)
   } catch (error) {
     throw new EngineError("engine_unavailable", `ffmpeg could not be started: ${String(error)}`, false);
   }
-  const output = tailOutput(child, 10);
+  const tail = tailOutput(child, 10);
+  // The server's own paths (its data dir) are nobody's business in a job's error.
+  const output = () => withoutDirectories(tail(), args);
   const spawnError = new Promise<never>((_, reject) =>
     child.once("error", (error) =>
       reject(new EngineError("engine_unavailable", `ffmpeg could not be started: ${error.message}`, false)),
@@ -85,6 +87,13 @@ export async function runFfmpeg(args: string[], signal: AbortSignal | undefined)
   } finally {
     signal?.removeEventListener("abort", onAbort);
   }
+}
+
+/** `text` with each absolute path among `args` cut to its file name. */
+export function withoutDirectories(text: string, args: readonly string[]): string {
+  return args
+    .filter((arg) => path.isAbsolute(arg))
+    .reduce((result, file) => result.split(file).join(path.basename(file)), text);
 }
 
 /** The size of a WAV file's `data` chunk, found by walking its RIFF chunks. */

@@ -5,7 +5,7 @@ import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { promisify } from "node:util";
-import { runFfmpeg, SAMPLE_RATE } from "./audio.js";
+import { runFfmpeg, SAMPLE_RATE, withoutDirectories } from "./audio.js";
 import { EngineError } from "./types.js";
 
 const run = promisify(execFile);
@@ -76,7 +76,11 @@ export async function probeDurationMs(path: string, signal?: AbortSignal): Promi
     return Math.round(seconds * 1000);
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
-    throw new EngineError("media_unreadable", `cannot read ${path}: ${(error as Error).message}`, false);
+    throw new EngineError(
+      "media_unreadable",
+      withoutDirectories(`cannot read ${path}: ${(error as Error).message}`, [path]),
+      false,
+    );
   }
 }
 

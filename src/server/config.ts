@@ -7,6 +7,7 @@ import type { DatabaseOptions } from "./db/database.js";
 import { OAUTH_VARIABLES, parseServerEnv, type ServerEnv } from "./env.js";
 import { checkedTlsOption, type TlsConfig, tlsFromFiles } from "./http/tls.js";
 import { Engines, type EnginesConfig } from "./jobs/engines.js";
+import type { KubernetesConfig } from "./launcher/kubernetes-config.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { DEFAULT_DOCKER_ENDPOINT, type LauncherConfig } from "./launcher/settings.js";
 import { StartupError } from "./startup-error.js";
@@ -204,6 +205,8 @@ export interface ServerConfig {
   runner: RunnerConfig;
   /** How runners are started: local processes, Docker containers or Kubernetes Jobs. */
   launcher: LauncherConfig;
+  /** The Kubernetes launcher's settings (env KUBECONFIG, MEETBOT_KUBE_*). */
+  kubernetes: KubernetesConfig;
 }
 
 export const DEFAULT_PORT = 8080;
@@ -291,6 +294,15 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       callbackBaseUrl: env.MEETBOT_RUNNER_CALLBACK_URL,
     },
     launcher: launcherFromEnv(env),
+    kubernetes: {
+      kubeconfig: env.KUBECONFIG,
+      inCluster: env.KUBERNETES_SERVICE_HOST !== undefined,
+      namespace: env.MEETBOT_KUBE_NAMESPACE,
+      unschedulableTimeoutMs: env.MEETBOT_KUBE_UNSCHEDULABLE_TIMEOUT_MS,
+      pollIntervalMs: env.MEETBOT_KUBE_POLL_INTERVAL_MS,
+      jobTtlSeconds: env.MEETBOT_KUBE_JOB_TTL_SECONDS,
+      seccompProfile: env.MEETBOT_KUBE_SECCOMP_PROFILE,
+    },
   };
 }
 

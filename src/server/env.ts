@@ -238,6 +238,20 @@ export const ServerEnv = z.object({
   MEETBOT_S3_SECRET_ACCESS_KEY: optionalText,
   MEETBOT_S3_FORCE_PATH_STYLE: flag(false),
   MEETBOT_S3_CHECKSUMS: oneOf(S3_CHECKSUM_MODES, "when_required"),
+  // The Kubernetes launcher (src/server/launcher/kubernetes*.ts); read only with MEETBOT_LAUNCHER=kubernetes.
+  /** A kubeconfig file (its current context); unset: the Pod's service account. */
+  KUBECONFIG: optionalText,
+  /** Set by Kubernetes in every Pod: the service account can be used. */
+  KUBERNETES_SERVICE_HOST: optionalText,
+  MEETBOT_KUBE_NAMESPACE: fromText<string | undefined>(
+    undefined,
+    (raw) => (/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(raw) ? raw : undefined),
+    "a namespace name (lower-case letters, digits and '-', at most 63)",
+  ),
+  MEETBOT_KUBE_UNSCHEDULABLE_TIMEOUT_MS: milliseconds(120_000),
+  MEETBOT_KUBE_POLL_INTERVAL_MS: milliseconds(5_000),
+  MEETBOT_KUBE_JOB_TTL_SECONDS: wholeFrom(3600, 0, 31_536_000),
+  MEETBOT_KUBE_SECCOMP_PROFILE: optionalText,
   /** Paths to PEM files, read and checked together in http/tls.ts (tlsFromFiles). */
   MEETBOT_TLS_CERT: optionalText,
   MEETBOT_TLS_KEY: optionalText,

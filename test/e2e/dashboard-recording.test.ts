@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { Browser, Locator } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DashboardTab, openDashboard } from "../helpers/dashboard.js";
+import { type DashboardTab, expectNoProblems, openDashboard } from "../helpers/dashboard.js";
 import { launchTestChromium } from "../helpers/mock-browser.js";
 import {
   deployedBot,
@@ -24,11 +24,6 @@ let browser: Browser;
 let scratch: string;
 let mp4: Uint8Array;
 const tabs: DashboardTab[] = [];
-
-interface BotTab extends DashboardTab {
-  /** The page's requests answered 4xx, as "<status> <method> <path>". */
-  refused: string[];
-}
 
 /** A real 10-second H.264 + AAC MP4 with its index up front: long enough to see a seek. */
 async function makeMp4(): Promise<Uint8Array> {
@@ -69,15 +64,9 @@ async function recordedBot(user: TestUser): Promise<number> {
 }
 
 /** The bot's page, signed in as `user` (the session put where the dashboard keeps it). */
-async function openBotPage(user: TestUser, botId: number): Promise<BotTab> {
-  const tab = { ...(await openDashboard(browser, server.url)), refused: [] as string[] };
+async function openBotPage(user: TestUser, botId: number): Promise<DashboardTab> {
+  const tab = await openDashboard(browser, server.url);
   tabs.push(tab);
-  tab.page.on("response", (response) => {
-    const { pathname } = new URL(response.url());
-    const status = response.status();
-    if (status >= 400 && status < 500)
-      tab.refused.push(`${status} ${response.request().method()} ${pathname}`);
-  });
   await tab.context.addInitScript(
     ([access, refresh]) => localStorage.setItem("meetbot.session", JSON.stringify({ access, refresh })),
     [user.token, user.refreshToken],
@@ -87,23 +76,6 @@ async function openBotPage(user: TestUser, botId: number): Promise<BotTab> {
   await tab.page.goto(`${server.url}/#/bots/${botId}`);
   await tab.page.reload();
   return tab;
-}
-
-/**
- * The answers a bot's page meets in normal use: 404 for what the bot does not have yet (a
- * recording, a transcript, a summary, a share link) and 409 for a transcript or summary asked for
- * while one is on its way. Chromium logs each as a console error: those, and only those, are expected.
- */
-const EXPECTED_REFUSALS =
-  /^(404 GET \/v1\/((transcripts|summaries)\/\d+(\/status)?|recordings\/\d+(\/share)?)|409 POST \/v1\/(transcripts\/\d+\/transcribe|summaries\/\d+\/summarize))$/;
-const CONSOLE_LINE: Record<string, string> = {
-  "404": "Failed to load resource: the server responded with a status of 404 (Not Found)",
-  "409": "Failed to load resource: the server responded with a status of 409 (Conflict)",
-};
-
-function expectNoProblems(tab: BotTab) {
-  for (const refusal of tab.refused) expect(refusal).toMatch(EXPECTED_REFUSALS);
-  expect(tab.problems).toEqual(tab.refused.map((refusal) => CONSOLE_LINE[refusal.slice(0, 3)]));
 }
 
 const speaker = (name: string) => ({ participantId: `p-${name}`, name });

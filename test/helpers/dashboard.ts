@@ -1,17 +1,46 @@
 import { randomUUID } from "node:crypto";
+import { STATUS_CODES } from "node:http";
 import type { Browser, BrowserContext, Page } from "playwright";
 import { expect } from "vitest";
 
 /**
  * The web dashboard in real Chromium, for test/e2e/dashboard-*.test.ts and the screenshot script.
  * Every page opened here records what went wrong in the browser: script errors, failed console
- * messages and Content-Security-Policy violations (Chromium reports those as console errors), so
- * a test can say "nothing was blocked" by asserting `problems` is empty.
+ * messages and Content-Security-Policy violations (Chromium reports those as console errors), and
+ * the API's 4xx answers, so that `expectNoProblems` can tell an expected refusal (which Chromium
+ * also logs as a console error) from anything else.
  */
 export interface DashboardTab {
   context: BrowserContext;
   page: Page;
   problems: string[];
+  /** "404 GET /v1/recordings/3", one per 4xx answer the page received. */
+  refused: string[];
+}
+
+/**
+ * The refusals a bot's page meets in normal use: 404 for what the bot does not have yet (a
+ * recording, a transcript, a summary, a share link), 409 for a transcript or summary asked for
+ * while one is on its way.
+ */
+export const NONE_YET =
+  /^(404 GET \/v1\/((transcripts|summaries)\/\d+(\/status)?|recordings\/\d+(\/share)?)|409 POST \/v1\/(transcripts\/\d+\/transcribe|summaries\/\d+\/summarize))$/;
+
+/**
+ * Every refusal matches `refusals`, and the console holds exactly Chromium's line for each of them
+ * plus lines matching `alsoAllowed` — nothing else: no CSP violation, no script error.
+ */
+export function expectNoProblems(
+  tab: DashboardTab,
+  { refusals = NONE_YET, alsoAllowed = [] }: { refusals?: RegExp; alsoAllowed?: RegExp[] } = {},
+): void {
+  for (const refusal of tab.refused) expect(refusal).toMatch(refusals);
+  const expectedLines = tab.refused.map((refusal) => {
+    const status = Number(refusal.slice(0, 3));
+    return `Failed to load resource: the server responded with a status of ${status} (${STATUS_CODES[status]})`;
+  });
+  const unexplained = tab.problems.filter((line) => !alsoAllowed.some((allowed) => allowed.test(line)));
+  expect(unexplained.sort()).toEqual(expectedLines.sort());
 }
 
 /** A laptop's screen. */
@@ -21,13 +50,19 @@ export async function openDashboard(browser: Browser, baseUrl: string, hash = ""
   const context = await browser.newContext({ viewport: LAPTOP });
   const page = await context.newPage();
   const problems: string[] = [];
+  const refused: string[] = [];
   page.on("console", (message) => {
     if (message.type() === "error") problems.push(message.text());
   });
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("response", (response) => {
+    const status = response.status();
+    if (status >= 400 && status < 500)
+      refused.push(`${status} ${response.request().method()} ${new URL(response.url()).pathname}`);
+  });
   const response = await page.goto(`${baseUrl}/${hash}`);
   expect(response?.status()).toBe(200);
-  return { context, page, problems };
+  return { context, page, problems, refused };
 }
 
 /** Registers a new account through the register form and waits for the signed-in frame. */

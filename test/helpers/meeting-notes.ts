@@ -137,7 +137,12 @@ export function newMeeting(
  * and a summary, until the bot is done. Answers the bot's final state and the lines as the host
  * read them, on the recording's clock.
  */
-export async function recordScriptedMeeting(stack: Stack, user: NotesUser, platform: PlatformName) {
+export async function recordScriptedMeeting(
+  stack: Stack,
+  user: NotesUser,
+  platform: PlatformName,
+  botFields: Record<string, unknown> = {},
+) {
   const { id: meetingId, meetingInfo } = newMeeting(stack, platform);
   await stack.control.configure(platform, meetingId, {
     admit: "open",
@@ -152,6 +157,7 @@ export async function recordScriptedMeeting(stack: Stack, user: NotesUser, platf
     botDisplayName: "Notes Bot",
     transcription: {},
     summary: {},
+    ...botFields,
   });
   await user.api.deploy(created.id);
   const bot = await user.api.waitForStatus(created.id, ["DONE", "FATAL"], { timeoutMs: 150_000 });

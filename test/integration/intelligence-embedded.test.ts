@@ -151,6 +151,18 @@ describe("audio extraction", () => {
       retryable: false,
     });
   });
+
+  it("names a file that is not media by its name, never by the server's directories", async () => {
+    const notMedia = path.join(scratch, "not-media.mp4");
+    await writeFile(notMedia, "this is not an MP4 file");
+    const error = await extractAudio(notMedia, { tmpDir: scratch }).then(
+      () => new Error("extracted audio from a file that is not media"),
+      (e: unknown) => e as Error,
+    );
+    expect(error).toMatchObject({ code: "media_unreadable", retryable: false });
+    expect(error.message).toContain("not-media.mp4");
+    expect(error.message).not.toContain(scratch);
+  });
 });
 
 describe("pocketsphinx engine failures", () => {

@@ -4,6 +4,9 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BotConfig } from "../../src/core/index.js";
 import { resolveConfig, type StartServerOptions } from "../../src/server/config.js";
+import { DockerLauncher } from "../../src/server/launcher/docker.js";
+import { createLauncher } from "../../src/server/launcher/index.js";
+import { LocalProcessLauncher } from "../../src/server/launcher/local-process.js";
 import { StartupError } from "../../src/server/startup-error.js";
 import { DockerEngineStandIn, type StandInContainer } from "../helpers/docker-engine-stand-in.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
@@ -319,13 +322,24 @@ describe("the container launchers' settings", () => {
     expect(resolve({})).toEqual({
       kind: "local",
       image: "meetbot:latest",
-      resources: { cpus: 1, memoryBytes: 1536 * 1024 ** 2, shmBytes: 128 * 1024 ** 2 },
+      resources: { cpus: 1, memoryBytes: 1024 ** 3, shmBytes: 128 * 1024 ** 2 },
       docker: {
         endpoint: { socketPath: "/var/run/docker.sock" },
         network: undefined,
         seccompProfile: undefined,
       },
     });
+  });
+
+  it("makes the launcher MEETBOT_LAUNCHER names", async () => {
+    const launcherFor = (env: NodeJS.ProcessEnv) =>
+      createLauncher(resolveConfig({ dataDir: "/tmp/meetbot-config-test", env }));
+    const local = launcherFor({});
+    expect(local).toBeInstanceOf(LocalProcessLauncher);
+    await local.close?.();
+    expect(launcherFor({ MEETBOT_LAUNCHER: "docker" })).toBeInstanceOf(DockerLauncher);
+    // The Kubernetes launcher's own settings are read: here, no cluster to reach.
+    expect(() => launcherFor({ MEETBOT_LAUNCHER: "kubernetes" })).toThrow(/no cluster to reach/);
   });
 
   it("reads sizes and cores as Kubernetes writes them", () => {

@@ -116,8 +116,8 @@ interface Route {
   documented: boolean;
 }
 
-/** Not part of the API document, but served: the OAuth landing page and the docs' assets. */
-const PAGES = ["/auth/callback", "/docs/static/{file}", "/openapi.json"];
+/** Not part of the API document, but served: the OAuth landing page, the docs' assets, the dashboard. */
+const PAGES = ["/auth/callback", "/docs/static/{file}", "/openapi.json", "/", "/assets/{name}"];
 /** Routes the fuzzer reaches even if the document stopped listing them. */
 const REQUIRED = [
   "POST /v1/bot-callbacks/{id}/event",

@@ -140,17 +140,6 @@ function bodyOf(f: Fields): Record<string, unknown> {
 
 export type CreateOutcome = "deployed" | "created" | "failed to deploy";
 
-/** `{detail:[{loc, msg}]}` by field ("meetingInfo.meetingUrl"), to show each beside its input. */
-function fieldErrorsOf(failure: unknown): Record<string, string> {
-  if (!(failure instanceof ApiFailure) || !Array.isArray(failure.detail)) return {};
-  const errors: Record<string, string> = {};
-  for (const item of failure.detail as { loc?: unknown[]; msg?: string }[]) {
-    const field = (item.loc ?? []).filter((part) => part !== "body").join(".");
-    if (field) errors[field] = item.msg ?? "invalid";
-  }
-  return errors;
-}
-
 /**
  * Creates a bot, and deploys it unless "Create only" was pressed. The API's refusals are shown
  * beside the fields they name, and all together above the buttons.
@@ -200,7 +189,7 @@ export function CreateBotForm({
         onCreated(bot, "failed to deploy");
       } else {
         setError(message);
-        setFieldErrors(fieldErrorsOf(failure));
+        setFieldErrors(failure instanceof ApiFailure ? failure.fieldErrors() : {});
       }
     } finally {
       setPhase("idle");

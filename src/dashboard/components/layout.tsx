@@ -32,7 +32,8 @@ export function Layout({ route, children }: { route: Route; children: ComponentC
 
   return (
     <div class="shell">
-      <a class="skip" href="#main">
+      {/* Its fragment would be read as a page (routes live in the fragment): it moves the focus instead. */}
+      <a class="skip" href="#main" onClick={skipToContent}>
         Skip to content
       </a>
       <header class="topbar">
@@ -63,4 +64,9 @@ export function Layout({ route, children }: { route: Route; children: ComponentC
       </main>
     </div>
   );
+}
+
+function skipToContent(event: Event) {
+  event.preventDefault();
+  document.getElementById("main")?.focus();
 }

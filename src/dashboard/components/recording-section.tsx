@@ -1,7 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { DownloadLink, RecordingInfo } from "../../server/schemas/index.js";
 import { api } from "../api.js";
-import { useLiveEvent } from "../live.js";
 import { getOrNull } from "./recording-jobs.js";
 import { RecordingView } from "./recording-view.js";
 import { ErrorNote, Panel } from "./ui.js";
@@ -16,10 +15,18 @@ interface Recording {
 
 /**
  * A bot's recording, shown on its page once it has one: the player, the transcript beside it, the
- * summary, transcribe/summarize and share links. Until the recording arrives it says so, and
- * looks again whenever the bot's status changes or the bot has news on the live stream.
+ * summary, transcribe/summarize and share links. Until the bot says it has a recording (its page
+ * fetches the bot again on each of its live events), it says so and asks the API nothing.
  */
-export function RecordingSection({ botId, botStatus }: { botId: number; botStatus: string }) {
+export function RecordingSection({
+  botId,
+  botStatus,
+  hasRecording,
+}: {
+  botId: number;
+  botStatus: string;
+  hasRecording: boolean;
+}) {
   // undefined: loading; null: the bot has no recording (yet).
   const [recording, setRecording] = useState<Recording | null>();
   const [error, setError] = useState<string>();
@@ -46,11 +53,9 @@ export function RecordingSection({ botId, botStatus }: { botId: number; botStatu
   }, [botId]);
 
   useEffect(() => {
-    void lookForRecording();
-  }, [lookForRecording, botStatus]);
-  useLiveEvent((event) => {
-    if (event.botId === botId) void lookForRecording();
-  });
+    if (hasRecording) void lookForRecording();
+    else setRecording(null);
+  }, [lookForRecording, hasRecording]);
 
   /** A signed link lasts an hour: the player asks for a fresh one when its own fails. */
   const renewLink = useCallback(async () => {

@@ -124,7 +124,7 @@ export function BotPage({ botId }: { botId: number }) {
       <Panel title="Logs">
         <BotLogs botId={botId} version={version} />
       </Panel>
-      <RecordingSection botId={botId} botStatus={data.status} />
+      <RecordingSection botId={botId} botStatus={data.status} hasRecording={data.recording !== null} />
     </>
   );
 }

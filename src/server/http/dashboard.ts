@@ -51,11 +51,9 @@ export function registerDashboard(
 
   app.get("/", { schema: { hide: true } }, async (_request, reply) => {
     if (!index) {
-      return reply
-        .code(503)
-        .send({
-          detail: "The dashboard is not built: run `make build` (the API is at /v1, its reference at /docs)",
-        });
+      return reply.code(503).send({
+        detail: "The dashboard is not built: run `make build` (the API is at /v1, its reference at /docs)",
+      });
     }
     return reply
       .headers(COMMON_HEADERS)

@@ -1,6 +1,8 @@
+import pino from "pino";
 import type { ServerConfig } from "../config.js";
-import { StartupError } from "../startup-error.js";
 import { DockerLauncher } from "./docker.js";
+import { KubernetesLauncher } from "./kubernetes.js";
+import { kubernetesLauncherOptions } from "./kubernetes-config.js";
 import type { Launcher } from "./launcher.js";
 import { LocalProcessLauncher, launcherOptions } from "./local-process.js";
 
@@ -13,7 +15,12 @@ export function createLauncher(config: ServerConfig): Launcher {
     case "docker":
       return new DockerLauncher({ ...docker, image, resources });
     case "kubernetes":
-      // The Kubernetes launcher (src/server/launcher/kubernetes.ts) plugs in here.
-      throw new StartupError("MEETBOT_LAUNCHER=kubernetes: the Kubernetes launcher is not built yet");
+      return new KubernetesLauncher(
+        kubernetesLauncherOptions(
+          config.kubernetes,
+          { image, cpus: resources.cpus, memoryBytes: resources.memoryBytes },
+          pino({ level: config.logLevel }),
+        ),
+      );
   }
 }

@@ -25,8 +25,8 @@ export interface RunnerResources {
   cpus: number;
   /**
    * A hard limit, in bytes; past it the kernel kills the runner (FATAL OUT_OF_MEMORY). Default
-   * 1.5 GiB: about 2.4× the measured PSS, since the page cache of the recording counts against the
-   * same limit, and a meeting with many video tiles grows Chromium well past the mock's.
+   * 1 GiB, the Kubernetes launcher's limit too: the measured PSS plus the join's peak and the
+   * page cache of the recording, which count against the same limit.
    */
   memoryBytes: number;
   /**
@@ -39,7 +39,7 @@ export interface RunnerResources {
 const MIB = 1024 * 1024;
 export const DEFAULT_RUNNER_RESOURCES: RunnerResources = {
   cpus: 1,
-  memoryBytes: 1536 * MIB,
+  memoryBytes: 1024 * MIB,
   shmBytes: 128 * MIB,
 };
 

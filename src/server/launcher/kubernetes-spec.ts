@@ -1,0 +1,254 @@
+import type { V1Job, V1Pod, V1Secret } from "@kubernetes/client-node";
+import type { BotConfig, SubCode } from "../../core/index.js";
+
+/** On every runner Job, its Pods and its Secret: how the launcher finds its own. */
+export const RUNNER_APP_LABEL = { "app.kubernetes.io/name": "meetbot-runner" } as const;
+export const BOT_ID_LABEL = "meetbot.dev/bot-id";
+/** The label selector of every runner's Job and Pod. */
+export const RUNNER_SELECTOR = "app.kubernetes.io/name=meetbot-runner";
+
+/** The image's user (Dockerfile: `useradd --uid 10001 meetbot`). */
+export const RUNNER_UID = 10001;
+
+/**
+ * From SIGTERM to SIGKILL: the runner leaves and finalizes the recording (under a minute), retries
+ * its upload for about ten minutes, then its last events for two more
+ * (MEETBOT_FINAL_DELIVERY_TIMEOUT_MS' default). Killing it sooner loses the recording with the Pod.
+ */
+export const STOP_GRACE_SECONDS = 900;
+/** Scheduling, pulling the image, starting the browser and joining, before maxDuration counts. */
+const START_MARGIN_SECONDS = 300;
+/** Where the runner keeps its spool and recording: a volume of the Pod, not the server's data dir. */
+export const RUNNER_WORK_DIR = "/work";
+
+/**
+ * What one runner Pod asks for and may use. The defaults come from `make bench` (README,
+ * Benchmarks): one recording runner's whole process tree uses 0.44–0.47 cores and 636–644 MB
+ * PSS. PSS is the figure that adds up to the pages a container's memory cgroup is charged for.
+ */
+export interface RunnerResources {
+  /** Requested (what the scheduler reserves): the measured 0.47 cores, rounded up. */
+  cpuMillis: number;
+  /** The ceiling: joining (browser start) briefly takes more than recording; throttling at the request would drop frames. */
+  cpuLimitMillis: number;
+  /** Requested: the measured 644 MB PSS (614 MiB), rounded up. */
+  memoryMiB: number;
+  /**
+   * The ceiling, past which the Pod is OOMKilled: room for the join's peak, the page cache of the
+   * recording being written and read back for the upload, and /dev/shm (memory-backed).
+   */
+  memoryLimitMiB: number;
+  /** /dev/shm's size: the browser runs with --disable-dev-shm-usage and PulseAudio with --disable-shm, so little lands there. */
+  shmMiB: number;
+}
+
+export const DEFAULT_RUNNER_RESOURCES: RunnerResources = {
+  cpuMillis: 500,
+  cpuLimitMillis: 1000,
+  memoryMiB: 640,
+  memoryLimitMiB: 1024,
+  shmMiB: 128,
+};
+
+/** Limits set by the operator (MEETBOT_RUNNER_CPUS, MEETBOT_RUNNER_MEMORY); a request never exceeds its limit. */
+export function runnerResources(limits: { cpus?: number; memoryBytes?: number }): RunnerResources {
+  const base = DEFAULT_RUNNER_RESOURCES;
+  const cpuLimitMillis = limits.cpus === undefined ? base.cpuLimitMillis : Math.ceil(limits.cpus * 1000);
+  const memoryLimitMiB =
+    limits.memoryBytes === undefined ? base.memoryLimitMiB : Math.ceil(limits.memoryBytes / 2 ** 20);
+  return {
+    ...base,
+    cpuMillis: Math.min(base.cpuMillis, cpuLimitMillis),
+    cpuLimitMillis,
+    memoryMiB: Math.min(base.memoryMiB, memoryLimitMiB),
+    memoryLimitMiB,
+  };
+}
+
+export interface RunnerJobSettings {
+  image: string;
+  resources: RunnerResources;
+  /** How long a finished Job (and its Pod's logs) stays for `kubectl logs`. */
+  ttlSecondsAfterFinished: number;
+  /**
+   * A seccomp profile on the nodes (relative to the kubelet's seccomp dir) instead of the
+   * runtime's default, which refuses the user namespaces Chromium's sandbox needs (README,
+   * "Chromium's sandbox"); undefined: RuntimeDefault.
+   */
+  seccompLocalhostProfile: string | undefined;
+}
+
+export function jobName(botId: number): string {
+  return `meetbot-bot-${botId}`;
+}
+
+export function secretName(botId: number): string {
+  return `${jobName(botId)}-config`;
+}
+
+function labels(botId: number): Record<string, string> {
+  return { ...RUNNER_APP_LABEL, [BOT_ID_LABEL]: String(botId) };
+}
+
+/** The bot a runner's Job or Pod belongs to; undefined for an object without our label. */
+export function botIdOf(object: { metadata?: { labels?: Record<string, string> } }): number | undefined {
+  const raw = object.metadata?.labels?.[BOT_ID_LABEL];
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
+}
+
+/**
+ * The Job may run for the whole call (maxDuration) plus the waiting room before it, the start
+ * and the stop (leave, upload, last events). Past it, Kubernetes ends the Pod.
+ */
+export function activeDeadlineSeconds(config: BotConfig): number {
+  const { maxDuration, waitingRoomTimeout } = config.automaticLeave;
+  return Math.ceil((maxDuration + waitingRoomTimeout) / 1000) + START_MARGIN_SECONDS + STOP_GRACE_SECONDS;
+}
+
+/**
+ * One runner as a Job: one Pod, never restarted (a second runner would join the call twice), its
+ * BotConfig read from the Secret of the same bot (secretManifest) and never in the plain env.
+ */
+export function jobManifest(config: BotConfig, settings: RunnerJobSettings): V1Job {
+  const { botId } = config;
+  const { resources } = settings;
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name: jobName(botId), labels: labels(botId) },
+    spec: {
+      backoffLimit: 0,
+      activeDeadlineSeconds: activeDeadlineSeconds(config),
+      ttlSecondsAfterFinished: settings.ttlSecondsAfterFinished,
+      template: {
+        metadata: { labels: labels(botId) },
+        spec: {
+          restartPolicy: "Never",
+          terminationGracePeriodSeconds: STOP_GRACE_SECONDS,
+          // The runner talks to the control plane, never to the cluster: no token for a page to steal.
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: RUNNER_UID,
+            runAsGroup: RUNNER_UID,
+            fsGroup: RUNNER_UID,
+            seccompProfile: settings.seccompLocalhostProfile
+              ? { type: "Localhost", localhostProfile: settings.seccompLocalhostProfile }
+              : { type: "RuntimeDefault" },
+          },
+          containers: [
+            {
+              name: "runner",
+              image: settings.image,
+              env: [
+                {
+                  name: "BOT_CONFIG",
+                  valueFrom: { secretKeyRef: { name: secretName(botId), key: "BOT_CONFIG" } },
+                },
+              ],
+              resources: {
+                requests: { cpu: `${resources.cpuMillis}m`, memory: `${resources.memoryMiB}Mi` },
+                limits: { cpu: `${resources.cpuLimitMillis}m`, memory: `${resources.memoryLimitMiB}Mi` },
+              },
+              securityContext: {
+                runAsNonRoot: true,
+                runAsUser: RUNNER_UID,
+                allowPrivilegeEscalation: false,
+                capabilities: { drop: ["ALL"] },
+              },
+              volumeMounts: [
+                { name: "dshm", mountPath: "/dev/shm" },
+                { name: "work", mountPath: RUNNER_WORK_DIR },
+              ],
+            },
+          ],
+          volumes: [
+            { name: "dshm", emptyDir: { medium: "Memory", sizeLimit: `${resources.shmMiB}Mi` } },
+            { name: "work", emptyDir: {} },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The bot's config, owned by its Job: deleting the Job (kill, clean-up, TTL) deletes it too. No
+ * blockOwnerDeletion, which would need update rights on jobs/finalizers.
+ */
+export function secretManifest(config: BotConfig, job: { name: string; uid: string }): V1Secret {
+  const { botId } = config;
+  // The server's workDir is a path on its own disk; in the Pod the runner works in its volume.
+  const podConfig: BotConfig = { ...config, workDir: RUNNER_WORK_DIR };
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: secretName(botId),
+      labels: labels(botId),
+      ownerReferences: [
+        { apiVersion: "batch/v1", kind: "Job", name: job.name, uid: job.uid, controller: true },
+      ],
+    },
+    type: "Opaque",
+    immutable: true,
+    stringData: { BOT_CONFIG: JSON.stringify(podConfig) },
+  };
+}
+
+export interface PodFailure {
+  subCode: SubCode;
+  message: string;
+}
+
+const IMAGE_PULL_REASONS = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageName"]);
+
+/**
+ * Why this runner Pod cannot run, or undefined while it can (pending, running, or ended on its
+ * own: the runner reports its own end). `unschedulableSince` is when the Pod was first seen
+ * unschedulable, for a condition without a transition time.
+ */
+export function podFailure(
+  pod: V1Pod,
+  now: number,
+  unschedulableTimeoutMs: number,
+  unschedulableSince?: number,
+): PodFailure | undefined {
+  const status = pod.status ?? {};
+  if (status.reason === "Evicted")
+    return {
+      subCode: "EVICTED",
+      message: `the runner's Pod was evicted: ${status.message ?? "no reason given"}`,
+    };
+  for (const container of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
+    const waiting = container.state?.waiting;
+    if (waiting?.reason && IMAGE_PULL_REASONS.has(waiting.reason))
+      return {
+        subCode: "IMAGE_PULL_FAILED",
+        message: `the runner's image ${container.image} could not be pulled (${waiting.reason}: ${waiting.message ?? ""})`,
+      };
+    const terminated = container.state?.terminated ?? container.lastState?.terminated;
+    if (terminated?.reason === "OOMKilled")
+      return {
+        subCode: "OUT_OF_MEMORY",
+        message: `the runner ran out of memory (OOMKilled; its limit is ${memoryLimit(pod)})`,
+      };
+  }
+  const scheduled = status.conditions?.find((condition) => condition.type === "PodScheduled");
+  if (scheduled?.status === "False" && scheduled.reason === "Unschedulable") {
+    const since = scheduled.lastTransitionTime
+      ? new Date(scheduled.lastTransitionTime).getTime()
+      : unschedulableSince;
+    if (since !== undefined && now - since >= unschedulableTimeoutMs)
+      return {
+        subCode: "UNSCHEDULABLE",
+        message: `the runner's Pod could not be scheduled for ${Math.round((now - since) / 1000)} s: ${scheduled.message ?? "no reason given"}`,
+      };
+  }
+  return undefined;
+}
+
+function memoryLimit(pod: V1Pod): string {
+  return String(pod.spec?.containers.find((c) => c.name === "runner")?.resources?.limits?.memory ?? "?");
+}

@@ -1,0 +1,465 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { V1PodStatus } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BotConfig } from "../../src/core/index.js";
+import { KubernetesLauncher, type KubernetesLauncherOptions } from "../../src/server/launcher/kubernetes.js";
+import { runnerResources } from "../../src/server/launcher/kubernetes-spec.js";
+import { type KubernetesApiStandIn, startKubernetesApiStandIn } from "../helpers/kubernetes-api-stand-in.js";
+import {
+  FakeRunner,
+  registerUser,
+  startTestServer,
+  TEST_MEETING,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server-harness.js";
+import { eventually } from "../helpers/stack.js";
+
+/**
+ * The Kubernetes launcher through the real server, against a stand-in for the Kubernetes API
+ * server (test/helpers/kubernetes-api-stand-in.ts): a local HTTP server that stores what it is
+ * sent and runs nothing. No cluster runs here; what a kubelet or the scheduler would report about a
+ * Pod, the test sets on the stand-in. The runner is played from the BotConfig in the bot's Secret.
+ */
+
+const NAMESPACE = "meetbot-bots";
+const IMAGE = "registry.example.com/meetbot:1.4.0";
+const UNLIMITED = { rateLimit: { perMinute: 0, perHour: 0 } };
+
+function kubernetesLauncher(
+  standIn: KubernetesApiStandIn,
+  overrides: Partial<KubernetesLauncherOptions> = {},
+) {
+  return new KubernetesLauncher({
+    kubeConfig: standIn.kubeConfig(),
+    namespace: NAMESPACE,
+    image: IMAGE,
+    resources: runnerResources({}),
+    ttlSecondsAfterFinished: 3600,
+    seccompLocalhostProfile: undefined,
+    pollIntervalMs: 50,
+    unschedulableTimeoutMs: 120_000,
+    ...overrides,
+  });
+}
+
+/** Creates and deploys a bot through the API; its id. */
+async function deploy(
+  server: TestServer,
+  user: TestUser,
+  body: Record<string, unknown> = {},
+): Promise<number> {
+  const created = await server.api.post("/v1/bots", {
+    token: user.token,
+    body: { meetingInfo: TEST_MEETING, botDisplayName: "Notetaker", ...body },
+  });
+  expect(created.status).toBe(201);
+  const deployed = await server.api.post(`/v1/bots/${created.body.id}/deploy`, { token: user.token });
+  expect(deployed.status).toBe(200);
+  return created.body.id as number;
+}
+
+/** The BotConfig the bot's Pod would read: the one in its Secret. */
+function configInSecret(standIn: KubernetesApiStandIn, botId: number): BotConfig {
+  const secret = standIn.secrets(NAMESPACE).find((s) => s.metadata?.name === `meetbot-bot-${botId}-config`);
+  if (!secret?.stringData?.BOT_CONFIG) throw new Error(`no Secret for bot ${botId}`);
+  return BotConfig.parse(JSON.parse(secret.stringData.BOT_CONFIG));
+}
+
+const jobOf = (standIn: KubernetesApiStandIn, botId: number) =>
+  standIn.jobs(NAMESPACE).find((job) => job.metadata?.name === `meetbot-bot-${botId}`);
+
+async function botOf(server: TestServer, user: TestUser, botId: number) {
+  const res = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+describe("the Kubernetes launcher", () => {
+  let standIn: KubernetesApiStandIn;
+  let launcher: KubernetesLauncher;
+  let server: TestServer;
+  let user: TestUser;
+  beforeAll(async () => {
+    standIn = await startKubernetesApiStandIn();
+    launcher = kubernetesLauncher(standIn);
+    server = await startTestServer({ ...UNLIMITED, launcher });
+    user = await registerUser(server.api);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await launcher?.close();
+    await standIn?.close();
+  });
+
+  it("creates one Job per bot, then its BotConfig in a Secret owned by that Job", async () => {
+    const botId = await deploy(server, user, {
+      automaticLeave: { maxDuration: 3_600_000, waitingRoomTimeout: 120_000 },
+    });
+    const job = jobOf(standIn, botId);
+    const labels = { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/bot-id": String(botId) };
+    expect(job?.metadata).toMatchObject({ name: `meetbot-bot-${botId}`, namespace: NAMESPACE, labels });
+    expect(job?.spec).toEqual({
+      backoffLimit: 0,
+      // 3600 s of call + 120 s of waiting room + 300 s to start + 900 s to stop.
+      activeDeadlineSeconds: 4920,
+      ttlSecondsAfterFinished: 3600,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: "Never",
+          terminationGracePeriodSeconds: 900,
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 10001,
+            runAsGroup: 10001,
+            fsGroup: 10001,
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          containers: [
+            {
+              name: "runner",
+              image: IMAGE,
+              env: [
+                {
+                  name: "BOT_CONFIG",
+                  valueFrom: { secretKeyRef: { name: `meetbot-bot-${botId}-config`, key: "BOT_CONFIG" } },
+                },
+              ],
+              resources: {
+                requests: { cpu: "500m", memory: "640Mi" },
+                limits: { cpu: "1000m", memory: "1024Mi" },
+              },
+              securityContext: {
+                runAsNonRoot: true,
+                runAsUser: 10001,
+                allowPrivilegeEscalation: false,
+                capabilities: { drop: ["ALL"] },
+              },
+              volumeMounts: [
+                { name: "dshm", mountPath: "/dev/shm" },
+                { name: "work", mountPath: "/work" },
+              ],
+            },
+          ],
+          volumes: [
+            { name: "dshm", emptyDir: { medium: "Memory", sizeLimit: "128Mi" } },
+            { name: "work", emptyDir: {} },
+          ],
+        },
+      },
+    });
+
+    const secret = standIn.secrets(NAMESPACE).find((s) => s.metadata?.name === `meetbot-bot-${botId}-config`);
+    expect(secret?.metadata?.labels).toEqual(labels);
+    expect(secret?.metadata?.ownerReferences).toEqual([
+      {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        name: `meetbot-bot-${botId}`,
+        uid: job?.metadata?.uid,
+        controller: true,
+      },
+    ]);
+    expect(secret).toMatchObject({ type: "Opaque", immutable: true });
+    // The Job first (the Secret needs its uid), each in the namespace.
+    const creates = standIn.requests.filter((r) => r.verb === "create").slice(-2);
+    expect(creates.map((r) => `${r.resource} ${r.path}`)).toEqual([
+      `jobs /apis/batch/v1/namespaces/${NAMESPACE}/jobs`,
+      `secrets /api/v1/namespaces/${NAMESPACE}/secrets`,
+    ]);
+
+    // The config is the runner's whole input and works as one: its callback token is accepted.
+    const config = configInSecret(standIn, botId);
+    expect(config).toMatchObject({ botId, workDir: "/work", automaticLeave: { maxDuration: 3_600_000 } });
+    expect(JSON.stringify(job)).not.toContain(config.callback.token);
+    expect((await new FakeRunner(config).status("JOINING_CALL")).status).toBe(200);
+    expect((await botOf(server, user, botId)).status).toBe("JOINING_CALL");
+  });
+
+  it("kill deletes the bot's Job in the foreground with the runner's grace period; its Secret goes with it", async () => {
+    const botId = await deploy(server, user);
+    const killed = await server.api.post(`/v1/bots/${botId}/kill`, { token: user.token });
+    expect(killed.status).toBe(200);
+    const deletion = standIn.requests.find(
+      (r) => r.verb === "delete" && r.path.endsWith(`/jobs/meetbot-bot-${botId}`),
+    );
+    expect(deletion?.path).toBe(`/apis/batch/v1/namespaces/${NAMESPACE}/jobs/meetbot-bot-${botId}`);
+    expect(Object.fromEntries(deletion?.query ?? [])).toEqual({
+      gracePeriodSeconds: "900",
+      propagationPolicy: "Foreground",
+    });
+    expect(jobOf(standIn, botId)).toBeUndefined();
+    expect(standIn.secrets(NAMESPACE).map((s) => s.metadata?.name)).not.toContain(
+      `meetbot-bot-${botId}-config`,
+    );
+  });
+
+  it("a Secret the cluster refuses: the deploy fails (LAUNCH_FAILED, saying why) and the Job goes", async () => {
+    const created = await server.api.post("/v1/bots", {
+      token: user.token,
+      body: { meetingInfo: TEST_MEETING },
+    });
+    const botId = created.body.id as number;
+    standIn.refuseNext("secrets", "create", 403);
+    const deployed = await server.api.post(`/v1/bots/${botId}/deploy`, { token: user.token });
+    expect(deployed.status).toBe(503);
+    const bot = await botOf(server, user, botId);
+    expect(bot.status).toBe("FATAL");
+    expect(bot.deploymentError).toMatchObject({ code: "LAUNCH_FAILED" });
+    expect(bot.deploymentError.message).toBe(
+      `Kubernetes refused to create Secret meetbot-bot-${botId}-config in namespace ${NAMESPACE} (HTTP 403): ` +
+        "secrets is forbidden: cannot create secrets (stand-in refusal)",
+    );
+    expect(jobOf(standIn, botId)).toBeUndefined();
+  });
+
+  const failures: Array<{ what: string; subCode: string; status: V1PodStatus; message: RegExp }> = [
+    {
+      what: "an image that cannot be pulled",
+      subCode: "IMAGE_PULL_FAILED",
+      status: {
+        phase: "Pending",
+        containerStatuses: [
+          {
+            name: "runner",
+            image: IMAGE,
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason: "ImagePullBackOff", message: `Back-off pulling image "${IMAGE}"` } },
+          },
+        ],
+      },
+      message: /image registry\.example\.com\/meetbot:1\.4\.0 could not be pulled \(ImagePullBackOff/,
+    },
+    {
+      what: "a runner killed for its memory",
+      subCode: "OUT_OF_MEMORY",
+      status: {
+        phase: "Failed",
+        containerStatuses: [
+          {
+            name: "runner",
+            image: IMAGE,
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: 137, reason: "OOMKilled" } },
+          },
+        ],
+      },
+      message: /ran out of memory \(OOMKilled; its limit is 1024Mi\)/,
+    },
+    {
+      what: "an evicted Pod",
+      subCode: "EVICTED",
+      status: {
+        phase: "Failed",
+        reason: "Evicted",
+        message: "The node was low on resource: memory.",
+      },
+      message: /evicted: The node was low on resource: memory\./,
+    },
+    {
+      what: "a Pod unschedulable past the timeout",
+      subCode: "UNSCHEDULABLE",
+      status: {
+        phase: "Pending",
+        conditions: [
+          {
+            type: "PodScheduled",
+            status: "False",
+            reason: "Unschedulable",
+            message: "0/3 nodes are available: 3 Insufficient memory.",
+            lastTransitionTime: new Date(Date.now() - 10 * 60_000),
+          },
+        ],
+      },
+      message: /could not be scheduled for \d+ s: 0\/3 nodes are available: 3 Insufficient memory\./,
+    },
+  ];
+
+  it.each(failures)(
+    "$what makes the bot FATAL $subCode and deletes its Job",
+    async ({ subCode, status, message }) => {
+      const botId = await deploy(server, user);
+      await new FakeRunner(configInSecret(standIn, botId)).status("JOINING_CALL");
+      standIn.setPodStatus(NAMESPACE, `meetbot-bot-${botId}`, status);
+      const bot = await eventually(
+        async () => {
+          const body = await botOf(server, user, botId);
+          return body.status === "FATAL" ? body : undefined;
+        },
+        `bot ${botId} FATAL`,
+        15_000,
+      );
+      expect(bot.deploymentError.code).toBe(subCode);
+      expect(bot.deploymentError.message).toMatch(message);
+      await eventually(
+        async () => (jobOf(standIn, botId) ? undefined : true),
+        `Job of bot ${botId} deleted`,
+        15_000,
+      );
+    },
+  );
+
+  it("leaves a Pod unschedulable for less than the timeout alone", async () => {
+    const botId = await deploy(server, user);
+    standIn.setPodStatus(NAMESPACE, `meetbot-bot-${botId}`, {
+      phase: "Pending",
+      conditions: [
+        {
+          type: "PodScheduled",
+          status: "False",
+          reason: "Unschedulable",
+          message: "0/3 nodes are available: 3 Insufficient cpu.",
+          lastTransitionTime: new Date(),
+        },
+      ],
+    });
+    // Two more polls of the Pods after the status was set.
+    const polls = () => standIn.requests.filter((r) => r.resource === "pods" && r.verb === "list").length;
+    const before = polls();
+    await eventually(async () => (polls() >= before + 2 ? true : undefined), "two polls");
+    expect((await botOf(server, user, botId)).status).toBe("DEPLOYING");
+    expect(jobOf(standIn, botId)).toBeDefined();
+  });
+});
+
+describe("the Kubernetes launcher after a server restart", () => {
+  it("keeps the Jobs of running bots and deletes those of bots that ended", async () => {
+    const standIn = await startKubernetesApiStandIn();
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-kube-restart-"));
+    try {
+      const firstLauncher = kubernetesLauncher(standIn);
+      const first = await startTestServer({ ...UNLIMITED, dataDir, launcher: firstLauncher });
+      const user = await registerUser(first.api);
+      const running = await deploy(first, user);
+      const ended = await deploy(first, user);
+      await new FakeRunner(configInSecret(standIn, running)).status("JOINING_CALL");
+      const endedRunner = new FakeRunner(configInSecret(standIn, ended));
+      await endedRunner.status("JOINING_CALL");
+      expect(
+        (await endedRunner.status("FATAL", { subCode: "JOIN_FAILED", message: "no join button" })).status,
+      ).toBe(200);
+      await first.close();
+      await firstLauncher.close();
+      // A Job left by some earlier server for a bot this database never had.
+      standIn.addJob(NAMESPACE, {
+        metadata: {
+          name: "meetbot-bot-999999",
+          labels: { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/bot-id": "999999" },
+        },
+        spec: { template: { spec: { containers: [] } } },
+      });
+
+      const secondLauncher = kubernetesLauncher(standIn);
+      const second = await startTestServer({ ...UNLIMITED, dataDir, launcher: secondLauncher });
+      try {
+        // attach() ran before the server listened.
+        expect(standIn.jobs(NAMESPACE).map((job) => job.metadata?.name)).toEqual([`meetbot-bot-${running}`]);
+        expect(standIn.secrets(NAMESPACE).map((s) => s.metadata?.name)).toEqual([
+          `meetbot-bot-${running}-config`,
+        ]);
+        // The adopted runner is the new server's to stop.
+        expect((await second.api.post(`/v1/bots/${running}/kill`, { token: user.token })).status).toBe(200);
+        expect(jobOf(standIn, running)).toBeUndefined();
+      } finally {
+        await second.close();
+        await secondLauncher.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+      await standIn.close();
+    }
+  });
+});
+
+/**
+ * The Role's rules as `group/resource verb` pairs. A reader of the subset role.yaml is written in: rules
+ * as a block list, each key's value a bracketed list of quoted strings (JSON); anything else in
+ * the rules is refused, so a rewritten file cannot be misread.
+ */
+function rolePairs(yaml: string): string[] {
+  const rules = yaml
+    .slice(yaml.indexOf("\nrules:\n") + "\nrules:\n".length)
+    .split("\n")
+    .filter((line) => line.trim());
+  const parsed: Array<Record<string, string[]>> = [];
+  for (const line of rules) {
+    const match = /^ {2}(- | {2})(apiGroups|resources|verbs): (\[.*\])$/.exec(line);
+    if (!match) throw new Error(`role.yaml: a line the reader does not know: ${line}`);
+    const [, start, key = "", list = ""] = match;
+    if (start === "- ") parsed.push({});
+    const rule = parsed.at(-1);
+    if (!rule) throw new Error("role.yaml: a rule must start with '- '");
+    rule[key] = JSON.parse(list) as string[];
+  }
+  return parsed.flatMap((rule) =>
+    (rule.apiGroups ?? []).flatMap((group) =>
+      (rule.resources ?? []).flatMap((resource) =>
+        (rule.verbs ?? []).map((verb) => `${group}/${resource} ${verb}`),
+      ),
+    ),
+  );
+}
+
+describe("the Kubernetes launcher without its cluster", () => {
+  it("stops the server's startup with the API server's refusal", async () => {
+    const standIn = await startKubernetesApiStandIn();
+    const launcher = kubernetesLauncher(standIn, { kubeConfig: standIn.kubeConfig("a revoked token") });
+    try {
+      await expect(startTestServer({ launcher })).rejects.toThrow(
+        `MEETBOT_LAUNCHER=kubernetes: Kubernetes refused to list Jobs in namespace ${NAMESPACE} (HTTP 401)`,
+      );
+    } finally {
+      await launcher.close();
+      await standIn.close();
+    }
+  });
+});
+
+describe("deploy/kubernetes/role.yaml", () => {
+  it("grants exactly what the launcher calls: restart clean-up, launch, the Pod poll, a failed Pod, kill", async () => {
+    const standIn = await startKubernetesApiStandIn();
+    standIn.addJob(NAMESPACE, {
+      metadata: {
+        name: "meetbot-bot-999999",
+        labels: { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/bot-id": "999999" },
+      },
+      spec: { template: { spec: { containers: [] } } },
+    });
+    const launcher = kubernetesLauncher(standIn);
+    const server = await startTestServer({ ...UNLIMITED, launcher });
+    try {
+      const user = await registerUser(server.api);
+      const evicted = await deploy(server, user);
+      standIn.setPodStatus(NAMESPACE, `meetbot-bot-${evicted}`, {
+        phase: "Failed",
+        reason: "Evicted",
+        message: "gone",
+      });
+      await eventually(
+        async () => (jobOf(standIn, evicted) ? undefined : true),
+        "the evicted bot's Job deleted",
+        15_000,
+      );
+      const killed = await deploy(server, user);
+      expect((await server.api.post(`/v1/bots/${killed}/kill`, { token: user.token })).status).toBe(200);
+
+      const used = new Set(standIn.requests.map((r) => `${r.apiGroup}/${r.resource} ${r.verb}`));
+      const granted = rolePairs(await readFile("deploy/kubernetes/role.yaml", "utf8"));
+      expect(granted).toHaveLength(new Set(granted).size);
+      expect(new Set(granted)).toEqual(used);
+    } finally {
+      await server.close();
+      await launcher.close();
+      await standIn.close();
+    }
+  });
+});
