@@ -128,7 +128,7 @@ describe("the Docker launcher (against a Docker Engine API stand-in)", () => {
       Env: [expect.stringMatching(/^BOT_CONFIG=/)],
       Labels: { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/bot-id": String(botId) },
       StopSignal: "SIGTERM",
-      StopTimeout: 30,
+      StopTimeout: 900,
       HostConfig: {
         AutoRemove: true,
         NanoCpus: 1_500_000_000,
@@ -164,7 +164,7 @@ describe("the Docker launcher (against a Docker Engine API stand-in)", () => {
     expect(config.upload.url).toBe(`http://meetbot-server:8080/v1/bot-callbacks/${botId}/recording`);
   });
 
-  it("stops a killed bot's container with a 30 s grace period", async () => {
+  it("stops a killed bot's container with 15 minutes of grace (SIGTERM, then SIGKILL)", async () => {
     engine.images.add(IMAGE);
     const server = await dockerServer();
     const user = await registerUser(server.api);
@@ -177,7 +177,7 @@ describe("the Docker launcher (against a Docker Engine API stand-in)", () => {
       async () => engine.made("POST", `/containers/${container.Id}/stop`)[0],
       "the stop request",
     );
-    expect(stop.query.get("t")).toBe("30");
+    expect(stop.query.get("t")).toBe("900");
     // The stand-in's container exited and removed itself (AutoRemove).
     expect(engine.byName(`meetbot-bot-${botId}`)).toBeUndefined();
   });
@@ -293,7 +293,7 @@ describe("the Docker launcher (against a Docker Engine API stand-in)", () => {
       async () => engine.made("POST", `/containers/${ended.container.Id}/stop`)[0],
       "the ended bot's container stopped",
     );
-    expect(stop.query.get("t")).toBe("30");
+    expect(stop.query.get("t")).toBe("900");
     expect(engine.made("DELETE", `/containers/${leftover.Id}`)).toHaveLength(1);
     const touched = engine.requests
       .slice(before)

@@ -8,15 +8,13 @@ import {
   RUNNER_NAME,
   RUNNER_NAME_LABEL,
   type RunnerResources,
+  STOP_GRACE_SECONDS,
 } from "./settings.js";
 
 export interface DockerLauncherOptions extends DockerSettings {
   image: string;
   resources: RunnerResources;
-  /**
-   * Seconds between SIGTERM and SIGKILL when a runner is stopped: it leaves the call, finalizes
-   * and uploads its recording in between. Default 30.
-   */
+  /** Seconds between SIGTERM and SIGKILL when a runner is stopped; default STOP_GRACE_SECONDS. */
   stopGraceSeconds?: number;
   /** Seconds before the event watch reconnects after the engine closed it. Default 1. */
   reconnectSeconds?: number;
@@ -64,7 +62,7 @@ export class DockerLauncher implements Launcher {
 
   constructor(private readonly options: DockerLauncherOptions) {
     this.docker = new Docker(options.endpoint);
-    this.grace = options.stopGraceSeconds ?? 30;
+    this.grace = options.stopGraceSeconds ?? STOP_GRACE_SECONDS;
   }
 
   /** The container the engine is asked to create for this bot. */

@@ -8,6 +8,14 @@ export const RUNNER_NAME = "meetbot-runner";
 export const BOT_ID_LABEL = "meetbot.dev/bot-id";
 
 /**
+ * From SIGTERM to SIGKILL when a runner container or Pod is stopped: the runner leaves and
+ * finalizes the recording (under a minute), retries its upload for about ten minutes, then its
+ * last events for two more (MEETBOT_FINAL_DELIVERY_TIMEOUT_MS' default). Killing it sooner loses
+ * the recording with the container.
+ */
+export const STOP_GRACE_SECONDS = 900;
+
+/**
  * The default image of a runner container: the repository's Dockerfile built under this tag (as
  * docker-compose.yml does).
  */
