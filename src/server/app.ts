@@ -72,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await deps.launcher.attach?.({
     runnerFailed: (botId, subCode, message) => services.segments.failLostRunner(botId, subCode, message),
     runningBotIds: () => services.bots.runningIds(),
+    log: app.log,
   });
   // Segments of runners lost while no server (or a server that stopped mid-salvage) was running.
   const leftovers = services.segments

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { allowlistedEnv, type RunnerSettings } from "../core/index.js";
 import type { Plan } from "../notes/plans.js";
@@ -8,6 +9,7 @@ import { checkedTlsOption, type TlsConfig, tlsFromFiles } from "./http/tls.js";
 import { Engines, type EnginesConfig } from "./jobs/engines.js";
 import type { KubernetesConfig } from "./launcher/kubernetes-config.js";
 import type { Launcher } from "./launcher/launcher.js";
+import { DEFAULT_DOCKER_ENDPOINT, type LauncherConfig } from "./launcher/settings.js";
 import { StartupError } from "./startup-error.js";
 import type { StorageConfig } from "./storage/settings.js";
 
@@ -36,7 +38,7 @@ export interface StartServerOptions {
    * MEETBOT_TLS_CERT and MEETBOT_TLS_KEY, unset: plain HTTP.
    */
   tls?: { cert: string | Buffer; key: string | Buffer };
-  /** Default: LocalProcessLauncher. */
+  /** Default: the one env MEETBOT_LAUNCHER names (createLauncher), LocalProcessLauncher unless set. */
   launcher?: Launcher;
   /** Meeting hosts accepted besides the real platforms' ("host" or "host:port"); default from env. */
   allowedMeetingHosts?: string[];
@@ -163,6 +165,12 @@ export interface RunnerConfig {
   warmRunners: number;
   /** A runner's whole environment besides its config: the allowlisted variables of the server's. */
   env: Record<string, string>;
+  /**
+   * The control plane's address as runners reach it, for their callbacks and uploads (a runner in
+   * a container may need another name than users do). Env MEETBOT_RUNNER_CALLBACK_URL;
+   * undefined: the public base URL.
+   */
+  callbackBaseUrl: string | undefined;
 }
 
 export interface ServerConfig {
@@ -195,6 +203,8 @@ export interface ServerConfig {
   /** Env MEETBOT_JWT_SECRET; undefined: the secret generated once into the data dir. */
   jwtSecret: string | undefined;
   runner: RunnerConfig;
+  /** How runners are started: local processes, Docker containers or Kubernetes Jobs. */
+  launcher: LauncherConfig;
   /** The Kubernetes launcher's settings (env KUBECONFIG, MEETBOT_KUBE_*). */
   kubernetes: KubernetesConfig;
 }
@@ -282,7 +292,9 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       command: env.MEETBOT_RUNNER_COMMAND,
       warmRunners: env.MEETBOT_WARM_RUNNERS,
       env: allowlistedEnv(raw),
+      callbackBaseUrl: env.MEETBOT_RUNNER_CALLBACK_URL,
     },
+    launcher: launcherFromEnv(env),
     kubernetes: {
       kubeconfig: env.KUBECONFIG,
       inCluster: env.KUBERNETES_SERVICE_HOST !== undefined,
@@ -293,6 +305,40 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       seccompProfile: env.MEETBOT_KUBE_SECCOMP_PROFILE,
     },
   };
+}
+
+function launcherFromEnv(env: ServerEnv): LauncherConfig {
+  return {
+    kind: env.MEETBOT_LAUNCHER,
+    image: env.MEETBOT_RUNNER_IMAGE,
+    resources: {
+      cpus: env.MEETBOT_RUNNER_CPUS,
+      memoryBytes: env.MEETBOT_RUNNER_MEMORY,
+      shmBytes: env.MEETBOT_RUNNER_SHM_SIZE,
+    },
+    docker: {
+      endpoint: env.MEETBOT_DOCKER_HOST ?? env.DOCKER_HOST ?? DEFAULT_DOCKER_ENDPOINT,
+      network: env.MEETBOT_DOCKER_NETWORK,
+      seccompProfile: readSeccompProfile(env.MEETBOT_DOCKER_SECCOMP_PROFILE),
+    },
+  };
+}
+
+/** The profile's text, checked to be JSON: the Engine API takes the profile itself, not a path. */
+function readSeccompProfile(file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new StartupError(`MEETBOT_DOCKER_SECCOMP_PROFILE: cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    JSON.parse(text);
+  } catch {
+    throw new StartupError(`MEETBOT_DOCKER_SECCOMP_PROFILE: ${file} is not JSON`);
+  }
+  return text;
 }
 
 /**

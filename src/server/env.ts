@@ -11,6 +11,15 @@ import { SUMMARY_ENGINES, TRANSCRIPTION_ENGINES } from "../intelligence/types.js
 import { DEFAULT_MODEL_DIR } from "../intelligence/pocketsphinx.js";
 import { PLANS } from "../notes/plans.js";
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "./auth/oauth-config.js";
+import {
+  type DockerEndpoint,
+  DEFAULT_RUNNER_IMAGE,
+  DEFAULT_RUNNER_RESOURCES,
+  LAUNCHER_KINDS,
+  parseByteSize,
+  parseCpus,
+  parseDockerHost,
+} from "./launcher/settings.js";
 import { S3_CHECKSUM_MODES, STORAGE_KINDS } from "./storage/settings.js";
 import { StartupError } from "./startup-error.js";
 
@@ -86,6 +95,12 @@ const optionalText = z
   .string()
   .optional()
   .transform((raw) => (raw?.trim() ? raw : undefined));
+
+const dockerHost = fromText<DockerEndpoint | undefined>(
+  undefined,
+  parseDockerHost,
+  "unix:///path/to/docker.sock, tcp://host:port or http://host:port",
+);
 
 const RunnerCommand = z.tuple([z.string().min(1)], z.string());
 
@@ -174,6 +189,32 @@ export const ServerEnv = z.object({
     'a JSON array of strings, the program first (like ["node","bin/meetbot.js","run"])',
   ),
   MEETBOT_WARM_RUNNERS: wholeFrom(0, 0, 16),
+  // How runners are started, and what a runner container gets (launcher/settings.ts).
+  MEETBOT_LAUNCHER: oneOf(LAUNCHER_KINDS, "local"),
+  MEETBOT_RUNNER_IMAGE: fromText(DEFAULT_RUNNER_IMAGE, (raw) => raw, "an image reference"),
+  MEETBOT_RUNNER_CPUS: fromText(
+    DEFAULT_RUNNER_RESOURCES.cpus,
+    parseCpus,
+    'a number of cores ("1", "0.5" or "500m")',
+  ),
+  MEETBOT_RUNNER_MEMORY: fromText(
+    DEFAULT_RUNNER_RESOURCES.memoryBytes,
+    parseByteSize,
+    'a size in bytes, or with a unit ("1536Mi", "2Gi", "1G")',
+  ),
+  MEETBOT_RUNNER_SHM_SIZE: fromText(
+    DEFAULT_RUNNER_RESOURCES.shmBytes,
+    parseByteSize,
+    'a size in bytes, or with a unit ("1Gi", "512Mi")',
+  ),
+  /** The control plane's address as runners reach it (callbacks, uploads); default the public URL. */
+  MEETBOT_RUNNER_CALLBACK_URL: httpUrl,
+  // Docker launcher. MEETBOT_DOCKER_HOST wins over Docker's own DOCKER_HOST.
+  MEETBOT_DOCKER_HOST: dockerHost,
+  DOCKER_HOST: dockerHost,
+  MEETBOT_DOCKER_NETWORK: optionalText,
+  /** A path to a seccomp profile (JSON), read and checked in config.ts. */
+  MEETBOT_DOCKER_SECCOMP_PROFILE: optionalText,
   // These reach runners in their BotConfig (RunnerSettings), never through the environment.
   MEETBOT_CHROMIUM_PATH: fromText(DEFAULT_CHROMIUM_PATH, (raw) => raw, "a path"),
   MEETBOT_LOG_LEVEL: fromText<RunnerSettings["logLevel"]>(

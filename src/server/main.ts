@@ -4,7 +4,8 @@ import { buildApp, sharedWith } from "./app.js";
 import { loadServerSecret } from "./auth/tokens.js";
 import { localUrl, resolveConfig, type StartServerOptions } from "./config.js";
 import { openDatabase } from "./db/database.js";
-import { LocalProcessLauncher, launcherOptions } from "./launcher/local-process.js";
+import type { Launcher } from "./launcher/launcher.js";
+import { createLauncher } from "./launcher/index.js";
 import { prepareDataDir } from "./storage/data-dir.js";
 import { verifyStorage } from "./storage/stores.js";
 
@@ -31,18 +32,26 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
 
   let publicBaseUrl = config.publicBaseUrl;
   // A launcher handed in belongs to the caller; one made here is closed with the server.
-  const ownLauncher = opts.launcher ? null : new LocalProcessLauncher(launcherOptions(config));
-  const launcher = opts.launcher ?? (ownLauncher as LocalProcessLauncher);
-  const app = await buildApp({
-    config,
-    db,
-    secret,
-    launcher,
-    publicBaseUrl: () => {
-      if (!publicBaseUrl) throw new Error("publicBaseUrl is not known before the server listens");
-      return publicBaseUrl;
-    },
-  });
+  let ownLauncher: Launcher | null = null;
+  let app: FastifyInstance;
+  try {
+    ownLauncher = opts.launcher ? null : createLauncher(config);
+    app = await buildApp({
+      config,
+      db,
+      secret,
+      launcher: opts.launcher ?? (ownLauncher as Launcher),
+      publicBaseUrl: () => {
+        if (!publicBaseUrl) throw new Error("publicBaseUrl is not known before the server listens");
+        return publicBaseUrl;
+      },
+    });
+  } catch (err) {
+    // E.g. a container engine out of reach when the launcher attaches.
+    await ownLauncher?.close?.();
+    await db.close();
+    throw err;
+  }
   if (abandoned.length > 0)
     app.log.info({ files: abandoned }, "removed unfinished uploads of an earlier run");
 
@@ -59,6 +68,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     await app.listen({ port: config.port, host: config.host });
     if (notesApp) await notesApp.listen({ port: config.notes.port as number, host: config.host });
   } catch (err) {
+    await ownLauncher?.close?.();
     await notesApp?.close();
     await app.close();
     await db.close();
@@ -78,7 +88,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     notesUrl,
     close: () => {
       closing ??= (async () => {
-        await ownLauncher?.close();
+        await ownLauncher?.close?.();
         // The notes interface first: the bot API's app owns the workers and outlives it.
         await notesApp?.close();
         await app.close();

@@ -1,5 +1,6 @@
 import type { V1Job, V1Pod, V1Secret } from "@kubernetes/client-node";
 import type { BotConfig, SubCode } from "../../core/index.js";
+import { STOP_GRACE_SECONDS } from "./settings.js";
 
 /** On every runner Job, its Pods and its Secret: how the launcher finds its own. */
 export const RUNNER_APP_LABEL = { "app.kubernetes.io/name": "meetbot-runner" } as const;
@@ -10,12 +11,7 @@ export const RUNNER_SELECTOR = "app.kubernetes.io/name=meetbot-runner";
 /** The image's user (Dockerfile: `useradd --uid 10001 meetbot`). */
 export const RUNNER_UID = 10001;
 
-/**
- * From SIGTERM to SIGKILL: the runner leaves and finalizes the recording (under a minute), retries
- * its upload for about ten minutes, then its last events for two more
- * (MEETBOT_FINAL_DELIVERY_TIMEOUT_MS' default). Killing it sooner loses the recording with the Pod.
- */
-export const STOP_GRACE_SECONDS = 900;
+export { STOP_GRACE_SECONDS } from "./settings.js";
 /** Scheduling, pulling the image, starting the browser and joining, before maxDuration counts. */
 const START_MARGIN_SECONDS = 300;
 /** Where the runner keeps its spool and recording: a volume of the Pod, not the server's data dir. */

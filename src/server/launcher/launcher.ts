@@ -29,4 +29,12 @@ export interface LauncherHost {
   runnerFailed(botId: number, subCode: SubCode, message: string): Promise<boolean>;
   /** The bots whose runner should be running now (launched and not ended). */
   runningBotIds(): Promise<number[]>;
+  /** The server's log, for what the launcher sees happen to runners outside a request. */
+  log?: LauncherLog;
+}
+
+export interface LauncherLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
 }

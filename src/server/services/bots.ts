@@ -290,7 +290,7 @@ export class BotService {
   }
 
   private runnerConfig(bot: BotRow, token: string): BotConfigInput {
-    const baseUrl = this.ctx.publicBaseUrl();
+    const baseUrl = this.ctx.config.runner.callbackBaseUrl ?? this.ctx.publicBaseUrl();
     return {
       botId: bot.id,
       meetingInfo: parseJson<MeetingInfo>(bot.meeting_info),

@@ -1,0 +1,119 @@
+/** How the control plane starts runners (env MEETBOT_LAUNCHER, default local). */
+export const LAUNCHER_KINDS = ["local", "docker", "kubernetes"] as const;
+export type LauncherKind = (typeof LAUNCHER_KINDS)[number];
+
+/** The labels every runner container (or Job and Pod) carries: how a launcher finds its own. */
+export const RUNNER_NAME_LABEL = "app.kubernetes.io/name";
+export const RUNNER_NAME = "meetbot-runner";
+export const BOT_ID_LABEL = "meetbot.dev/bot-id";
+
+/**
+ * From SIGTERM to SIGKILL when a runner container or Pod is stopped: the runner leaves and
+ * finalizes the recording (under a minute), retries its upload for about ten minutes, then its
+ * last events for two more (MEETBOT_FINAL_DELIVERY_TIMEOUT_MS' default). Killing it sooner loses
+ * the recording with the container.
+ */
+export const STOP_GRACE_SECONDS = 900;
+
+/**
+ * The default image of a runner container: the repository's Dockerfile built under this tag (as
+ * docker-compose.yml does).
+ */
+export const DEFAULT_RUNNER_IMAGE = "meetbot:latest";
+
+/**
+ * What one runner container may use. The defaults come from `make bench` (README, Benchmarks):
+ * a recording runner's whole process tree uses 0.44-0.47 cores and 636-644 MB PSS at 1280x720@25.
+ */
+export interface RunnerResources {
+  /**
+   * A cap, in cores. Default 1: about twice the measured mean, because the join, page loads and
+   * the encoder's start burst above it and a tight cap drops frames.
+   */
+  cpus: number;
+  /**
+   * A hard limit, in bytes; past it the kernel kills the runner (FATAL OUT_OF_MEMORY). Default
+   * 1 GiB, the Kubernetes launcher's limit too: the measured PSS plus the join's peak and the
+   * page cache of the recording, which count against the same limit.
+   */
+  memoryBytes: number;
+  /**
+   * /dev/shm's size. Default 128 MiB, twice Docker's: Chromium runs with --disable-dev-shm-usage
+   * and PulseAudio with --disable-shm, so little lands there (a tmpfs costs only what it holds).
+   */
+  shmBytes: number;
+}
+
+const MIB = 1024 * 1024;
+export const DEFAULT_RUNNER_RESOURCES: RunnerResources = {
+  cpus: 1,
+  memoryBytes: 1024 * MIB,
+  shmBytes: 128 * MIB,
+};
+
+/** Where the Docker Engine API is: a unix socket, or plain HTTP (`tcp://` or `http://`). */
+export type DockerEndpoint = { socketPath: string } | { host: string; port: number; protocol: "http" };
+
+export const DEFAULT_DOCKER_ENDPOINT: DockerEndpoint = { socketPath: "/var/run/docker.sock" };
+
+export interface DockerSettings {
+  endpoint: DockerEndpoint;
+  /** The network runner containers join (NetworkMode); undefined: Docker's default bridge. */
+  network: string | undefined;
+  /**
+   * A seccomp profile (its JSON text) for runner containers: Chromium's sandbox needs user
+   * namespaces, which Docker's default profile refuses. Undefined: the engine's default.
+   */
+  seccompProfile: string | undefined;
+}
+
+/** Runner containers, whatever starts them. */
+export interface LauncherConfig {
+  kind: LauncherKind;
+  /** Env MEETBOT_RUNNER_IMAGE, default DEFAULT_RUNNER_IMAGE. */
+  image: string;
+  resources: RunnerResources;
+  docker: DockerSettings;
+}
+
+/**
+ * A Docker host as DOCKER_HOST spells it: `unix:///path`, `tcp://host:port` or `http://host:port`
+ * (no TLS), or a socket's absolute path. Undefined if it is none of these.
+ */
+export function parseDockerHost(raw: string): DockerEndpoint | undefined {
+  if (raw.startsWith("/")) return { socketPath: raw };
+  if (raw.startsWith("unix://")) {
+    const socketPath = raw.slice("unix://".length);
+    return socketPath.startsWith("/") ? { socketPath } : undefined;
+  }
+  const url = URL.parse(raw.replace(/^tcp:\/\//, "http://"));
+  if (url?.protocol !== "http:" || !url.hostname || url.pathname.replace(/\/+$/, "") !== "") return undefined;
+  const port = url.port ? Number(url.port) : 2375;
+  return { host: url.hostname.replace(/^\[|\]$/g, ""), port, protocol: "http" };
+}
+
+const SIZE_UNITS: Record<string, number> = {
+  "": 1,
+  K: 1e3,
+  M: 1e6,
+  G: 1e9,
+  Ki: 1024,
+  Mi: 1024 ** 2,
+  Gi: 1024 ** 3,
+};
+
+/** A byte size as Kubernetes writes quantities (`1536Mi`, `2Gi`, `1G`, `1073741824`); undefined if not one. */
+export function parseByteSize(raw: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|K|M|G)?$/.exec(raw);
+  if (!match) return undefined;
+  const bytes = Math.round(Number(match[1]) * (SIZE_UNITS[match[2] ?? ""] as number));
+  return bytes > 0 ? bytes : undefined;
+}
+
+/** Cores as a number (`1`, `0.5`) or Kubernetes millicores (`500m`); undefined if not positive. */
+export function parseCpus(raw: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?|\.\d+)(m)?$/.exec(raw);
+  if (!match) return undefined;
+  const cpus = Number(match[1]) / (match[2] ? 1000 : 1);
+  return cpus > 0 ? cpus : undefined;
+}
