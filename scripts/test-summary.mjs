@@ -17,9 +17,12 @@ for (const file of process.argv.slice(2)) {
     continue;
   }
   const report = JSON.parse(readFileSync(file, "utf8"));
-  // A file that failed to load counts as a failure even though it ran no test.
-  const unloaded = report.testResults.filter((r) => r.status === "failed" && r.assertionResults.length === 0);
-  const runFailed = report.numFailedTests + unloaded.length;
+  // A file that failed without a failing test (it did not load, or a hook threw or timed out)
+  // counts as one failure.
+  const failedOutsideTests = report.testResults.filter(
+    (r) => r.status === "failed" && !r.assertionResults.some((a) => a.status === "failed"),
+  );
+  const runFailed = report.numFailedTests + failedOutsideTests.length;
   lines.push(`  ${name}: ${report.numPassedTests} passed, ${runFailed} failed`);
   passed += report.numPassedTests;
   failed += runFailed;

@@ -43,7 +43,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = await createApiServer(deps.config);
 
   const now = deps.now ?? (() => new Date());
-  const stores = openStores(deps.config.storage, deps.config.paths);
+  const stores = await openStores(deps.config.storage, deps.config.paths);
   const services = createServices({
     db: deps.db.kysely,
     dialect: deps.db.dialect,

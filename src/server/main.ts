@@ -35,7 +35,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   let ownLauncher: Launcher | null = null;
   let app: FastifyInstance;
   try {
-    ownLauncher = opts.launcher ? null : createLauncher(config);
+    ownLauncher = opts.launcher ? null : await createLauncher(config);
     app = await buildApp({
       config,
       db,

@@ -150,7 +150,10 @@ describe("signing in with an OAuth provider", () => {
       },
     ]);
   });
+  const oauthTabs: DashboardTab[] = [];
   afterAll(async () => {
+    // First the pages: a signed-in dashboard holds its event stream open against the server.
+    for (const tab of oauthTabs) await tab.context.close();
     await oauthServer?.close();
     await idp?.close();
   });
@@ -163,7 +166,7 @@ describe("signing in with an OAuth provider", () => {
       name: "Olivia Auth",
     });
     const tab = await openDashboard(browser, oauthServer.url);
-    tabs.push(tab);
+    oauthTabs.push(tab);
     const { page } = tab;
     await page.getByRole("button", { name: "Sign in with Google" }).click();
     // The stand-in provider has no login page of its own: the test plays the person who signs in.
@@ -188,7 +191,7 @@ describe("signing in with an OAuth provider", () => {
   it("leaves /auth/callback showing the tokens when the dashboard did not start the sign-in", async () => {
     const user = await registerUser(oauthServer.api);
     const tab = await openDashboard(browser, oauthServer.url);
-    tabs.push(tab);
+    oauthTabs.push(tab);
     await tab.page.goto(
       `${oauthServer.url}/auth/callback?access_token=${user.token}&refresh_token=${user.refreshToken}`,
     );

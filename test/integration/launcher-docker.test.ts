@@ -334,12 +334,12 @@ describe("the container launchers' settings", () => {
   it("makes the launcher MEETBOT_LAUNCHER names", async () => {
     const launcherFor = (env: NodeJS.ProcessEnv) =>
       createLauncher(resolveConfig({ dataDir: "/tmp/meetbot-config-test", env }));
-    const local = launcherFor({});
+    const local = await launcherFor({});
     expect(local).toBeInstanceOf(LocalProcessLauncher);
     await local.close?.();
-    expect(launcherFor({ MEETBOT_LAUNCHER: "docker" })).toBeInstanceOf(DockerLauncher);
+    expect(await launcherFor({ MEETBOT_LAUNCHER: "docker" })).toBeInstanceOf(DockerLauncher);
     // The Kubernetes launcher's own settings are read: here, no cluster to reach.
-    expect(() => launcherFor({ MEETBOT_LAUNCHER: "kubernetes" })).toThrow(/no cluster to reach/);
+    await expect(launcherFor({ MEETBOT_LAUNCHER: "kubernetes" })).rejects.toThrow(/no cluster to reach/);
   });
 
   it("reads sizes and cores as Kubernetes writes them", () => {

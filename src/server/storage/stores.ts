@@ -1,9 +1,17 @@
 import { type ArtifactStore, LocalArtifactStore } from "./artifacts.js";
 import { LocalRecordingStore, type RecordingStore } from "./recordings.js";
-import { S3ArtifactStore } from "./s3-artifacts.js";
-import { S3Bucket } from "./s3-bucket.js";
-import { S3RecordingStore } from "./s3-recordings.js";
 import type { StorageConfig } from "./settings.js";
+
+// The AWS SDK is loaded only when the bucket is used: every server start (and every test that
+// starts one) would otherwise pay for importing it.
+const loadS3 = async () => {
+  const [{ S3Bucket }, { S3RecordingStore }, { S3ArtifactStore }] = await Promise.all([
+    import("./s3-bucket.js"),
+    import("./s3-recordings.js"),
+    import("./s3-artifacts.js"),
+  ]);
+  return { S3Bucket, S3RecordingStore, S3ArtifactStore };
+};
 
 /** The stores the server keeps recordings and artifacts in: the one place the choice is made. */
 export interface Stores {
@@ -13,7 +21,10 @@ export interface Stores {
   close(): void;
 }
 
-export function openStores(storage: StorageConfig, paths: { recordings: string; bots: string }): Stores {
+export async function openStores(
+  storage: StorageConfig,
+  paths: { recordings: string; bots: string },
+): Promise<Stores> {
   if (storage.kind === "local") {
     return {
       recordings: new LocalRecordingStore(paths.recordings),
@@ -21,6 +32,7 @@ export function openStores(storage: StorageConfig, paths: { recordings: string; 
       close: () => undefined,
     };
   }
+  const { S3Bucket, S3RecordingStore, S3ArtifactStore } = await loadS3();
   const bucket = new S3Bucket(storage.s3);
   return {
     recordings: new S3RecordingStore(bucket),
@@ -32,6 +44,7 @@ export function openStores(storage: StorageConfig, paths: { recordings: string; 
 /** At startup, before anything is served: a bucket that is missing or refuses us is a StartupError. */
 export async function verifyStorage(storage: StorageConfig): Promise<void> {
   if (storage.kind === "local") return;
+  const { S3Bucket } = await loadS3();
   const bucket = new S3Bucket(storage.s3);
   try {
     await bucket.verify();
