@@ -9,6 +9,7 @@ import { runnerResources } from "../../src/server/launcher/kubernetes-spec.js";
 import { type KubernetesApiStandIn, startKubernetesApiStandIn } from "../helpers/kubernetes-api-stand-in.js";
 import {
   FakeRunner,
+  openServerDatabase,
   registerUser,
   startTestServer,
   TEST_MEETING,
@@ -218,10 +219,18 @@ describe("the Kubernetes launcher", () => {
     expect(jobOf(standIn, botId)).toBeUndefined();
   });
 
-  const failures: Array<{ what: string; subCode: string; status: V1PodStatus; message: RegExp }> = [
+  /** `runnerRan`: whether a runner may still be reporting, so that bot.ended waits for it. */
+  const failures: Array<{
+    what: string;
+    subCode: string;
+    status: V1PodStatus;
+    message: RegExp;
+    runnerRan: boolean;
+  }> = [
     {
       what: "an image that cannot be pulled",
       subCode: "IMAGE_PULL_FAILED",
+      runnerRan: false,
       status: {
         phase: "Pending",
         containerStatuses: [
@@ -240,6 +249,7 @@ describe("the Kubernetes launcher", () => {
     {
       what: "a runner killed for its memory",
       subCode: "OUT_OF_MEMORY",
+      runnerRan: true,
       status: {
         phase: "Failed",
         containerStatuses: [
@@ -258,6 +268,7 @@ describe("the Kubernetes launcher", () => {
     {
       what: "an evicted Pod",
       subCode: "EVICTED",
+      runnerRan: true,
       status: {
         phase: "Failed",
         reason: "Evicted",
@@ -268,6 +279,7 @@ describe("the Kubernetes launcher", () => {
     {
       what: "a Pod unschedulable past the timeout",
       subCode: "UNSCHEDULABLE",
+      runnerRan: false,
       status: {
         phase: "Pending",
         conditions: [
@@ -286,7 +298,7 @@ describe("the Kubernetes launcher", () => {
 
   it.each(failures)(
     "$what makes the bot FATAL $subCode and deletes its Job",
-    async ({ subCode, status, message }) => {
+    async ({ subCode, status, message, runnerRan }) => {
       const botId = await deploy(server, user);
       await new FakeRunner(configInSecret(standIn, botId)).status("JOINING_CALL");
       standIn.setPodStatus(NAMESPACE, `meetbot-bot-${botId}`, status);
@@ -300,6 +312,18 @@ describe("the Kubernetes launcher", () => {
       );
       expect(bot.deploymentError.code).toBe(subCode);
       expect(bot.deploymentError.message).toMatch(message);
+      // bot.ended is queued at once when no runner ever ran; otherwise it waits for the runner.
+      const db = await openServerDatabase(server);
+      try {
+        const row = await db.kysely
+          .selectFrom("bots")
+          .select("held_bot_ended")
+          .where("id", "=", botId)
+          .executeTakeFirstOrThrow();
+        expect(row.held_bot_ended !== null).toBe(runnerRan);
+      } finally {
+        await db.close();
+      }
       await eventually(
         async () => (jobOf(standIn, botId) ? undefined : true),
         `Job of bot ${botId} deleted`,

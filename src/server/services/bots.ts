@@ -55,6 +55,17 @@ const selectOwnedBotWithRecording = preparedQuery((db, botId: number, userId: nu
     .where("bots.user_id", "=", userId),
 );
 
+/**
+ * Failures after which no runner can still report (it never started): their bot.ended goes out at
+ * once. After any other failure the server decides, a runner may still be leaving and uploading,
+ * so bot.ended waits for it (outbox.ts, holdEnded).
+ */
+const RUNNER_NEVER_RAN: ReadonlySet<SubCode> = new Set([
+  "LAUNCH_FAILED",
+  "IMAGE_PULL_FAILED",
+  "UNSCHEDULABLE",
+]);
+
 export class BotService {
   constructor(
     private readonly ctx: ServiceContext,
@@ -339,7 +350,7 @@ export class BotService {
       await expireCallbackToken(trx, botId, windDownEnd(now));
       await appendDerivedEvents(trx, this.ctx.dialect, bot, event, now, now);
       // bot.ended waits for a runner that may still be delivering its recording (outbox.ts).
-      await enqueueBotEvent(trx, bot, event, now, now, { holdEnded: subCode !== "LAUNCH_FAILED" });
+      await enqueueBotEvent(trx, bot, event, now, now, { holdEnded: !RUNNER_NEVER_RAN.has(subCode) });
       return true;
     });
     if (failed) {
