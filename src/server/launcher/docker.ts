@@ -8,6 +8,7 @@ import {
   RUNNER_NAME,
   RUNNER_NAME_LABEL,
   type RunnerResources,
+  RUNNER_SELECTOR,
   STOP_GRACE_SECONDS,
 } from "./settings.js";
 
@@ -19,8 +20,6 @@ export interface DockerLauncherOptions extends DockerSettings {
   /** Seconds before the event watch reconnects after the engine closed it. Default 1. */
   reconnectSeconds?: number;
 }
-
-const RUNNER_FILTER = `${RUNNER_NAME_LABEL}=${RUNNER_NAME}`;
 
 /** How runner containers are named: one per bot, so a second launch of a bot is refused by Docker. */
 export function containerName(botId: number): string {
@@ -115,7 +114,7 @@ export class DockerLauncher implements Launcher {
    */
   async stop(botId: number): Promise<void> {
     const containers = await this.docker.listContainers({
-      filters: { label: [RUNNER_FILTER, `${BOT_ID_LABEL}=${botId}`], status: ["running"] },
+      filters: { label: [RUNNER_SELECTOR, `${BOT_ID_LABEL}=${botId}`], status: ["running"] },
     });
     for (const container of containers) this.stopContainer(container.Id, botId);
   }
@@ -130,7 +129,7 @@ export class DockerLauncher implements Launcher {
     this.log = host.log;
     const running = new Set(await host.runningBotIds());
     const containers = await this.docker
-      .listContainers({ all: true, filters: { label: [RUNNER_FILTER] } })
+      .listContainers({ all: true, filters: { label: [RUNNER_SELECTOR] } })
       .catch((err: unknown) => {
         const where = JSON.stringify(this.options.endpoint);
         throw new StartupError(`the Docker engine (${where}) is out of reach: ${(err as Error).message}`);
@@ -256,7 +255,7 @@ export class DockerLauncher implements Launcher {
   private async watch(): Promise<void> {
     const stream = await this.docker.getEvents({
       since: this.since,
-      filters: { type: ["container"], event: ["oom", "die"], label: [RUNNER_FILTER] },
+      filters: { type: ["container"], event: ["oom", "die"], label: [RUNNER_SELECTOR] },
     });
     this.events = stream;
     let buffered = "";

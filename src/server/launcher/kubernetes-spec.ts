@@ -1,12 +1,9 @@
 import type { V1Job, V1Pod, V1Secret } from "@kubernetes/client-node";
 import type { BotConfig, SubCode } from "../../core/index.js";
-import { STOP_GRACE_SECONDS } from "./settings.js";
+import { BOT_ID_LABEL, RUNNER_NAME, RUNNER_NAME_LABEL, STOP_GRACE_SECONDS } from "./settings.js";
 
 /** On every runner Job, its Pods and its Secret: how the launcher finds its own. */
-export const RUNNER_APP_LABEL = { "app.kubernetes.io/name": "meetbot-runner" } as const;
-export const BOT_ID_LABEL = "meetbot.dev/bot-id";
-/** The label selector of every runner's Job and Pod. */
-export const RUNNER_SELECTOR = "app.kubernetes.io/name=meetbot-runner";
+const RUNNER_APP_LABEL = { [RUNNER_NAME_LABEL]: RUNNER_NAME };
 
 /** The image's user (Dockerfile: `useradd --uid 10001 meetbot`). */
 export const RUNNER_UID = 10001;

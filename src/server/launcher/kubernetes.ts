@@ -7,11 +7,11 @@ import {
   jobManifest,
   jobName,
   podFailure,
-  RUNNER_SELECTOR,
   type RunnerJobSettings,
   STOP_GRACE_SECONDS,
   secretManifest,
 } from "./kubernetes-spec.js";
+import { RUNNER_SELECTOR } from "./settings.js";
 import type { Launcher, LauncherHost } from "./launcher.js";
 
 export interface KubernetesLauncherOptions extends RunnerJobSettings {

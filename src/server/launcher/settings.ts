@@ -6,6 +6,8 @@ export type LauncherKind = (typeof LAUNCHER_KINDS)[number];
 export const RUNNER_NAME_LABEL = "app.kubernetes.io/name";
 export const RUNNER_NAME = "meetbot-runner";
 export const BOT_ID_LABEL = "meetbot.dev/bot-id";
+/** The label selector (Kubernetes) and label filter (Docker) that finds every runner. */
+export const RUNNER_SELECTOR = `${RUNNER_NAME_LABEL}=${RUNNER_NAME}`;
 
 /**
  * From SIGTERM to SIGKILL when a runner container or Pod is stopped: the runner leaves and
