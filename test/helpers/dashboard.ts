@@ -20,11 +20,11 @@ export interface DashboardTab {
 
 /**
  * The refusals a bot's page meets in normal use: 404 for what the bot does not have yet (a
- * recording, a transcript, a summary, a share link), 409 for a transcript or summary asked for
- * while one is on its way.
+ * transcript or summary looked for again when the other one settles, a share link), 409 for a
+ * transcript or summary asked for while one is on its way.
  */
 export const NONE_YET =
-  /^(404 GET \/v1\/((transcripts|summaries)\/\d+(\/status)?|recordings\/\d+(\/share)?)|409 POST \/v1\/(transcripts\/\d+\/transcribe|summaries\/\d+\/summarize))$/;
+  /^(404 GET \/v1\/((transcripts|summaries)\/\d+(\/status)?|recordings\/\d+\/share)|409 POST \/v1\/(transcripts\/\d+\/transcribe|summaries\/\d+\/summarize))$/;
 
 /**
  * Every refusal matches `refusals`, and the console holds exactly Chromium's line for each of them

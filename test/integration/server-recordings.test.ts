@@ -110,7 +110,12 @@ describe("a bot's whole life, played by a fake runner", () => {
     const info = await get(`/v1/recordings/${botId}`);
     expect(info.status).toBe(200);
     // The recording info adds the speaker timeline (empty: this runner reported no speakers).
-    expect(info.body).toEqual({ ...upload.body, speakerTimeline: [] });
+    expect(info.body).toEqual({
+      ...upload.body,
+      transcriptStatus: null,
+      summaryStatus: null,
+      speakerTimeline: [],
+    });
 
     const link = await get(`/v1/recordings/${botId}/download`);
     expect(link.status).toBe(200);

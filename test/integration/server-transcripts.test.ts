@@ -145,6 +145,8 @@ describe("transcripts", () => {
     const list = await server.api.get("/v1/recordings", { token: user.token });
     const listed = list.body.recordings.find((r: { botId: number }) => r.botId === botId);
     expect(listed).toMatchObject({ transcriptStatus: "completed", summaryStatus: null });
+    const one = await server.api.get(`/v1/recordings/${botId}`, { token: user.token });
+    expect(one.body).toMatchObject({ transcriptStatus: "completed", summaryStatus: null });
   }, 120_000);
 
   it("answers 404 without a recording or for another user's bot, 422 for an engine not configured", async () => {

@@ -56,6 +56,8 @@ export async function getOrNull<T>(path: string): Promise<T | null> {
 export function useContentJob<T>(
   kind: keyof typeof PATHS,
   botId: number,
+  /** Whether one was ever asked for (the recording says): if not, nothing is asked of the API at first. */
+  requested: boolean,
   onSettled?: () => void,
 ): ContentJob<T> {
   const paths = PATHS[kind](botId);
@@ -82,8 +84,9 @@ export function useContentJob<T>(
   }, [paths.status, fetchResult]);
 
   useEffect(() => {
-    void reload();
-  }, [reload]);
+    if (requested) void reload();
+    else setStatus(null);
+  }, [reload, requested]);
 
   const running = isRunning(status);
   useEffect(() => {

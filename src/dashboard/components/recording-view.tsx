@@ -33,9 +33,14 @@ export function RecordingView({
   const [currentMs, setCurrentMs] = useState(0);
   const [playerError, setPlayerError] = useState<string>();
   const renewal = useAction();
-  const summary = useContentJob<Summary>("summary", botId);
+  const summary = useContentJob<Summary>("summary", botId, info.summaryStatus !== null);
   // A transcript finishing may start the summary that waited for it (or one the bot asked for).
-  const transcript = useContentJob<Transcript>("transcript", botId, () => void summary.reload());
+  const transcript = useContentJob<Transcript>(
+    "transcript",
+    botId,
+    info.transcriptStatus !== null,
+    () => void summary.reload(),
+  );
   const src = mediaSource(link);
 
   const seek = (ms: number) => {

@@ -3,6 +3,7 @@ import { AutomaticLeave, BotConfig, BotStatus, MeetingInfo, SubCode } from "../.
 import { SummaryOptions, TranscriptionOptions } from "../jobs/content-options.js";
 import { Pagination } from "../validation.js";
 import { Timestamp, HttpUrl } from "./common.js";
+import { JobState } from "./content-jobs.js";
 
 export const Recording = z.object({
   botId: z.number().int(),
@@ -14,8 +15,10 @@ export const Recording = z.object({
 });
 export type Recording = z.infer<typeof Recording>;
 
-/** GET /v1/recordings/{bot_id}: the recording, and who spoke when in it. */
+/** GET /v1/recordings/{bot_id}: the recording, who spoke when in it, where its content stands. */
 export const RecordingInfo = Recording.extend({
+  transcriptStatus: JobState.nullable().describe("the transcript job's state; null: none was requested"),
+  summaryStatus: JobState.nullable().describe("the summary job's state; null: none was requested"),
   speakerTimeline: z.array(
     z.object({
       participantId: z.string(),

@@ -149,7 +149,18 @@ export class RecordingService {
   async get(userId: number, botId: number): Promise<RecordingInfo> {
     const recording = await this.requireOwned(userId, botId);
     const durationMs = Math.round(recording.durationSeconds * 1000);
-    return { ...recording, speakerTimeline: await loadSpeakerTimeline(this.ctx.db, botId, durationMs) };
+    const jobs = await this.ctx.db
+      .selectFrom("content_jobs")
+      .select(["kind", "state"])
+      .where("bot_id", "=", botId)
+      .execute();
+    const stateOf = (kind: JobKind) => (jobs.find((job) => job.kind === kind)?.state ?? null) as JobState | null;
+    return {
+      ...recording,
+      transcriptStatus: stateOf("transcript"),
+      summaryStatus: stateOf("summary"),
+      speakerTimeline: await loadSpeakerTimeline(this.ctx.db, botId, durationMs),
+    };
   }
 
   async downloadLink(userId: number, botId: number): Promise<DownloadLink> {
