@@ -154,7 +154,8 @@ export class RecordingService {
       .select(["kind", "state"])
       .where("bot_id", "=", botId)
       .execute();
-    const stateOf = (kind: JobKind) => (jobs.find((job) => job.kind === kind)?.state ?? null) as JobState | null;
+    const stateOf = (kind: JobKind) =>
+      (jobs.find((job) => job.kind === kind)?.state ?? null) as JobState | null;
     return {
       ...recording,
       transcriptStatus: stateOf("transcript"),
