@@ -18,6 +18,11 @@ const { launcher, prejoin, call, overlays } = TEAMS_HOOKS;
 /** Teams' web client takes seconds to load after the launcher; a dead end counts as loaded. */
 const CLIENT_LOAD_TIMEOUT_MS = 30_000;
 const STEP_TIMEOUT_MS = 15_000;
+/**
+ * How long an opened People panel may take to show its roster before People is clicked again:
+ * generous, as a second click on a panel that was only slow would close it.
+ */
+const ROSTER_RENDER_MS = 5_000;
 
 export const teamsAdapter: PlatformAdapter = {
   platform: "teams",
@@ -90,13 +95,34 @@ export const teamsAdapter: PlatformAdapter = {
       note("roster", "rendered");
       return;
     }
-    const opened = await clickPastOverlays(
-      page,
-      call.peopleButton.map((selector) => [selector, page.locator(selector)] as const),
-      { note, done: async () => (await items.count()) > 0 },
-    );
-    await items.first().waitFor({ state: "attached", timeout: STEP_TIMEOUT_MS });
-    note("roster", `opened with ${opened ?? "a click that timed out as it landed"}`);
+    const deadline = Date.now() + STEP_TIMEOUT_MS;
+    for (;;) {
+      const opened = await clickPastOverlays(
+        page,
+        call.peopleButton.map((selector) => [selector, page.locator(selector)] as const),
+        { note, done: async () => (await items.count()) > 0 },
+      );
+      // The panel shows its roster as it opens. A toast that lands between Playwright's check of
+      // what is under the pointer and its click takes the click instead: then nothing opened, and
+      // People is clicked again (the likely cause of a loaded CI run's teams-toasts call that
+      // ended with no participant, the failed step having been only a warning).
+      const shown = await items
+        .first()
+        .waitFor({
+          state: "attached",
+          timeout: Math.max(1, Math.min(ROSTER_RENDER_MS, deadline - Date.now())),
+        })
+        .then(
+          () => true,
+          () => false,
+        );
+      if (shown) {
+        note("roster", `opened with ${opened ?? "a click that timed out as it landed"}`);
+        return;
+      }
+      if (Date.now() >= deadline) throw new Error("the People panel showed no roster");
+      note("roster", "not shown after the click; clicking People again");
+    }
   },
 
   async leave(page: Page): Promise<void> {
