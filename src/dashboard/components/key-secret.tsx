@@ -1,4 +1,5 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useRef } from "preact/hooks";
+import { useCopy } from "./ui.js";
 
 /**
  * A secret shown in full (a new API key, a webhook's signing secret) with a Copy button. When the
@@ -15,21 +16,15 @@ export function SecretValue({
   label: string;
   focus?: boolean;
 }) {
-  const [copied, setCopied] = useState<"yes" | "failed" | null>(null);
+  const { copy, message } = useCopy();
   const code = useRef<HTMLElement>(null);
   const button = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     if (focus) button.current?.focus();
   }, [focus]);
 
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(value);
-      setCopied("yes");
-    } catch {
-      if (code.current) window.getSelection()?.selectAllChildren(code.current);
-      setCopied("failed");
-    }
+  const selectCode = () => {
+    if (code.current) window.getSelection()?.selectAllChildren(code.current);
   };
 
   return (
@@ -37,11 +32,11 @@ export function SecretValue({
       <code aria-label={label} ref={code}>
         {value}
       </code>
-      <button type="button" class="secondary" onClick={copy} ref={button}>
+      <button type="button" class="secondary" onClick={() => void copy(value, selectCode)} ref={button}>
         Copy
       </button>
       <span role="status" class="hint">
-        {copied === "yes" ? "Copied" : copied === "failed" ? "Selected: press Ctrl+C to copy" : ""}
+        {message ?? ""}
       </span>
     </div>
   );

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { CreatedShare, ShareInfo } from "../../server/schemas/index.js";
 import { api, ApiFailure } from "../api.js";
-import { ErrorNote, formatTime, Panel, useAction } from "./ui.js";
+import { ErrorNote, formatTime, Panel, useAction, useCopy } from "./ui.js";
 
 /** The lifetimes offered for a new link, in seconds (the API allows 60 s to 30 days). */
 const LIFETIMES = [
@@ -112,19 +112,8 @@ export function ShareLink({ botId }: { botId: number }) {
 /** The link in a read-only field with a Copy button; without clipboard access, it is selected. */
 function CopyableLink({ url }: { url: string }) {
   const field = useRef<HTMLInputElement>(null);
-  const [copied, setCopied] = useState<string>();
-  useEffect(() => setCopied(undefined), [url]);
-
-  const copy = async () => {
-    try {
-      // Absent outside a secure context; refused without the page's focus or permission.
-      await navigator.clipboard.writeText(url);
-      setCopied("Copied");
-    } catch {
-      field.current?.select();
-      setCopied("Selected: press Ctrl+C (⌘C) to copy");
-    }
-  };
+  const { copy, message, reset } = useCopy();
+  useEffect(reset, [url]);
 
   return (
     <div class="share-copy">
@@ -132,11 +121,11 @@ function CopyableLink({ url }: { url: string }) {
         Share link
         <input ref={field} readOnly value={url} onFocus={(event) => event.currentTarget.select()} />
       </label>
-      <button type="button" class="secondary" onClick={() => void copy()}>
+      <button type="button" class="secondary" onClick={() => void copy(url, () => field.current?.select())}>
         Copy
       </button>
       <span role="status" class="muted">
-        {copied ?? ""}
+        {message ?? ""}
       </span>
     </div>
   );

@@ -54,6 +54,24 @@ export function useAction() {
   return { busy, error, run, clearError: () => setError(undefined) };
 }
 
+/**
+ * Copies text for a Copy button and says how it went. When the clipboard refuses (no permission,
+ * an insecure origin), `selectInstead` selects the text on screen so that Ctrl+C copies it.
+ */
+export function useCopy() {
+  const [message, setMessage] = useState<string>();
+  const copy = useCallback(async (text: string, selectInstead: () => void) => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setMessage("Copied");
+    } catch {
+      selectInstead();
+      setMessage("Selected: press Ctrl+C (⌘C) to copy");
+    }
+  }, []);
+  return { copy, message, reset: () => setMessage(undefined) };
+}
+
 export function ErrorNote({ error }: { error: string | undefined }) {
   return error ? (
     <p class="error" role="alert">

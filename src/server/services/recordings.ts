@@ -165,7 +165,7 @@ export class RecordingService {
   }
 
   async downloadLink(userId: number, botId: number): Promise<DownloadLink> {
-    await this.get(userId, botId);
+    await this.requireOwned(userId, botId);
     const expires = Math.floor(this.ctx.now().getTime() / 1000) + DOWNLOAD_LINK_TTL_S;
     const signature = this.ctx.signer.sign(botId, expires);
     return {
