@@ -2,7 +2,8 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { spawnTied, tailOutput, terminate, waitForExit } from "../runner/child-process.js";
+import { spawnTied, tailOutput, terminate, waitForExit } from "../media/processes.js";
+import { inputArgs, type MediaFormat, sniffFormat } from "../media/untrusted-input.js";
 import { EngineError } from "./types.js";
 
 /** 16 kHz, mono, 16-bit: what pocketsphinx's acoustic model was trained on, and what providers accept. */
@@ -34,7 +35,13 @@ export async function extractAudio(
   try {
     await runFfmpeg(
       [
-        ...["-nostdin", "-hide_banner", "-loglevel", "error", "-i", mediaPath],
+        ...[
+          "-nostdin",
+          "-hide_banner",
+          "-loglevel",
+          "error",
+          ...inputArgs(await readableFormat(mediaPath), mediaPath),
+        ],
         ...["-map", "0:a:0", "-vn", "-ac", "1", "-ar", String(SAMPLE_RATE), "-c:a", "pcm_s16le"],
         // No metadata chunk: the header stays the plain 44 bytes other tools expect.
         ...["-map_metadata", "-1", "-fflags", "+bitexact", "-f", "wav", "-y", wavPath],
@@ -47,6 +54,27 @@ export async function extractAudio(
     await dispose();
     throw error;
   }
+}
+
+/**
+ * A recording's format, from its first bytes: it is read as that and nothing else (untrusted bytes,
+ * media/untrusted-input.ts). A file that is neither an MP4 nor a WAV is `media_unreadable`.
+ */
+export async function readableFormat(mediaPath: string): Promise<MediaFormat> {
+  const format = await sniffFormat(mediaPath).catch((error: Error) => {
+    throw new EngineError(
+      "media_unreadable",
+      withoutDirectories(`cannot read ${mediaPath}: ${error.message}`, [mediaPath]),
+      false,
+    );
+  });
+  if (!format)
+    throw new EngineError(
+      "media_unreadable",
+      `${path.basename(mediaPath)} is neither an MP4 nor a WAV file`,
+      false,
+    );
+  return format;
 }
 
 /**

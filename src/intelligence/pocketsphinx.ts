@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { access } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { spawnTied, tailOutput, terminate, waitForExit } from "../runner/child-process.js";
+import { spawnTied, tailOutput, terminate, waitForExit } from "../media/processes.js";
 import { extractAudio } from "./audio.js";
 import {
   EngineError,

@@ -1,14 +1,11 @@
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { promisify } from "node:util";
-import { runFfmpeg, SAMPLE_RATE, withoutDirectories } from "./audio.js";
+import { inputArgs, probeDurationMs as probeUntrusted } from "../media/untrusted-input.js";
+import { readableFormat, runFfmpeg, SAMPLE_RATE, withoutDirectories } from "./audio.js";
 import { EngineError } from "./types.js";
-
-const run = promisify(execFile);
 
 export interface AudioChunk {
   path: string;
@@ -26,7 +23,7 @@ export interface UploadAudio {
  * The audio the provider engines upload: 16 kHz mono WAV, cut into chunks of `chunkSeconds` when
  * asked (OpenAI caps an upload at 25 MB; 10 min of 16 kHz mono PCM is 19.2 MB). The chunks are
  * files in `workDir`, streamed from disk by the callers, so memory stays bounded for a 4-hour
- * meeting. A `.wav` input short enough for one chunk is uploaded as it is. Unlike `extractAudio`
+ * meeting. A WAV input short enough for one chunk is uploaded as it is. Unlike `extractAudio`
  * (one WAV, for pocketsphinx), this writes the chunks straight from the recording in one pass;
  * both run ffmpeg through `runFfmpeg`.
  */
@@ -36,9 +33,10 @@ export async function prepareUploadAudio(
   chunkSeconds?: number,
   signal?: AbortSignal,
 ): Promise<UploadAudio> {
+  const format = await readableFormat(mediaPath);
   const durationMs = await probeDurationMs(mediaPath, signal);
   const oneChunk = chunkSeconds === undefined || durationMs <= chunkSeconds * 1000;
-  if (oneChunk && mediaPath.toLowerCase().endsWith(".wav")) {
+  if (oneChunk && format === "wav") {
     return { durationMs, chunks: [{ path: mediaPath, startMs: 0, durationMs }] };
   }
   const list = join(workDir, "chunks.csv");
@@ -48,7 +46,7 @@ export async function prepareUploadAudio(
   const target = join(workDir, oneChunk ? "audio.wav" : "chunk-%05d.wav");
   await runFfmpeg(
     [
-      ...["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-i", mediaPath],
+      ...["-hide_banner", "-loglevel", "error", "-nostdin", "-y", ...inputArgs(format, mediaPath)],
       ...["-vn", "-ac", "1", "-ar", String(SAMPLE_RATE), "-c:a", "pcm_s16le", ...split, target],
     ],
     signal,
@@ -66,14 +64,7 @@ export async function prepareUploadAudio(
 
 export async function probeDurationMs(path: string, signal?: AbortSignal): Promise<number> {
   try {
-    const { stdout } = await run(
-      "ffprobe",
-      ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path],
-      { signal },
-    );
-    const seconds = Number(stdout.trim());
-    if (!Number.isFinite(seconds)) throw new Error(`no duration in ffprobe's answer: ${stdout.trim()}`);
-    return Math.round(seconds * 1000);
+    return await probeUntrusted(path, signal);
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     throw new EngineError(

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright";
 import { chromium } from "playwright-extra";
 import StealthPlugin from "puppeteer-extra-plugin-stealth";
-import { childEnv } from "./child-process.js";
+import { childEnv } from "../media/processes.js";
 import { BotFailure } from "./errors.js";
 
 /**

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { childEnv, spawnTied, tailOutput, terminate, waitForExit } from "./child-process.js";
+import { childEnv, spawnTied, tailOutput, terminate, waitForExit } from "../media/processes.js";
 import { BotFailure } from "./errors.js";
 
 /**

@@ -1,22 +1,9 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-import { childEnv } from "./child-process.js";
-
-const execFileAsync = promisify(execFile);
-
-/** Runs ffmpeg or ffprobe to its end, with the allowlisted environment only; resolves with its output. */
-export function run(
-  file: string,
-  args: readonly string[],
-  options: { maxBuffer?: number } = {},
-): Promise<{ stdout: string; stderr: string }> {
-  return execFileAsync(file, args, { ...options, env: childEnv() });
-}
+import { runToEnd } from "../media/processes.js";
 
 /** Duration of a media file in ms, as ffprobe reads it (0 when unreadable). */
 export async function probeDuration(path: string): Promise<number> {
   try {
-    const { stdout } = await run("ffprobe", [
+    const { stdout } = await runToEnd("ffprobe", [
       ...["-v", "error", "-show_entries", "format=duration", "-of", "default=noprint_wrappers=1:nokey=1"],
       path,
     ]);
@@ -39,7 +26,7 @@ export interface RecordingInspection {
 
 /** What a person would check by ear and eye: both streams there, sound above silence, motion. */
 export async function inspectRecording(path: string): Promise<RecordingInspection> {
-  const { stdout } = await run("ffprobe", [
+  const { stdout } = await runToEnd("ffprobe", [
     ...["-v", "error", "-show_entries", "format=duration:stream=codec_type,codec_name,width,height"],
     ...["-of", "json", path],
   ]);
@@ -47,14 +34,14 @@ export async function inspectRecording(path: string): Promise<RecordingInspectio
     format?: { duration?: string };
     streams?: Array<{ codec_type: string; codec_name: string; width?: number; height?: number }>;
   };
-  const volume = await run(
+  const volume = await runToEnd(
     "ffmpeg",
     ["-hide_banner", "-nostats", "-i", path, "-vn", "-af", "volumedetect", "-f", "null", "-"],
     {
       maxBuffer: 16 * 1024 * 1024,
     },
   ).catch((error: { stderr?: string }) => ({ stderr: error.stderr ?? "" }));
-  const scenes = await run(
+  const scenes = await runToEnd(
     "ffmpeg",
     [
       "-hide_banner",

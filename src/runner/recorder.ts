@@ -4,9 +4,9 @@ import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import type { Logger } from "pino";
 import type { RecordingOptions } from "../core/index.js";
-import { spawnTied, tailOutput, waitForExit } from "./child-process.js";
+import { runToEnd, spawnTied, tailOutput, waitForExit } from "../media/processes.js";
 import { BotFailure } from "./errors.js";
-import { probeDuration, run } from "./probe.js";
+import { probeDuration } from "./probe.js";
 
 export interface RecordingResult {
   path: string;
@@ -235,7 +235,7 @@ export class Recorder {
     const joined = join(dirname(this.path), "recording-joined.mp4");
     await writeFile(listFile, `${list}\n`);
     try {
-      await run("ffmpeg", [
+      await runToEnd("ffmpeg", [
         ...["-hide_banner", "-loglevel", "error", "-y", "-f", "concat", "-safe", "0", "-i", listFile],
         ...["-c", "copy", "-movflags", "+faststart", joined],
       ]);

@@ -14,6 +14,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  mp4Bytes,
 } from "../helpers/server-harness.js";
 import { type StoredUtterance, storeCompletedContent } from "../helpers/stored-content.js";
 
@@ -358,7 +359,9 @@ describe("a bot's recording in the dashboard", () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("CALL_ENDED", { subCode: "MEETING_ENDED" });
     // An upload that is no MP4 at all: ffmpeg cannot read its audio, and retrying cannot help.
-    expect((await runner.upload(new TextEncoder().encode("not a video"), 10_000)).status).toBe(201);
+    expect(
+      (await runner.upload(mp4Bytes(new TextEncoder().encode("........not a video")), 10_000)).status,
+    ).toBe(201);
     await runner.status("DONE");
     const tab = await openBotPage(user, botId);
     const { page } = tab;

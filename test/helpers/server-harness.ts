@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -265,6 +265,18 @@ export class FakeRunner {
 }
 
 const run = promisify(execFile);
+
+/**
+ * Bytes dressed as an MP4: the first 8 are a `ftyp` box header, which is all the upload routes
+ * check of a recording before they store it (random bytes, `size` of them, or a copy of `content`).
+ * For tests about storing and serving bytes; tests about media use makeTestMp4.
+ */
+export function mp4Bytes(content: number | Uint8Array): Uint8Array {
+  const bytes = typeof content === "number" ? new Uint8Array(randomBytes(content)) : Uint8Array.from(content);
+  if (bytes.length < 8) throw new Error("an MP4 box header takes 8 bytes");
+  bytes.set([0, 0, 0, 8, ...Buffer.from("ftyp", "latin1")]);
+  return bytes;
+}
 
 /** A real 2-second MP4 (H.264 + AAC), made with ffmpeg. */
 export async function makeTestMp4(dir: string): Promise<Uint8Array> {

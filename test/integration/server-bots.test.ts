@@ -10,6 +10,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  mp4Bytes,
 } from "../helpers/server-harness.js";
 
 /** These tests make many requests as one user: the rate limit is server-rate-limit.test's subject. */
@@ -574,7 +575,7 @@ describe("DELETE /v1/bots/:id", () => {
     await runner.send({ type: "log", data: { level: "info", message: "hello" } });
     await runner.status("CALL_ENDED", { subCode: "MEETING_ENDED" });
     await runner.send({ type: "recording.stopped", data: { durationMs: 1000, sizeBytes: 3 } });
-    expect((await runner.upload(new Uint8Array([1, 2, 3]), 1000)).status).toBe(201);
+    expect((await runner.upload(mp4Bytes(8), 1000)).status).toBe(201);
     const artifact = await server.api.put(`/v1/bot-callbacks/${botId}/artifacts/failure.png`, {
       token: runner.config.callback.token,
       rawBody: new Uint8Array([9, 9]),
@@ -606,7 +607,7 @@ describe("DELETE /v1/bots/:id", () => {
     }
     // The old runner's credential no longer reaches anything.
     expect((await runner.send({ type: "heartbeat", data: {} })).status).toBe(404);
-    expect((await runner.upload(new Uint8Array([1]), 1)).status).toBe(404);
+    expect((await runner.upload(mp4Bytes(8), 1)).status).toBe(404);
     expect(existsSync(recordingFile)).toBe(false);
   });
 
@@ -650,7 +651,7 @@ describe("DELETE /v1/bots/:id", () => {
     });
     const body = new ReadableStream<Uint8Array>({
       async start(controller) {
-        controller.enqueue(new Uint8Array(64 * 1024));
+        controller.enqueue(mp4Bytes(64 * 1024));
         await gate;
         controller.enqueue(new Uint8Array(64 * 1024));
         controller.close();

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   deployedBot,
@@ -8,6 +7,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  mp4Bytes,
 } from "../helpers/server-harness.js";
 
 /**
@@ -31,7 +31,7 @@ const EXPIRED = { status: 401, body: { detail: "Callback token expired: the bot 
 const answer = (res: { status: number; body: unknown }) => ({ status: res.status, body: res.body });
 const artifact = (runner: FakeRunner, name: string) =>
   server.api.put(`/v1/bot-callbacks/${runner.config.botId}/artifacts/${name}`, {
-    rawBody: new Uint8Array(randomBytes(64)),
+    rawBody: mp4Bytes(64),
     token: runner.config.callback.token,
     headers: { "content-type": "application/octet-stream" },
   });
@@ -46,7 +46,7 @@ describe("a bot's callback token", () => {
   it("dies once the bot is DONE with its recording stored: events (replays too) and uploads are 401", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await inCall(runner);
-    const recording = new Uint8Array(randomBytes(4096));
+    const recording = mp4Bytes(4096);
     expect((await runner.upload(recording, 1_000)).status).toBe(201);
     const done = await runner.status("DONE");
     expect(done.body).toEqual({ applied: true, status: "DONE" });
@@ -57,7 +57,7 @@ describe("a bot's callback token", () => {
     expect(answer(await runner.send({ type: "status", data: { status: "DONE" } }, { seq: doneSeq }))).toEqual(
       EXPIRED,
     );
-    expect(answer(await runner.upload(new Uint8Array(randomBytes(16)), 5))).toEqual(EXPIRED);
+    expect(answer(await runner.upload(mp4Bytes(16), 5))).toEqual(EXPIRED);
     expect(answer(await artifact(runner, "late.png"))).toEqual(EXPIRED);
 
     // Nothing of it was taken: the recording and the bot are as they were.
@@ -73,7 +73,7 @@ describe("a bot's callback token", () => {
     await inCall(runner);
     expect((await runner.status("DONE")).body).toEqual({ applied: true, status: "DONE" });
     expect((await runner.send(heartbeat)).status).toBe(200);
-    expect((await runner.upload(new Uint8Array(randomBytes(2048)), 800)).status).toBe(201);
+    expect((await runner.upload(mp4Bytes(2048), 800)).status).toBe(201);
     expect(answer(await runner.send(heartbeat))).toEqual(EXPIRED);
     expect((await get(`/v1/bots/${botId}`)).body.recording).toMatchObject({ sizeBytes: 2048 });
   });
@@ -83,7 +83,7 @@ describe("a bot's callback token", () => {
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");
     expect((await artifact(runner, "failure.png")).status).toBe(201);
-    expect((await runner.upload(new Uint8Array(randomBytes(1024)), 300)).status).toBe(201);
+    expect((await runner.upload(mp4Bytes(1024), 300)).status).toBe(201);
     const fatal = await runner.status("FATAL", { subCode: "BROWSER_CRASHED", artifacts: ["failure.png"] });
     expect(fatal.body).toEqual({ applied: true, status: "FATAL" });
     expect(answer(await runner.send(heartbeat))).toEqual(EXPIRED);
@@ -102,7 +102,7 @@ describe("a bot's callback token", () => {
     // Still taken: its events (a refused status is still heard), its recording.
     expect((await runner.status("CALL_ENDED", { subCode: "LEFT_ON_REQUEST" })).status).toBe(409);
     expect((await runner.send(heartbeat)).status).toBe(200);
-    expect((await runner.upload(new Uint8Array(randomBytes(512)), 200)).status).toBe(201);
+    expect((await runner.upload(mp4Bytes(512), 200)).status).toBe(201);
     // Its last report: refused (the bot is FATAL KILLED), and the token dies with it.
     expect((await runner.status("DONE")).status).toBe(409);
     expect(answer(await runner.send(heartbeat))).toEqual(EXPIRED);
@@ -143,6 +143,6 @@ describe("a bot's callback token", () => {
       await db.close();
     }
     expect(answer(await runner.send(heartbeat))).toEqual(EXPIRED);
-    expect(answer(await runner.upload(new Uint8Array(randomBytes(16)), 5))).toEqual(EXPIRED);
+    expect(answer(await runner.upload(mp4Bytes(16), 5))).toEqual(EXPIRED);
   });
 });

@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
@@ -13,6 +12,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  mp4Bytes,
 } from "../helpers/server-harness.js";
 
 /** What the server keeps on disk is its own user's only, and nothing half-written stays. */
@@ -38,12 +38,12 @@ describe("files on disk", () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     const artifact = await server.api.put(`/v1/bot-callbacks/${botId}/artifacts/failure.png`, {
-      rawBody: new Uint8Array(randomBytes(64)),
+      rawBody: mp4Bytes(64),
       token: runner.config.callback.token,
       headers: { "content-type": "application/octet-stream" },
     });
     expect(artifact.status).toBe(201);
-    expect((await runner.upload(new Uint8Array(randomBytes(1024)), 500)).status).toBe(201);
+    expect((await runner.upload(mp4Bytes(1024), 500)).status).toBe(201);
 
     const { dataDir } = server;
     const dirs = [

@@ -46,6 +46,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  mp4Bytes,
 } from "../helpers/server-harness.js";
 
 /**
@@ -320,7 +321,7 @@ async function createFixture(s: TestServer): Promise<Fixture> {
   ]);
 
   const done = await deploy(a);
-  const recording = new Uint8Array(randomBytes(64 * 1024));
+  const recording = mp4Bytes(64 * 1024);
   await report(done.runner, [
     { type: "status", data: { status: "JOINING_CALL" } },
     { type: "status", data: { status: "IN_CALL" } },

@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { RateLimitConfig } from "../../src/server/config.js";
 import { type BuiltApp, startBuiltApp, TestClock } from "../helpers/built-app.js";
-import { type ApiResponse, deployedBot, registerUser, TEST_MEETING } from "../helpers/server-harness.js";
+import {
+  type ApiResponse,
+  deployedBot,
+  registerUser,
+  TEST_MEETING,
+  mp4Bytes,
+} from "../helpers/server-harness.js";
 
 /**
  * Rate limits over real HTTP, with small limits from the config and a clock the test moves, so
@@ -146,7 +152,7 @@ describe("rate limits on public routes", () => {
       expect(res.status).toBe(200);
       expect(res.headers.get("x-ratelimit-limit")).toBeNull();
     }
-    expect((await runner.upload(new Uint8Array(2_000), 1_000)).status).toBe(201);
+    expect((await runner.upload(mp4Bytes(2_000), 1_000)).status).toBe(201);
     const link = await built.api.get(`/v1/recordings/${botId}/download`, { token: user.token }); // 3 of 3
     expect(link.status).toBe(200);
     for (let i = 0; i < 10; i++) {

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { access } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +9,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  mp4Bytes,
 } from "../helpers/server-harness.js";
 
 let server: TestServer;
@@ -50,13 +50,13 @@ describe("GET /v1/recordings", () => {
   it("lists the user's recordings newest first, paginated, and nobody else's", async () => {
     const owner = await registerUser(server.api);
     const other = await registerUser(server.api);
-    const a = await recordedBot(owner, new Uint8Array(randomBytes(1000)), {
+    const a = await recordedBot(owner, mp4Bytes(1000), {
       title: "First",
       durationMs: 1500,
     });
-    const b = await recordedBot(owner, new Uint8Array(randomBytes(2000)), { title: "Second" });
-    const c = await recordedBot(owner, new Uint8Array(randomBytes(3000)), { title: "Third" });
-    await recordedBot(other, new Uint8Array(randomBytes(10)));
+    const b = await recordedBot(owner, mp4Bytes(2000), { title: "Second" });
+    const c = await recordedBot(owner, mp4Bytes(3000), { title: "Third" });
+    await recordedBot(other, mp4Bytes(10));
     // A bot without a recording is not listed.
     expect(
       (
@@ -95,7 +95,7 @@ describe("GET /v1/recordings", () => {
 });
 
 describe("GET /v1/recordings/{bot_id}/stream", () => {
-  const bytes = new Uint8Array(randomBytes(64 * 1024));
+  const bytes = mp4Bytes(64 * 1024);
   const size = bytes.length;
   let url: string;
   let auth: Record<string, string>;
@@ -175,7 +175,7 @@ describe("GET /v1/recordings/{bot_id}/stream", () => {
   it("changes the ETag when the recording is uploaded again", async () => {
     const { botId, runner } = await recordedBot(user, bytes, { done: false });
     const first = (await fetch(`${server.url}/v1/recordings/${botId}/stream`, { headers: auth })).headers;
-    const again = new Uint8Array(randomBytes(100));
+    const again = mp4Bytes(100);
     expect((await runner.upload(again, 1000)).status).toBe(201);
     const res = await fetchBytes(`${server.url}/v1/recordings/${botId}/stream`, {
       headers: { ...auth, range: "bytes=0-9", "if-range": first.get("etag") ?? "" },
@@ -204,7 +204,7 @@ describe("GET /v1/recordings/{bot_id}/stream", () => {
 
 describe("DELETE /v1/recordings/{bot_id}", () => {
   it("is a 409 while the bot runs, then deletes the file, its share link and nothing else of the bot", async () => {
-    const bytes = new Uint8Array(randomBytes(4096));
+    const bytes = mp4Bytes(4096);
     const { botId, runner } = await recordedBot(user, bytes, { done: false });
     const base = `/v1/recordings/${botId}`;
     const running = await server.api.delete(base, { token: user.token });

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -12,6 +12,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  mp4Bytes,
 } from "../helpers/server-harness.js";
 
 let server: TestServer;
@@ -159,7 +160,7 @@ describe("a bot's whole life, played by a fake runner", () => {
 describe("PUT /v1/bot-callbacks/:id/recording", () => {
   it("streams a body larger than the JSON limit to disk and replaces an earlier upload", async () => {
     const { botId, runner } = await deployedBot(server, user);
-    const big = randomBytes(3 * 1024 * 1024 + 7);
+    const big = mp4Bytes(3 * 1024 * 1024 + 7);
     const first = await runner.upload(big, 61_500);
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ sizeBytes: big.length, durationSeconds: 61.5 });
@@ -176,8 +177,8 @@ describe("PUT /v1/bot-callbacks/:id/recording", () => {
 
   it("keeps one whole recording when two uploads for a bot run at once", async () => {
     const { botId, runner } = await deployedBot(server, user);
-    const a = randomBytes(2 * 1024 * 1024);
-    const b = randomBytes(2 * 1024 * 1024 + 13);
+    const a = mp4Bytes(2 * 1024 * 1024);
+    const b = mp4Bytes(2 * 1024 * 1024 + 13);
     const [first, second] = await Promise.all([runner.upload(a, 1000), runner.upload(b, 1000)]);
     expect([first.status, second.status]).toEqual([201, 201]);
     const link = (await get(`/v1/recordings/${botId}/download`)).body.url;

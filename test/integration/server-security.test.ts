@@ -7,6 +7,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  mp4Bytes,
 } from "../helpers/server-harness.js";
 
 /**
@@ -73,7 +74,7 @@ beforeAll(async () => {
   stranger = await registerUser(server.api);
   const bot = await deployedBot(server, owner);
   botId = bot.botId;
-  await bot.runner.upload(new Uint8Array(1000), 1000);
+  await bot.runner.upload(mp4Bytes(1000), 1000);
   const secret = await loadServerSecret(server.dataDir);
   const ownerId = Number(owner.userId.slice(4));
   const key = await server.api.post("/v1/api-keys", { token: owner.token, body: { name: "revoked" } });

@@ -9,12 +9,13 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  mp4Bytes,
 } from "../helpers/server-harness.js";
 
 let server: TestServer;
 let db: Db;
 let user: TestUser;
-const bytes = new Uint8Array(randomBytes(32 * 1024));
+const bytes = mp4Bytes(32 * 1024);
 let botId: number;
 beforeAll(async () => {
   server = await startTestServer();

@@ -7,6 +7,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  mp4Bytes,
 } from "../helpers/server-harness.js";
 
 let server: TestServer;
@@ -107,7 +108,7 @@ describe("GET /v1/users/me/usage and /analytics", () => {
     const failed = await deployedBot(server, user);
     expect((await failed.runner.status("FATAL", { subCode: "JOIN_FAILED" })).status).toBe(200);
     const recorded = await deployedBot(server, user);
-    expect((await recorded.runner.upload(new Uint8Array(4_000), 90_000)).status).toBe(201);
+    expect((await recorded.runner.upload(mp4Bytes(4_000), 90_000)).status).toBe(201);
     requestsBefore = 5; // the create, and create + deploy twice
   });
 

@@ -1,12 +1,12 @@
-import { execFile } from "node:child_process";
 import { createReadStream, createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { promisify } from "node:util";
 import { isTerminal, type BotStatus, type SubCode } from "../../core/index.js";
+import { runToEnd } from "../../media/processes.js";
+import { inputArgs, probeDurationMs } from "../../media/untrusted-input.js";
 import { parseJson, toIso } from "../db/database.js";
 import { BadRequestError, ConflictError, PayloadTooLargeError } from "../errors.js";
 import type { DeploymentError, Recording } from "../schemas/index.js";
@@ -15,9 +15,8 @@ import { appendLog } from "./bot-state.js";
 import type { BotService } from "./bots.js";
 import type { ServiceContext } from "./context.js";
 import { MAX_RECORDING_BYTES, type RecordingService } from "./recordings.js";
+import { checkedMp4Upload } from "./mp4-upload.js";
 import { unlessStoreFailed } from "./storage-unavailable.js";
-
-const execFileAsync = promisify(execFile);
 
 /**
  * The ways a bot ends with its runner gone (silent, or its container or Pod could not go on): no
@@ -59,8 +58,9 @@ export class RecordingSegmentService {
     const others = stored.filter((s) => s.seq !== seq).reduce((total, s) => total + s.sizeBytes, 0);
     const room = MAX_RECORDING_BYTES - others;
     if (room <= 0) throw new PayloadTooLargeError(`Recording exceeds ${MAX_RECORDING_BYTES} bytes`);
+    const upload = await checkedMp4Upload(source, seq === 0 ? "start" : "continuation");
     try {
-      const { sizeBytes } = await this.ctx.store.saveSegment(botId, seq, source, room);
+      const { sizeBytes } = await this.ctx.store.saveSegment(botId, seq, upload, room);
       return { seq, sizeBytes };
     } catch (err) {
       if (err instanceof RecordingTooLargeError) {
@@ -178,8 +178,9 @@ export class RecordingSegmentService {
         );
       }
       const output = path.join(dir, "recording.mp4");
-      await execFileAsync("ffmpeg", [
-        ...["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-i", joined],
+      // The segments were checked to open with MP4 boxes; read them as one and nothing beside them.
+      await runToEnd("ffmpeg", [
+        ...["-hide_banner", "-loglevel", "error", "-nostdin", "-y", ...inputArgs("mp4", joined)],
         ...["-map", "0", "-c", "copy", "-movflags", "+faststart", output],
       ]);
       const durationMs = await probeDurationMs(output);
@@ -188,13 +189,4 @@ export class RecordingSegmentService {
       await rm(dir, { recursive: true, force: true });
     }
   }
-}
-
-async function probeDurationMs(file: string): Promise<number> {
-  const { stdout } = await execFileAsync("ffprobe", [
-    ...["-v", "error", "-show_entries", "format=duration", "-of", "default=noprint_wrappers=1:nokey=1"],
-    file,
-  ]);
-  const seconds = Number.parseFloat(stdout.trim());
-  return Number.isFinite(seconds) ? Math.round(seconds * 1000) : 0;
 }

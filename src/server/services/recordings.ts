@@ -35,6 +35,7 @@ import type { MeetingEvents } from "../meeting-events.js";
 import type { JobKind, JobState } from "../jobs/queue.js";
 import type { Database } from "../db/schema.js";
 import { loadSpeakerTimeline } from "./speaker-timeline.js";
+import { checkedMp4Upload } from "./mp4-upload.js";
 
 /** Largest recording accepted by the upload route. */
 export const MAX_RECORDING_BYTES = 8 * 1024 ** 3;
@@ -77,9 +78,10 @@ export class RecordingService {
     durationMs: number,
     note = "recording uploaded",
   ): Promise<Recording> {
+    const upload = await checkedMp4Upload(source, "start");
     let sizeBytes: number;
     try {
-      ({ sizeBytes } = await this.ctx.store.save(botId, source, MAX_RECORDING_BYTES));
+      ({ sizeBytes } = await this.ctx.store.save(botId, upload, MAX_RECORDING_BYTES));
     } catch (err) {
       if (err instanceof RecordingTooLargeError) {
         throw new PayloadTooLargeError(`Recording exceeds ${err.maxBytes} bytes`);

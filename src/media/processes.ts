@@ -1,9 +1,17 @@
-import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
+import { type ChildProcess, execFile, type SpawnOptions, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { promisify } from "node:util";
 import { allowlistedEnv } from "../core/index.js";
 
+const execFileAsync = promisify(execFile);
+
 /**
- * Every helper process of a bot (Xvfb, PulseAudio, ffmpeg) is started through here, wrapped in
+ * Every helper program, of a runner (Xvfb, PulseAudio, ffmpeg) or of the server (ffmpeg, ffprobe,
+ * pocketsphinx), is started through here with the allowlisted environment (childEnv): the
+ * runner's BOT_CONFIG and the server's JWT secret, database URL and provider keys never reach
+ * one.
+ *
+ * A long-running helper (spawnTied) is wrapped in
  * `setpriv --pdeathsig`: if the runner dies, even by SIGKILL, the kernel signals the child, so
  * no Xvfb or ffmpeg keeps running (and recording) for hours behind a dead runner. ffmpeg gets
  * SIGTERM, on which it still finalizes its file.
@@ -28,10 +36,23 @@ export function spawnTied(
 }
 
 /**
- * The environment of a program the runner starts: PATH, HOME, locale, TMPDIR (RUNNER_ENV_ALLOWLIST)
+ * Runs a short helper (ffprobe, pactl, a remux) to its end; resolves with its output, rejects when
+ * it exits non-zero (the error carries `stderr`).
+ */
+export function runToEnd(
+  file: string,
+  args: readonly string[],
+  options: { maxBuffer?: number; signal?: AbortSignal } = {},
+): Promise<{ stdout: string; stderr: string }> {
+  return execFileAsync(file, args, { ...options, env: childEnv() });
+}
+
+/**
+ * The environment of a program the runner or the server starts: PATH, HOME, locale, TMPDIR (RUNNER_ENV_ALLOWLIST)
  * and what that program needs (DISPLAY, PulseAudio's socket). Whatever else the runner's own
  * environment holds (BOT_CONFIG with its callback token, in a container) stays out of reach of
- * the browser and its pages.
+ * the browser and its pages, and the server's own secrets out of reach of a demuxer reading a
+ * runner's bytes.
  */
 export function childEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
   return allowlistedEnv(process.env, extra);
