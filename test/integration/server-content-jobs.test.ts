@@ -402,11 +402,15 @@ describe("AssemblyAI", () => {
     const transcript = await target.api.get(`/v1/transcripts/${botId}`, { token: user.token });
     expect(transcript.body).toMatchObject({ language: "en", text: "Hello there." });
 
-    // Once the job is over its webhook is unknown here.
+    // Once the job is over its webhook is unknown here: the same answer as a wrong secret for a
+    // job that waits, so nobody without the secret learns which jobs exist.
     const late = await fetch(webhook!.url, {
       method: "POST",
       headers: { [webhook!.header]: webhook!.value },
     });
-    expect(late.status).toBe(404);
+    expect(late.status).toBe(401);
+    const unknown = await fetch(webhook!.url.replace(/\d+$/, "999999"), { method: "POST" });
+    expect(unknown.status).toBe(401);
+    expect(await unknown.json()).toEqual(await late.json());
   });
 });

@@ -116,6 +116,12 @@ describe("the recording uploaded in segments", () => {
     const bytes = media.segments[0] as Uint8Array;
     expect((await runner.uploadSegment("first", bytes)).status).toBe(422);
     expect((await runner.uploadSegment(-1, bytes)).status).toBe(422);
+    // Only canonical decimal seqs: none of these may be read as a number (an empty seq as 0, `0x10` as 16).
+    for (const seq of ["", "0x10", "1e1", "010", "+1", "1.0", "%201", "0b1", "10000001"]) {
+      const res = await runner.uploadSegment(seq, bytes);
+      expect(res.status, `seq "${seq}"`).toBe(422);
+      expect(res.body.detail[0].loc).toEqual(["path", "seq"]);
+    }
     const json = await runner.uploadSegment(0, bytes, { contentType: "application/json" });
     expect(json.status).toBe(415);
     expect((await runner.uploadSegment(0, bytes, { token: "not-the-token" })).status).toBe(401);

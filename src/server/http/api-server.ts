@@ -28,6 +28,8 @@ function holdsLoneSurrogate(value: unknown): boolean {
   return false;
 }
 
+const NO_SNIFF = { "x-content-type-options": "nosniff" };
+
 /** Body limit of JSON routes; a route that takes files sets its own. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -49,7 +51,8 @@ export async function createApiServer(
     earlyHeaders?: () => Record<string, string>;
   } = {},
 ): Promise<FastifyInstance> {
-  const early = opts.earlyHeaders ?? (() => ({}));
+  // No answer may be sniffed into something it is not (a JSON error or a recording as HTML).
+  const early = () => ({ ...NO_SNIFF, ...opts.earlyHeaders?.() });
   const app = Fastify({
     ...transportOptions(config),
     logger: loggerOptions(config.logLevel),
@@ -92,6 +95,10 @@ export async function createApiServer(
       }
       done(err, value);
     });
+  });
+  // On the raw response: it holds for hijacked answers too (event streams) and for errors.
+  app.addHook("onRequest", async (_request, reply) => {
+    for (const [name, value] of Object.entries(NO_SNIFF)) reply.raw.setHeader(name, value);
   });
   app.decorateRequest("user", null);
   app.decorateRequest("credential", null);

@@ -24,7 +24,12 @@ const ArtifactParams = z.object({
 const ArtifactSaved = z.object({ name: z.string(), sizeBytes: z.number().int() });
 const SegmentParams = z.object({
   id: IdParam,
-  seq: z.coerce.number().int().min(0).max(MAX_SEGMENT_SEQ),
+  // Canonical decimal only: no empty seq read as 0, no `0x10` read as 16, no `1e3`, no leading zeros.
+  seq: z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,7})$/, `must be a whole number from 0 to ${MAX_SEGMENT_SEQ}, in decimal`)
+    .transform(Number)
+    .pipe(z.number().max(MAX_SEGMENT_SEQ, `must be at most ${MAX_SEGMENT_SEQ}`)),
 });
 const SegmentSaved = z.object({ seq: z.number().int(), sizeBytes: z.number().int() });
 const CompleteBody = z.object({

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { NotFoundError, UnauthorizedError } from "../errors.js";
+import { UnauthorizedError } from "../errors.js";
 import type { Services } from "../services/index.js";
 import { IdParam } from "../validation.js";
 
@@ -24,15 +24,16 @@ export const webhookReceiverRoutes: FastifyPluginAsyncZod<{ services: Services }
         body: z.unknown(),
         response: { 200: z.object({ received: z.literal(true) }) },
         description:
-          "AssemblyAI's transcript-completed webhook. 401 without the job's secret header; 404 for a " +
-          "job this server process is not waiting for (its polling finds the result anyway).",
+          "AssemblyAI's transcript-completed webhook. 401, the same answer, without the job's secret " +
+          "header and for a job this server process is not waiting for (its polling finds the result " +
+          "anyway): the answer never tells whether a job exists.",
       },
     },
     async (request) => {
       const receipt = services.assemblyAiWebhooks.receive(request.params.job_id, request.headers);
-      if (receipt === "unknown")
-        throw new NotFoundError("No transcript job is waiting for this webhook here");
-      if (receipt === "unauthorized") throw new UnauthorizedError("Webhook secret header missing or wrong");
+      // One answer for both: a caller without the secret learns nothing about which jobs exist.
+      if (receipt !== "accepted")
+        throw new UnauthorizedError("No transcript job here is waiting for this webhook with this secret");
       return { received: true as const };
     },
   );

@@ -45,14 +45,14 @@ export class CallbackService {
   ) {}
 
   /**
-   * 404 for an unknown bot, 401 unless `token` is that bot's callback token and the bot has not
+   * 401 unless `token` is the callback token of an existing bot that has not
    * ended (./callback-token.ts says when a token dies).
    */
   async authenticate(botId: number, token: string | null): Promise<void> {
     const [bot] = await selectCallbackToken(this.ctx.db, botId);
-    if (!bot) throw new BotNotFoundError();
-    const hash = bot.callback_token_hash;
-    if (!token || !hash || !hexDigestsEqual(sha256Hex(token), hash)) {
+    // A bot that does not exist answers as a wrong token does: the route tells no one which ids exist.
+    const hash = bot?.callback_token_hash;
+    if (!bot || !token || !hash || !hexDigestsEqual(sha256Hex(token), hash)) {
       throw new UnauthorizedError("Invalid callback token");
     }
     const expiresAt = bot.callback_token_expires_at;

@@ -19,6 +19,18 @@ import { checkedMp4Upload } from "./mp4-upload.js";
 import { unlessStoreFailed } from "./storage-unavailable.js";
 
 /**
+ * The first `limit` + 1 seqs below `count` that are not in `have` (one past the limit says "more").
+ * The walk stops there, so it costs what was stored, never what a runner's `count` claims.
+ */
+export function missingSegments(have: ReadonlySet<number>, count: number, limit: number): number[] {
+  const missing: number[] = [];
+  for (let seq = 0; seq < count && missing.length <= limit; seq += 1) {
+    if (!have.has(seq)) missing.push(seq);
+  }
+  return missing;
+}
+
+/**
  * The ways a bot ends with its runner gone (silent, or its container or Pod could not go on): no
  * runner will upload or complete its recording, so the segments it sent are all there will be.
  */
@@ -76,8 +88,7 @@ export class RecordingSegmentService {
   /** The runner's end of the upload: segments 0..count-1 must all be stored (409 otherwise). */
   async complete(botId: number, count: number): Promise<Recording> {
     const stored = (await this.stored(botId)).filter((s) => s.seq < count);
-    const have = new Set(stored.map((s) => s.seq));
-    const missing = Array.from({ length: count }, (_, seq) => seq).filter((seq) => !have.has(seq));
+    const missing = missingSegments(new Set(stored.map((s) => s.seq)), count, 20);
     if (missing.length > 0) {
       const listed = missing.slice(0, 20).join(", ");
       throw new ConflictError(`Segments missing: ${listed}${missing.length > 20 ? ", ..." : ""}`);
