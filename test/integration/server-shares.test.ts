@@ -155,6 +155,11 @@ describe("share links", () => {
       `bytes ${bytes.length - 100}-${bytes.length - 1}/${bytes.length}`,
     );
     expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.slice(-100));
+    // The validator is opaque: a public link's answer names no bot id, size or upload time.
+    const etag = part.headers.get("etag") ?? "";
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect(etag).not.toContain(`${botId}-`);
+    expect(etag).not.toContain(String(bytes.length));
   });
 
   it("answers the same 404 for unknown, revoked and expired links", async () => {

@@ -10,9 +10,20 @@ export const DOWNLOAD_LINK_TTL_S = 60 * 60;
  */
 export class DownloadSigner {
   private readonly key: Buffer;
+  private readonly etagKey: Buffer;
 
   constructor(secret: Uint8Array) {
     this.key = deriveKey(secret, "recording-download");
+    this.etagKey = deriveKey(secret, "recording-etag");
+  }
+
+  /**
+   * A recording's strong validator: it changes with the stored file (`version`: its size and when
+   * it was stored) and, keyed, tells whoever holds a share link nothing, not even the bot's id.
+   */
+  etag(botId: number, version: string): string {
+    const digest = createHmac("sha256", this.etagKey).update(`${botId}.${version}`).digest("base64url");
+    return `"${digest.slice(0, 27)}"`;
   }
 
   sign(botId: number, expires: number): string {

@@ -206,7 +206,7 @@ export class RecordingService {
       throw unlessStoreFailed(err, "Recording", this.ctx.log, { botId });
     });
     if (size === null) throw new NotFoundError("Recording not found");
-    const etag = `"${botId}-${size}-${Date.parse(recording.createdAt).toString(36)}"`;
+    const etag = this.ctx.signer.etag(botId, `${size}.${recording.createdAt}`);
     // If-Range is compared strongly; a date (we send no Last-Modified) never matches.
     const wanted = request.ifRange === undefined || request.ifRange === etag ? request.range : undefined;
     const range = parseRange(wanted, size);
