@@ -112,6 +112,22 @@ describe("a bot's callback token", () => {
     });
   });
 
+  it("dies when the owner deletes the recording: a failed bot's runner cannot bring it back", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    await runner.status("JOINING_CALL");
+    await runner.status("IN_CALL");
+    expect((await server.api.post(`/v1/bots/${botId}/kill`, { token: user.token })).status).toBe(200);
+    expect((await runner.upload(mp4Bytes(512), 200)).status).toBe(201);
+    expect((await server.api.delete(`/v1/recordings/${botId}`, { token: user.token })).status).toBe(204);
+
+    // Still within the hour its token would have lived: every upload is refused, nothing comes back.
+    expect(answer(await runner.upload(mp4Bytes(512), 200))).toEqual(EXPIRED);
+    expect(answer(await runner.uploadSegment(0, mp4Bytes(512)))).toEqual(EXPIRED);
+    expect(answer(await runner.completeRecording(1))).toEqual(EXPIRED);
+    expect((await get(`/v1/bots/${botId}`)).body).toMatchObject({ status: "FATAL", recording: null });
+    expect((await get(`/v1/recordings/${botId}`)).status).toBe(404);
+  });
+
   it("after a kill, dies at the end of the wind-down even if the runner never reports again", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");

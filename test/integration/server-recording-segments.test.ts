@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -227,6 +227,50 @@ describe("segments left by a server that stopped before salvaging them", () => {
         await db.close();
       }
       expect(existsSync(path.join(dataDir, "recordings", "segments", String(botId)))).toBe(false);
+    } finally {
+      await second.close();
+      await (await testDatabaseFor(dataDir))?.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a recording its owner deleted", () => {
+  it("is not salvaged back from segments that arrived late, when the server starts again", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-segments-deleted-"));
+    const first = await startTestServer({ dataDir, watchdog: { intervalMs: 3_600_000 } });
+    let botId: number;
+    try {
+      const owner = await registerUser(first.api);
+      const deployed = await deployedBot(first, owner);
+      botId = deployed.botId;
+      await inCall(deployed.runner);
+      expect((await first.api.post(`/v1/bots/${botId}/kill`, { token: owner.token })).status).toBe(200);
+      expect((await deployed.runner.upload(media.whole, 4000)).status).toBe(201);
+      expect((await first.api.delete(`/v1/recordings/${botId}`, { token: owner.token })).status).toBe(204);
+    } finally {
+      await first.close();
+    }
+    // Segments a runner got in before the deletion was committed: they are still on disk.
+    const dir = path.join(dataDir, "recordings", "segments", String(botId));
+    await mkdir(dir, { recursive: true });
+    for (const seq of [0, 1])
+      await writeFile(path.join(dir, `${seq}.m4s`), media.segments[seq] as Uint8Array);
+
+    const second = await startTestServer({ dataDir });
+    try {
+      await expect.poll(() => existsSync(dir), { timeout: 15_000, interval: 100 }).toBe(false);
+      const db = await openServerDatabase(second);
+      try {
+        const recordings = await db.kysely
+          .selectFrom("recordings")
+          .select("bot_id")
+          .where("bot_id", "=", botId)
+          .execute();
+        expect(recordings).toEqual([]);
+      } finally {
+        await db.close();
+      }
     } finally {
       await second.close();
       await (await testDatabaseFor(dataDir))?.drop();

@@ -439,6 +439,12 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    "0012_recording_data_deleted": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable("bots").addColumn("data_deleted_at", "varchar(40)").execute();
+      },
+    },
   };
 }
 

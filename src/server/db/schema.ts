@@ -139,6 +139,11 @@ export interface BotsTable {
   last_heartbeat: string | null;
   /** When the recording's 0 s was, from the runner's recording.started; null before that. */
   recording_started_at: string | null;
+  /**
+   * When the owner deleted the bot's recording: from then on nothing is stored for it again (a late
+   * upload, a segment, a salvage at startup). Null while it was never deleted.
+   */
+  data_deleted_at: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -14,7 +14,7 @@ import { RecordingTooLargeError, type StoredSegment } from "../storage/recording
 import { appendLog } from "./bot-state.js";
 import type { BotService } from "./bots.js";
 import type { ServiceContext } from "./context.js";
-import { MAX_RECORDING_BYTES, type RecordingService } from "./recordings.js";
+import { MAX_RECORDING_BYTES, RecordingDeletedError, type RecordingService } from "./recordings.js";
 import { checkedMp4Upload } from "./mp4-upload.js";
 import { unlessStoreFailed } from "./storage-unavailable.js";
 
@@ -66,6 +66,7 @@ export class RecordingSegmentService {
 
   /** Stores one segment; the same seq again replaces it. All of a bot's segments share the recording's size limit. */
   async save(botId: number, seq: number, source: Readable): Promise<StoredSegment> {
+    await this.refuseDeleted(botId);
     const stored = await this.stored(botId);
     const others = stored.filter((s) => s.seq !== seq).reduce((total, s) => total + s.sizeBytes, 0);
     const room = MAX_RECORDING_BYTES - others;
@@ -87,6 +88,7 @@ export class RecordingSegmentService {
 
   /** The runner's end of the upload: segments 0..count-1 must all be stored (409 otherwise). */
   async complete(botId: number, count: number): Promise<Recording> {
+    await this.refuseDeleted(botId);
     const stored = (await this.stored(botId)).filter((s) => s.seq < count);
     const missing = missingSegments(new Set(stored.map((s) => s.seq)), count, 20);
     if (missing.length > 0) {
@@ -109,7 +111,8 @@ export class RecordingSegmentService {
   /**
    * At startup: segments a salvage did not get to. Those of a lost runner, or of a bot whose
    * runner can no longer upload (its callback token has expired), become its recording; those of
-   * a bot with a recording, or deleted, go; a bot whose runner may still complete is left alone.
+   * a bot with a recording, deleted, or whose recording its owner deleted, go; a bot whose runner
+   * may still complete is left alone.
    */
   async salvageLeftovers(): Promise<void> {
     const now = toIso(this.ctx.now());
@@ -117,11 +120,17 @@ export class RecordingSegmentService {
       const bot = await this.ctx.db
         .selectFrom("bots")
         .leftJoin("recordings", "recordings.bot_id", "bots.id")
-        .select(["bots.status", "bots.deployment_error", "bots.callback_token_expires_at"])
+        .select([
+          "bots.status",
+          "bots.deployment_error",
+          "bots.callback_token_expires_at",
+          "bots.data_deleted_at",
+        ])
         .select("recordings.bot_id as recorded")
         .where("bots.id", "=", botId)
         .executeTakeFirst();
-      if (!bot || (bot.recorded !== null && isTerminal(bot.status as BotStatus))) {
+      const done = bot && bot.recorded !== null && isTerminal(bot.status as BotStatus);
+      if (!bot || done || bot.data_deleted_at !== null) {
         await this.ctx.store.removeSegments(botId);
         continue;
       }
@@ -169,6 +178,16 @@ export class RecordingSegmentService {
       (skipped > 0 ? `; ${skipped} after a gap at seq ${usable.length} dropped` : "");
     await this.assemble(botId, usable, note);
     this.ctx.log.info({ botId, segments: usable.length, skipped }, "salvaged a lost runner's recording");
+  }
+
+  /** A bot whose recording its owner deleted takes no segments (its runner may still be winding down). */
+  private async refuseDeleted(botId: number): Promise<void> {
+    const bot = await this.ctx.db
+      .selectFrom("bots")
+      .select("data_deleted_at")
+      .where("id", "=", botId)
+      .executeTakeFirst();
+    if (bot?.data_deleted_at) throw new RecordingDeletedError();
   }
 
   private async stored(botId: number): Promise<StoredSegment[]> {

@@ -56,6 +56,13 @@ export interface RecordingFile {
   open(): Readable;
 }
 
+/** An upload for a bot whose recording its owner deleted: it is discarded, never stored again. */
+export class RecordingDeletedError extends ConflictError {
+  constructor() {
+    super("The bot's recording was deleted by its owner; nothing more is stored for it");
+  }
+}
+
 /** Statuses in which nothing more can arrive for a bot's recording: it may be deleted. */
 const ENDED_STATUSES = ["DONE", "FATAL"];
 
@@ -103,9 +110,10 @@ export class RecordingService {
     let queued = 0;
     let jobsQueued = false;
     const stored = await this.ctx.db.transaction().execute(async (trx) => {
-      // Deleted while the upload streamed in: nothing may be kept for it.
+      // Deleted while the upload streamed in (the bot, or its recording): nothing may be kept for it.
       const bot = await lockBot(trx, this.ctx.dialect, botId);
-      if (!bot) return false;
+      if (!bot) return "bot deleted";
+      if (bot.data_deleted_at !== null) return "recording deleted";
       const replaced = await trx
         .selectFrom("recordings")
         .select("bot_id")
@@ -134,13 +142,14 @@ export class RecordingService {
         const options = bot.content_options ? (JSON.parse(bot.content_options) as ContentOptions) : {};
         jobsQueued = await queueRequestedContent(trx, botId, options, this.engines, this.ctx.now());
       }
-      return true;
+      return "stored";
     });
     if (queued > 0) this.ctx.outbox.notify();
     if (jobsQueued) this.ctx.jobs.notify();
-    if (!stored) {
+    if (stored !== "stored") {
       await this.ctx.store.remove(botId);
-      throw new BotNotFoundError();
+      if (stored === "bot deleted") throw new BotNotFoundError();
+      throw new RecordingDeletedError();
     }
     await this.ctx.store.removeSegments(botId).catch((err: unknown) => {
       this.ctx.log.warn({ err, botId }, "could not remove the segments of a stored recording");
@@ -279,13 +288,19 @@ export class RecordingService {
       // their jobs go by ON DELETE CASCADE from recordings (a running job loses its claim and stops).
       const deleted = await trx.deleteFrom("recordings").where("bot_id", "=", botId).executeTakeFirst();
       if (Number(deleted.numDeletedRows) === 0) throw new NotFoundError("Recording not found");
-      await appendLog(trx, botId, "info", "recording deleted on request", toIso(this.ctx.now()));
+      const now = toIso(this.ctx.now());
+      // Never again: a runner still winding down (a failed bot keeps its token for up to an hour)
+      // may not upload it anew, and no salvage may rebuild it from segments.
+      await trx.updateTable("bots").set({ data_deleted_at: now }).where("id", "=", botId).execute();
+      await expireCallbackToken(trx, botId, now);
+      await appendLog(trx, botId, "info", "recording deleted on request", now);
       return null;
     });
     if (refused !== null) {
       throw new ConflictError(`Recording can only be deleted once the bot has ended (status is ${refused})`);
     }
-    // The row is gone, so the API no longer serves it; a file that resists is only logged.
+    // The row is gone, so the API no longer serves it; a file that resists is only logged. The
+    // segments and any upload still streaming in go with it.
     await this.ctx.store.remove(botId).catch((err: unknown) => {
       this.ctx.log.warn({ err, botId }, "could not remove a deleted recording's file");
     });
