@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compileGeneratedClient, errorsOf, lintOpenApi } from "../helpers/openapi-tools.js";
-import { Api, startTestServer, type TestServer } from "../helpers/server-harness.js";
+import {
+  checkPathParamTypes,
+  compileGeneratedClient,
+  errorsOf,
+  lintOpenApi,
+} from "../helpers/openapi-tools.js";
+import { Api, registerUser, startTestServer, type TestServer } from "../helpers/server-harness.js";
 
 /**
  * Issue 12 §7 for the meeting-notes interface: its /openapi.json, as served on its own port, is a
@@ -86,6 +91,16 @@ describe("every operation", () => {
         [...limitHeaders, "Retry-After"].sort(),
       );
     }
+  });
+});
+
+describe("path parameters", () => {
+  it("are integers where the route takes an integer (a webhook's id), strings elsewhere (a meeting's)", async () => {
+    const user = await registerUser(server.api);
+    const { mismatches, integers, others } = await checkPathParamTypes(doc, notesUrl, { bearer: user.token });
+    expect(mismatches).toEqual([]);
+    expect(integers).toBe(2); // GET and DELETE /v1/webhooks/{id}
+    expect(others).toBe(3); // the meeting, its transcript and its summary: mtg_…
   });
 });
 

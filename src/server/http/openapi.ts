@@ -3,6 +3,7 @@ import type { FastifyInstance, RouteOptions } from "fastify";
 import { createJsonSchemaTransform } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ASSEMBLYAI_WEBHOOK_HEADER } from "../../intelligence/providers.js";
+import { ID_PARAM_DOCUMENTED, IdParam } from "../validation.js";
 
 declare module "fastify" {
   interface FastifySchema {
@@ -191,6 +192,7 @@ export async function registerOpenApi(app: FastifyInstance, document: ApiDocumen
       if (!input.url.startsWith(`${API_PREFIX}/`)) return { schema: { hide: true }, url: input.url };
       const result = zodToOpenApi(input);
       const { file, stream, ...schema }: Record<string, unknown> = { ...result.schema };
+      documentIdParams(input.schema?.params, schema.params);
       if (!schema.hide && !schema.tags) schema.tags = [tagOf(input.url)];
       const responses = {
         ...(file ? fileResponses(file as FileAnswer) : {}),
@@ -203,7 +205,43 @@ export async function registerOpenApi(app: FastifyInstance, document: ApiDocumen
       };
       return { ...result, schema };
     },
+    transformObject: (input) => {
+      if (!("openapiObject" in input)) throw new Error("OpenAPI 2.0 is not supported");
+      return optionalBodies(input.openapiObject);
+    },
   });
+}
+
+/**
+ * Path parameters validated with IdParam are documented as the integers they are (zod can only
+ * describe their digits as a string pattern), keeping their description.
+ */
+function documentIdParams(params: unknown, documented: unknown): void {
+  const properties = (documented as { properties?: Record<string, { description?: string }> } | undefined)
+    ?.properties;
+  if (!(params instanceof z.ZodObject) || !properties) return;
+  for (const [name, param] of Object.entries(params.shape)) {
+    const described = properties[name];
+    if (param !== IdParam || !described) continue;
+    const { description } = described;
+    properties[name] = { ...ID_PARAM_DOCUMENTED, ...(description === undefined ? {} : { description }) };
+  }
+}
+
+/**
+ * @fastify/swagger marks every request body required; a nullable one (transcribe, summarize,
+ * share: no body takes the defaults) is not.
+ */
+function optionalBodies<T extends { paths?: object }>(document: T): T {
+  for (const operations of Object.values(document.paths ?? {}) as Record<string, unknown>[]) {
+    for (const operation of Object.values(operations)) {
+      const body = (operation as { requestBody?: { required?: boolean; content?: object } }).requestBody;
+      const schemas = Object.values(body?.content ?? {}) as { schema?: { nullable?: boolean } }[];
+      if (body && schemas.length > 0 && schemas.every((media) => media.schema?.nullable === true))
+        body.required = false;
+    }
+  }
+  return document;
 }
 
 /** "/v1/bots/:id/logs" → "bots": one section per route group in the docs. */
