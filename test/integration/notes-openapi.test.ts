@@ -90,6 +90,10 @@ describe("every operation", () => {
       expect(Object.keys(op.responses["429"]?.headers ?? {}).sort(), name).toEqual(
         [...limitHeaders, "Retry-After"].sort(),
       );
+      // Numbers on every plan (Enterprise's are 2147483647): a client parses them as integers.
+      for (const [status, response] of Object.entries(op.responses))
+        for (const [header, value] of Object.entries(response.headers ?? {}))
+          expect(value, `${name} ${status} ${header}`).toMatchObject({ schema: { type: "integer" } });
     }
   });
 });

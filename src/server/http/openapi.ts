@@ -3,6 +3,7 @@ import type { FastifyInstance, RouteOptions } from "fastify";
 import { createJsonSchemaTransform } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ASSEMBLYAI_WEBHOOK_HEADER } from "../../intelligence/providers.js";
+import { UNLIMITED_HEADER_VALUE } from "../../notes/plans.js";
 import { ID_PARAM_DOCUMENTED, IdParam } from "../validation.js";
 
 declare module "fastify" {
@@ -104,8 +105,14 @@ function fileResponses({ types, ranges }: FileAnswer): Record<string, object> {
  * document that says so (ApiDocument.rateLimitHeaders).
  */
 const RATE_LIMIT_HEADERS = {
-  "X-RateLimit-Limit": header("Requests allowed in the window, or `unlimited`"),
-  "X-RateLimit-Remaining": header("Requests left in the window, or `unlimited`"),
+  "X-RateLimit-Limit": header(
+    `Requests allowed in the window; ${UNLIMITED_HEADER_VALUE} on a plan with no limit`,
+    { type: "integer" },
+  ),
+  "X-RateLimit-Remaining": header(
+    `Requests left in the window; ${UNLIMITED_HEADER_VALUE}, never less, on a plan with no limit`,
+    { type: "integer" },
+  ),
   "X-RateLimit-Reset": header("When the window ends, in seconds since the Unix epoch", { type: "integer" }),
 };
 const RATE_LIMITED_RESPONSE = {
