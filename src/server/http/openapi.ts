@@ -46,8 +46,11 @@ const DESCRIPTION = [
   "refresh or OAuth sign-in) or an API key. Runners authenticate their callbacks with their bot's",
   "own callback token, the same way. Errors are `{detail: string}`, or",
   "`{detail: [{loc, msg, type}]}` (422) when a request does not validate.",
-  "Rate limits: see the X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset headers;",
-  "over the limit the answer is 429 with Retry-After.",
+  "Rate limits: every authenticated answer carries X-RateLimit-Limit, X-RateLimit-Remaining and",
+  "X-RateLimit-Reset (60 requests a minute and 1000 an hour per credential unless the operator set",
+  "others). As the spec plans them, they are enforced only where the operator turned that on",
+  "(MEETBOT_RATE_LIMIT_ENFORCE); then a request over them is a 429 with Retry-After. Sign-in and",
+  "share links are limited per client address always.",
 ].join("\n");
 
 /** Spec §7's two error bodies, documented once for every operation as its 4XX answer. */
