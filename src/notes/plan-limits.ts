@@ -10,7 +10,7 @@ import { preparedQuery } from "../server/db/prepared.js";
 import type { Database } from "../server/db/schema.js";
 import { ApiError } from "../server/errors.js";
 import { normalizeEmail } from "../server/services/users.js";
-import { HOURLY_LIMITS, isPlan, type Plan } from "./plans.js";
+import { HOURLY_LIMITS, isPlan, type Plan, UNLIMITED_HEADER_VALUE } from "./plans.js";
 
 /**
  * Issue 12 §5: each user of the notes interface has an hourly budget set by their plan, shared by
@@ -20,7 +20,8 @@ import { HOURLY_LIMITS, isPlan, type Plan } from "./plans.js";
  *
  * - A refused request is not counted: a client that retries too early does not push its own
  *   reset further away, and Remaining never goes below 0.
- * - Enterprise has no limit and is not counted: its headers say `unlimited` (Limit, Remaining).
+ * - Enterprise has no limit and is not counted: its Limit and Remaining are UNLIMITED_HEADER_VALUE,
+ *   a number like every plan's (a client parses the headers as integers), which never goes down.
  * - A response given before the user is known (401) shows the default plan's budget, untouched,
  *   for the current hour: nothing was spent, as nobody was identified.
  */
@@ -130,8 +131,8 @@ function hourWindow(nowMs: number): { start: string; previousStart: string; rese
 
 export function planRateLimitHeaders(state: PlanRateState): Record<string, string> {
   return {
-    "x-ratelimit-limit": state.limit === null ? "unlimited" : String(state.limit),
-    "x-ratelimit-remaining": state.remaining === null ? "unlimited" : String(state.remaining),
+    "x-ratelimit-limit": String(state.limit ?? UNLIMITED_HEADER_VALUE),
+    "x-ratelimit-remaining": String(state.remaining ?? UNLIMITED_HEADER_VALUE),
     "x-ratelimit-reset": String(state.resetAt),
   };
 }

@@ -46,7 +46,7 @@ export interface StartServerOptions {
   logLevel?: string;
   /** When the server gives up on silent bots; defaults from env (see WatchdogConfig). */
   watchdog?: Partial<WatchdogConfig>;
-  /** Requests allowed per credential; defaults from env (see RateLimitConfig). */
+  /** Requests counted per credential, and whether that is enforced; defaults from env (see RateLimitConfig). */
   rateLimit?: Partial<RateLimitConfig>;
   /** OAuth sign-in providers; default from env (see oauthConfigFromEnv). */
   oauth?: OAuthConfig;
@@ -135,12 +135,22 @@ export interface OutboundConfig {
   responseTimeoutMs: number;
 }
 
-/** Fixed clock windows, counted per credential in this server process. 0 = no limit for that window. */
+/**
+ * Fixed clock windows, counted per credential (and per client address on the public routes) in
+ * this server process. 0 = no window of that length.
+ */
 export interface RateLimitConfig {
-  /** Env MEETBOT_RATE_LIMIT_PER_MINUTE, default 60. */
+  /** Env MEETBOT_RATE_LIMIT_PER_MINUTE, default 60 (the spec's planned limit). */
   perMinute: number;
-  /** Env MEETBOT_RATE_LIMIT_PER_HOUR, default 1000. */
+  /** Env MEETBOT_RATE_LIMIT_PER_HOUR, default 1000 (the spec's planned limit). */
   perHour: number;
+  /**
+   * Env MEETBOT_RATE_LIMIT_ENFORCE, default false: a credential's requests are counted and shown in
+   * the X-RateLimit-* headers, but refused (429) only when set, as the spec plans its limit and
+   * does not enforce it. The per-address budgets of sign-in and share links are enforced always:
+   * they guard passwords and tokens, not API usage.
+   */
+  enforce: boolean;
 }
 
 export interface WatchdogConfig {
@@ -239,6 +249,7 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
     rateLimit: {
       perMinute: opts.rateLimit?.perMinute ?? env.MEETBOT_RATE_LIMIT_PER_MINUTE,
       perHour: opts.rateLimit?.perHour ?? env.MEETBOT_RATE_LIMIT_PER_HOUR,
+      enforce: opts.rateLimit?.enforce ?? env.MEETBOT_RATE_LIMIT_ENFORCE,
     },
     oauth:
       opts.oauth ?? oauthConfigFromEnv(Object.fromEntries(OAUTH_VARIABLES.map((name) => [name, env[name]]))),

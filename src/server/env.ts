@@ -140,6 +140,7 @@ export const ServerEnv = z.object({
     .transform((raw) => parseHostList(raw ?? "")),
   MEETBOT_RATE_LIMIT_PER_MINUTE: perWindow(60),
   MEETBOT_RATE_LIMIT_PER_HOUR: perWindow(1000),
+  MEETBOT_RATE_LIMIT_ENFORCE: flag(false),
   MEETBOT_DEFAULT_PLAN: oneOf(PLANS, "free"),
   MEETBOT_WATCHDOG_INTERVAL_MS: milliseconds(5_000),
   MEETBOT_LAUNCH_TIMEOUT_MS: milliseconds(120_000),

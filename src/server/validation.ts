@@ -55,13 +55,21 @@ export const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
     return { error: new RequestValidationError(explained.error?.issues ?? result.error.issues) };
   };
 
-/** A positive integer id in a path: digits only (no "1e3", no "0x10"). */
-/** Ids are integer columns: one past PostgreSQL's int4 range is a 422 on every dialect, not a 500. */
+/**
+ * A positive integer id in a path: digits only (no "1e3", no "0x10"). Ids are integer columns:
+ * one past PostgreSQL's int4 range is a 422 on every dialect, not a 500.
+ */
 export const IdParam = z
   .string()
   .regex(/^[1-9][0-9]{0,9}$/, "must be a positive integer")
   .transform(Number)
   .refine((n) => n <= MAX_INTEGER_COLUMN, `must be at most ${MAX_INTEGER_COLUMN}`);
+
+/**
+ * How the API documents an IdParam: the integer it is (the path's text is checked above as digits,
+ * which zod can only describe as a string pattern). Applied by the OpenAPI transform.
+ */
+export const ID_PARAM_DOCUMENTED = { type: "integer", minimum: 1, maximum: MAX_INTEGER_COLUMN } as const;
 
 export const Pagination = {
   page: z.coerce.number().int().min(1).default(1),

@@ -66,3 +66,75 @@ export async function compileGeneratedClient(document: object, usage: string): P
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+interface PathParameter {
+  in: string;
+  name: string;
+  schema?: { type?: string };
+}
+interface DocumentedOperation {
+  parameters?: PathParameter[];
+  security?: Record<string, string[]>[];
+}
+
+/** Which credential and which value of `id` the server's routes of a security scheme need. */
+export interface Credentials {
+  /** The user's bearer token. */
+  bearer?: string;
+  /** A bot's id and its callback token, for the runner callbacks. */
+  callback?: { botId: number; token: string };
+  /** Headers a route checks before its parameters, by "METHOD /template" (an upload's media type). */
+  headers?: Record<string, Record<string, string>>;
+}
+
+/**
+ * Each documented path parameter checked against what its route validates: the parameter is sent
+ * as `x` (the others as valid as can be) with the operation's credential, and the route refusing
+ * it with a 422 at `["path", name]` must go with `type: integer` in the document, its taking it
+ * with anything else. Returns the disagreements (empty when none) and how many of each kind.
+ */
+export async function checkPathParamTypes(
+  document: { paths: Record<string, Record<string, DocumentedOperation>> },
+  baseUrl: string,
+  credentials: Credentials,
+): Promise<{ mismatches: string[]; integers: number; others: number }> {
+  const mismatches: string[] = [];
+  let integers = 0;
+  let others = 0;
+  for (const [template, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const params = (operation.parameters ?? []).filter((p) => p.in === "path");
+      const schemes = (operation.security ?? []).flatMap((s) => Object.keys(s));
+      const callback = schemes.includes("callbackToken") ? credentials.callback : undefined;
+      const token = callback?.token ?? (schemes.includes("bearer") ? credentials.bearer : undefined);
+      for (const param of params) {
+        const valueOf = (name: string) =>
+          name === param.name ? "x" : name === "id" && callback ? String(callback.botId) : "1";
+        const url = template.replace(/\{([^}]+)\}/g, (_, name: string) => valueOf(name));
+        const res = await fetch(new URL(url, baseUrl), {
+          method: method.toUpperCase(),
+          headers: {
+            ...credentials.headers?.[`${method.toUpperCase()} ${template}`],
+            ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+          },
+        });
+        const text = await res.text();
+        const detail =
+          res.status === 422 ? (JSON.parse(text) as { detail: { loc: unknown[] }[] }).detail : [];
+        const refused = detail.some(
+          (d) => d.loc.length === 2 && d.loc[0] === "path" && d.loc[1] === param.name,
+        );
+        const documented = param.schema?.type;
+        if (refused) integers++;
+        else others++;
+        if (refused !== (documented === "integer")) {
+          mismatches.push(
+            `${method.toUpperCase()} ${template} ${param.name}: documented ${documented}, ` +
+              `answered ${res.status} to "x"`,
+          );
+        }
+      }
+    }
+  }
+  return { mismatches, integers, others };
+}

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compileGeneratedClient, errorsOf, lintOpenApi } from "../helpers/openapi-tools.js";
-import { Api, startTestServer, type TestServer } from "../helpers/server-harness.js";
+import {
+  checkPathParamTypes,
+  compileGeneratedClient,
+  errorsOf,
+  lintOpenApi,
+} from "../helpers/openapi-tools.js";
+import { Api, registerUser, startTestServer, type TestServer } from "../helpers/server-harness.js";
 
 /**
  * Issue 12 §7 for the meeting-notes interface: its /openapi.json, as served on its own port, is a
@@ -85,7 +90,21 @@ describe("every operation", () => {
       expect(Object.keys(op.responses["429"]?.headers ?? {}).sort(), name).toEqual(
         [...limitHeaders, "Retry-After"].sort(),
       );
+      // Numbers on every plan (Enterprise's are 2147483647): a client parses them as integers.
+      for (const [status, response] of Object.entries(op.responses))
+        for (const [header, value] of Object.entries(response.headers ?? {}))
+          expect(value, `${name} ${status} ${header}`).toMatchObject({ schema: { type: "integer" } });
     }
+  });
+});
+
+describe("path parameters", () => {
+  it("are integers where the route takes an integer (a webhook's id), strings elsewhere (a meeting's)", async () => {
+    const user = await registerUser(server.api);
+    const { mismatches, integers, others } = await checkPathParamTypes(doc, notesUrl, { bearer: user.token });
+    expect(mismatches).toEqual([]);
+    expect(integers).toBe(2); // GET and DELETE /v1/webhooks/{id}
+    expect(others).toBe(3); // the meeting, its transcript and its summary: mtg_…
   });
 });
 

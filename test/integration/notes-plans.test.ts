@@ -237,17 +237,15 @@ describe("plan limits per user, counted in the database", () => {
     expect(limited.body.detail).toMatch(/the pro plan allows 1000 requests per hour/);
   });
 
-  it("enterprise: never refused, its headers say unlimited, nothing is counted", async () => {
+  it("enterprise: never refused, its headers say 2147483647 (a number, for integer parsers), nothing is counted", async () => {
     const { processes, clock } = await start();
     const [p] = processes as [Process];
     const user = await newUser(p, "enterprise");
     const responses = await spend(p.api, [user.token, user.key], 150);
     expect(responses.map((r) => r.status)).toEqual(Array(150).fill(200));
-    expect(headers(responses[149] as ApiResponse)).toEqual({
-      limit: "unlimited",
-      remaining: "unlimited",
-      reset: hourEnd(clock),
-    });
+    for (const res of [responses[0], responses[149]] as ApiResponse[]) {
+      expect(headers(res)).toEqual({ limit: "2147483647", remaining: "2147483647", reset: hourEnd(clock) });
+    }
     const rows = await p.db.kysely
       .selectFrom("plan_usage")
       .selectAll()
@@ -318,11 +316,21 @@ describe("the X-RateLimit-* headers on every response", () => {
     expect(headers(await p.api.get("/v1/meetings", { token: user.key })).remaining).toBe("98");
   });
 
-  it("a 401 under an enterprise default says unlimited", async () => {
+  it("a 401 under an enterprise default says 2147483647, the number an unlimited plan shows", async () => {
     const { processes, clock } = await start({ defaultPlan: "enterprise" });
     const res = await (processes[0] as Process).api.get("/v1/meetings");
     expect(res.status).toBe(401);
-    expect(headers(res)).toEqual({ limit: "unlimited", remaining: "unlimited", reset: hourEnd(clock) });
+    expect(headers(res)).toEqual({ limit: "2147483647", remaining: "2147483647", reset: hourEnd(clock) });
+  });
+
+  it("are decimal integers on every plan, as a client that parses integers reads them", async () => {
+    const { processes } = await start();
+    const [p] = processes as [Process];
+    for (const plan of ["free", "pro", "enterprise"] as const) {
+      const user = await newUser(p, plan);
+      const h = headers(await p.api.get("/v1/meetings", { token: user.key }));
+      for (const value of [h.limit, h.remaining, h.reset]) expect(value, plan).toMatch(/^[0-9]+$/);
+    }
   });
 });
 

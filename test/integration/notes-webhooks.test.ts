@@ -162,6 +162,11 @@ describe("notes webhooks", () => {
         title: "Planning",
         recording: { available: true, durationMs: 2000 },
         participants: [{ id: "p-alice", name: "Alice Martin" }],
+        // Both were asked for at creation: queued with the recording, before this was built
+        // (null would say none was asked for).
+        status: "processing",
+        transcript: { status: "queued" },
+        summary: { status: "queued" },
       },
     });
     expect(all[1]!.body.data).toEqual({ meetingId, utterances: 1 });
@@ -192,5 +197,11 @@ describe("notes webhooks", () => {
     await recordedMeeting(other);
     await receiver.waitFor(() => receiver.at("/elsewhere").length >= 1);
     expect(receiver.at("/never")).toEqual([]);
+    // Nothing asked for: null, and the meeting is complete with its recording.
+    expect(receiver.at("/elsewhere")[0]!.body.data).toMatchObject({
+      status: "completed",
+      transcript: { status: null },
+      summary: { status: null },
+    });
   });
 });

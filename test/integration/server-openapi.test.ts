@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuiltApp, startBuiltApp } from "../helpers/built-app.js";
-import { registerUser, TEST_MEETING } from "../helpers/server-harness.js";
+import { checkPathParamTypes } from "../helpers/openapi-tools.js";
+import { deployedBot, registerUser, TEST_MEETING } from "../helpers/server-harness.js";
 
 /**
  * /openapi.json is generated from the routes' own zod schemas; /docs and /redoc are served from
@@ -90,6 +91,35 @@ describe("/openapi.json", () => {
     expect(Object.keys(profile.properties)).toEqual(
       expect.arrayContaining(["id", "email", "name", "createdAt", "hasPassword", "oauthProviders"]),
     );
+  });
+
+  it("types every path parameter its route takes as an integer as an integer, and only those", async () => {
+    const user = await registerUser(server.api);
+    const { botId, config } = await deployedBot(server, user);
+    const { mismatches, integers, others } = await checkPathParamTypes(doc, server.url, {
+      bearer: user.token,
+      callback: { botId, token: config.callback.token },
+      headers: { "PUT /v1/bot-callbacks/{id}/recording/segments/{seq}": { "content-type": "video/mp4" } },
+    });
+    expect(mismatches).toEqual([]);
+    // Both kinds were met: bot, key, webhook, delivery and job ids, segment numbers; tokens, names.
+    expect(integers).toBeGreaterThan(30);
+    expect(others).toBeGreaterThanOrEqual(5);
+    const bot = doc.paths["/v1/bots/{id}"].get.parameters[0];
+    expect(bot).toMatchObject({ in: "path", name: "id", schema: { type: "integer", minimum: 1 } });
+  });
+
+  it("makes a request body optional where the route takes none (nullable), required elsewhere", () => {
+    const body = (path: string) => doc.paths[path].post.requestBody;
+    for (const path of [
+      "/v1/recordings/{bot_id}/share",
+      "/v1/transcripts/{bot_id}/transcribe",
+      "/v1/summaries/{bot_id}/summarize",
+    ]) {
+      expect(body(path).required, path).toBe(false);
+      expect(body(path).content["application/json"].schema.nullable, path).toBe(true);
+    }
+    expect(body("/v1/bots").required).toBe(true);
   });
 
   it("documents the spec's error bodies as every operation's 4XX answer", () => {

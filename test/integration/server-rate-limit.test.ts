@@ -11,7 +11,9 @@ import {
 
 /**
  * Rate limits over real HTTP, with small limits from the config and a clock the test moves, so
- * that no test waits for a window to pass or depends on where in a minute it started.
+ * that no test waits for a window to pass or depends on where in a minute it started. The limits
+ * per credential are counted always and enforced only when configured (`enforce`, the env's
+ * MEETBOT_RATE_LIMIT_ENFORCE), as the spec plans them; the per-address ones always.
  */
 
 let server: BuiltApp | undefined;
@@ -21,10 +23,11 @@ afterEach(async () => {
   server = undefined;
 });
 
+/** A server with these limits; the environment is empty, so what is not given is the default. */
 async function start(rateLimit: Partial<RateLimitConfig>): Promise<BuiltApp> {
   clock = new TestClock();
   clock.toNextHour(1_000); // hh:00:01 on the server's clock: no window ends during a test
-  server = await startBuiltApp({ clock, rateLimit });
+  server = await startBuiltApp({ clock, rateLimit, env: {} });
   return server;
 }
 
@@ -36,9 +39,9 @@ const limitHeaders = (res: ApiResponse) => ({
   reset: res.headers.get("x-ratelimit-reset"),
 });
 
-describe("rate limits on authenticated routes", () => {
+describe("rate limits on authenticated routes, enforced", () => {
   it("count down in the headers, then answer 429 with Retry-After before reading the body", async () => {
-    const { api } = await start({ perMinute: 3, perHour: 100 });
+    const { api } = await start({ perMinute: 3, perHour: 100, enforce: true });
     const user = await registerUser(api);
     const seen = [];
     for (let i = 0; i < 3; i++) {
@@ -64,7 +67,7 @@ describe("rate limits on authenticated routes", () => {
   });
 
   it("keep one budget per credential: per user for access tokens, per key for API keys, /v1 and /api/v1 shared", async () => {
-    const { api } = await start({ perMinute: 4, perHour: 100 });
+    const { api } = await start({ perMinute: 4, perHour: 100, enforce: true });
     const alice = await registerUser(api);
     const bob = await registerUser(api);
     const created = await api.post("/v1/api-keys", { token: alice.token, body: { name: "ci" } });
@@ -91,7 +94,7 @@ describe("rate limits on authenticated routes", () => {
   });
 
   it("allow again when the minute resets, but not while the hour window is full", async () => {
-    const { api } = await start({ perMinute: 2, perHour: 3 });
+    const { api } = await start({ perMinute: 2, perHour: 3, enforce: true });
     const user = await registerUser(api);
     await api.get("/v1/bots", { token: user.token });
     await api.get("/v1/bots", { token: user.token });
@@ -122,7 +125,33 @@ describe("rate limits on authenticated routes", () => {
   });
 });
 
-describe("rate limits on public routes", () => {
+describe("rate limits on authenticated routes, not enforced (the default)", () => {
+  it("count the spec's 60 a minute in the headers, and refuse no one polling a bot every second", async () => {
+    const { api } = await start({ perMinute: 60, perHour: 1000 });
+    const user = await registerUser(api);
+    const created = await api.post("/v1/bots", { token: user.token, body: { meetingInfo: TEST_MEETING } });
+    expect(created.status).toBe(201);
+    const seen = [];
+    // 70 requests in one minute of the server's clock: more than a poll a second.
+    for (let i = 0; i < 70; i++) {
+      const res = await api.get(`/v1/bots/${created.body.id}`, { token: user.token });
+      expect(res.status, `request ${i + 2}`).toBe(200);
+      seen.push(limitHeaders(res));
+    }
+    expect(seen[0]).toEqual({ limit: "60", remaining: "58", reset: minuteEnd() });
+    expect(seen[57]).toEqual({ limit: "60", remaining: "1", reset: minuteEnd() });
+    // Past the planned limit, Remaining stays at 0 and nothing is refused.
+    for (const headers of seen.slice(58))
+      expect(headers).toEqual({ limit: "60", remaining: "0", reset: minuteEnd() });
+    // A new minute starts from the full budget again.
+    clock.toNextMinute(0);
+    const next = await api.get("/v1/bots", { token: user.token });
+    expect(next.status).toBe(200);
+    expect(limitHeaders(next)).toEqual({ limit: "60", remaining: "59", reset: minuteEnd() });
+  });
+});
+
+describe("rate limits on public routes (always enforced)", () => {
   it("limit register, login and refresh per client address", async () => {
     const { api } = await start({ perMinute: 3, perHour: 100 });
     const user = await registerUser(api); // 1
@@ -144,7 +173,7 @@ describe("rate limits on public routes", () => {
   });
 
   it("never limit the runner's callbacks, its upload or signed download links", async () => {
-    const built = await start({ perMinute: 3, perHour: 100 });
+    const built = await start({ perMinute: 3, perHour: 100, enforce: true });
     const user = await registerUser(built.api);
     const { botId, runner } = await deployedBot(built, user); // create + deploy: 2 of 3
     for (let i = 0; i < 10; i++) {

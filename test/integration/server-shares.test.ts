@@ -105,6 +105,25 @@ describe("share links", () => {
     expect((await share(botId, { expiresIn: 60, extra: 1 })).status).toBe(422);
   });
 
+  it("takes no body, an empty JSON body or JSON null like {}, as transcribe and summarize do", async () => {
+    const post = (opts: { rawBody?: Uint8Array | string; headers?: Record<string, string> }) =>
+      server.api.post(`/v1/recordings/${botId}/share`, { token: user.token, ...opts });
+    const cases = {
+      "no body, no Content-Type": await post({}),
+      "an empty body, no Content-Type": await post({ rawBody: new Uint8Array(0) }),
+      "an empty JSON body": await post({ rawBody: "", headers: { "content-type": "application/json" } }),
+      "JSON null": await post({ rawBody: "null", headers: { "content-type": "application/json" } }),
+    };
+    for (const [what, res] of Object.entries(cases)) {
+      expect(res.status, `${what}: ${JSON.stringify(res.body)}`).toBe(201);
+      expect(Date.parse(res.body.expiresAt) - Date.parse(res.body.createdAt), what).toBe(
+        7 * 24 * 3600 * 1000,
+      );
+    }
+    // The last one is the live link.
+    expect((await publicGet(cases["JSON null"].body.token)).status).toBe(200);
+  });
+
   it("keeps one live link per recording: a new one replaces the old", async () => {
     const first = (await share()).body;
     const second = (await share()).body;

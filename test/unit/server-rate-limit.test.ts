@@ -7,7 +7,7 @@ const HOUR_START = Date.UTC(2026, 4, 12, 10, 0, 0);
 
 function limiter(perMinute: number, perHour: number, start = HOUR_START) {
   let now = start;
-  const rateLimiter = new RateLimiter({ perMinute, perHour }, () => now);
+  const rateLimiter = new RateLimiter({ perMinute, perHour, enforce: true }, () => now);
   return {
     take: (key = "key:1") => rateLimiter.take(key),
     set: (ms: number) => {
@@ -77,6 +77,22 @@ describe("RateLimiter", () => {
     expect(l.take("ip:127.0.0.1").allowed).toBe(true);
   });
 
+  it("not enforced, allows every request, counts it, and shows Remaining 0 past the limit", () => {
+    const l = limiter(2, 100);
+    const states = [1, 2, 3, 4].map(() => l.rateLimiter.take("key:1", false));
+    expect(states.map((d) => d.allowed)).toEqual([true, true, true, true]);
+    expect(states.map((d) => d.state.remaining)).toEqual([1, 0, 0, 0]);
+    // They counted: enforced again, the same key is over its minute.
+    expect(l.take("key:1").allowed).toBe(false);
+    l.set(HOUR_START + 60_000);
+    // The hour window counted all four.
+    expect(l.rateLimiter.take("key:1", false).state).toEqual({
+      limit: 2,
+      remaining: 1,
+      resetAt: HOUR_START / 1000 + 120,
+    });
+  });
+
   it("is off when both limits are 0, and a 0 limit leaves only the other window", () => {
     expect(limiter(0, 0).rateLimiter.enabled).toBe(false);
     const hourOnly = limiter(0, 2);
@@ -91,14 +107,23 @@ describe("rate limit configuration", () => {
     resolveConfig({ dataDir: "/tmp/meetbot-config-test", env, ...(rateLimit ? { rateLimit } : {}) })
       .rateLimit;
 
-  it("defaults to the spec's 60 per minute and 1000 per hour", () => {
-    expect(resolve({})).toEqual({ perMinute: 60, perHour: 1000 });
+  it("defaults to the spec's planned 60 per minute and 1000 per hour, not enforced", () => {
+    expect(resolve({})).toEqual({ perMinute: 60, perHour: 1000, enforce: false });
+  });
+
+  it("enforces the limits per credential when MEETBOT_RATE_LIMIT_ENFORCE is 1 (or true)", () => {
+    for (const on of ["1", "true", "TRUE"])
+      expect(resolve({ MEETBOT_RATE_LIMIT_ENFORCE: on }).enforce).toBe(true);
+    for (const off of ["0", "false", ""])
+      expect(resolve({ MEETBOT_RATE_LIMIT_ENFORCE: off }).enforce).toBe(false);
+    expect(() => resolve({ MEETBOT_RATE_LIMIT_ENFORCE: "yes" })).toThrow(/MEETBOT_RATE_LIMIT_ENFORCE/);
   });
 
   it("reads the environment (0 switches a window off), options first", () => {
     expect(resolve({ MEETBOT_RATE_LIMIT_PER_MINUTE: "0", MEETBOT_RATE_LIMIT_PER_HOUR: "5000" })).toEqual({
       perMinute: 0,
       perHour: 5000,
+      enforce: false,
     });
     expect(resolve({ MEETBOT_RATE_LIMIT_PER_MINUTE: "0" }, { perMinute: 7 }).perMinute).toBe(7);
   });

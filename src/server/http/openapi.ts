@@ -3,6 +3,8 @@ import type { FastifyInstance, RouteOptions } from "fastify";
 import { createJsonSchemaTransform } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ASSEMBLYAI_WEBHOOK_HEADER } from "../../intelligence/providers.js";
+import { UNLIMITED_HEADER_VALUE } from "../../notes/plans.js";
+import { ID_PARAM_DOCUMENTED, IdParam } from "../validation.js";
 
 declare module "fastify" {
   interface FastifySchema {
@@ -44,8 +46,11 @@ const DESCRIPTION = [
   "refresh or OAuth sign-in) or an API key. Runners authenticate their callbacks with their bot's",
   "own callback token, the same way. Errors are `{detail: string}`, or",
   "`{detail: [{loc, msg, type}]}` (422) when a request does not validate.",
-  "Rate limits: see the X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset headers;",
-  "over the limit the answer is 429 with Retry-After.",
+  "Rate limits: every authenticated answer carries X-RateLimit-Limit, X-RateLimit-Remaining and",
+  "X-RateLimit-Reset (60 requests a minute and 1000 an hour per credential unless the operator set",
+  "others). As the spec plans them, they are enforced only where the operator turned that on",
+  "(MEETBOT_RATE_LIMIT_ENFORCE); then a request over them is a 429 with Retry-After. Sign-in and",
+  "share links are limited per client address always.",
 ].join("\n");
 
 /** Spec §7's two error bodies, documented once for every operation as its 4XX answer. */
@@ -103,8 +108,14 @@ function fileResponses({ types, ranges }: FileAnswer): Record<string, object> {
  * document that says so (ApiDocument.rateLimitHeaders).
  */
 const RATE_LIMIT_HEADERS = {
-  "X-RateLimit-Limit": header("Requests allowed in the window, or `unlimited`"),
-  "X-RateLimit-Remaining": header("Requests left in the window, or `unlimited`"),
+  "X-RateLimit-Limit": header(
+    `Requests allowed in the window; ${UNLIMITED_HEADER_VALUE} on a plan with no limit`,
+    { type: "integer" },
+  ),
+  "X-RateLimit-Remaining": header(
+    `Requests left in the window; ${UNLIMITED_HEADER_VALUE}, never less, on a plan with no limit`,
+    { type: "integer" },
+  ),
   "X-RateLimit-Reset": header("When the window ends, in seconds since the Unix epoch", { type: "integer" }),
 };
 const RATE_LIMITED_RESPONSE = {
@@ -191,6 +202,7 @@ export async function registerOpenApi(app: FastifyInstance, document: ApiDocumen
       if (!input.url.startsWith(`${API_PREFIX}/`)) return { schema: { hide: true }, url: input.url };
       const result = zodToOpenApi(input);
       const { file, stream, ...schema }: Record<string, unknown> = { ...result.schema };
+      documentIdParams(input.schema?.params, schema.params);
       if (!schema.hide && !schema.tags) schema.tags = [tagOf(input.url)];
       const responses = {
         ...(file ? fileResponses(file as FileAnswer) : {}),
@@ -203,7 +215,43 @@ export async function registerOpenApi(app: FastifyInstance, document: ApiDocumen
       };
       return { ...result, schema };
     },
+    transformObject: (input) => {
+      if (!("openapiObject" in input)) throw new Error("OpenAPI 2.0 is not supported");
+      return optionalBodies(input.openapiObject);
+    },
   });
+}
+
+/**
+ * Path parameters validated with IdParam are documented as the integers they are (zod can only
+ * describe their digits as a string pattern), keeping their description.
+ */
+function documentIdParams(params: unknown, documented: unknown): void {
+  const properties = (documented as { properties?: Record<string, { description?: string }> } | undefined)
+    ?.properties;
+  if (!(params instanceof z.ZodObject) || !properties) return;
+  for (const [name, param] of Object.entries(params.shape)) {
+    const described = properties[name];
+    if (param !== IdParam || !described) continue;
+    const { description } = described;
+    properties[name] = { ...ID_PARAM_DOCUMENTED, ...(description === undefined ? {} : { description }) };
+  }
+}
+
+/**
+ * @fastify/swagger marks every request body required; a nullable one (transcribe, summarize,
+ * share: no body takes the defaults) is not.
+ */
+function optionalBodies<T extends { paths?: object }>(document: T): T {
+  for (const operations of Object.values(document.paths ?? {}) as Record<string, unknown>[]) {
+    for (const operation of Object.values(operations)) {
+      const body = (operation as { requestBody?: { required?: boolean; content?: object } }).requestBody;
+      const schemas = Object.values(body?.content ?? {}) as { schema?: { nullable?: boolean } }[];
+      if (body && schemas.length > 0 && schemas.every((media) => media.schema?.nullable === true))
+        body.required = false;
+    }
+  }
+  return document;
 }
 
 /** "/v1/bots/:id/logs" → "bots": one section per route group in the docs. */

@@ -3,9 +3,12 @@ import type { RateLimitConfig } from "../config.js";
 import { ApiError } from "../errors.js";
 
 /**
- * Spec §8: 60 requests per minute and 1000 per hour per credential. Windows are fixed and aligned
- * to the clock (a minute window resets at :00 seconds, an hour window at :00 minutes), so that
- * X-RateLimit-Reset is the same instant for every request in a window. Counters live in this
+ * Spec §8: 60 requests per minute and 1000 per hour per credential, planned and not enforced, with
+ * the X-RateLimit-* headers it plans. So a credential's requests are always counted and shown, and
+ * refused (429) only when the operator enforces the limits (RateLimitConfig.enforce); the public
+ * routes' per-address budgets (sign-in, share links) are always enforced. Windows are fixed and
+ * aligned to the clock (a minute window resets at :00 seconds, an hour window at :00 minutes), so
+ * that X-RateLimit-Reset is the same instant for every request in a window. Counters live in this
  * process: several server processes each allow the full budget.
  */
 
@@ -36,6 +39,8 @@ export class RateLimiter {
   private readonly windows: Window[];
   private readonly counters = new Map<string, Counter[]>();
   private lastSweepMinute = -1;
+  /** Whether a credential over its limits is refused; else its requests are only counted. */
+  readonly enforcesCredentials: boolean;
 
   constructor(
     config: RateLimitConfig,
@@ -46,21 +51,26 @@ export class RateLimiter {
       { name: "hour", ms: 3_600_000, limit: config.perHour },
     ];
     this.windows = windows.filter((w) => w.limit > 0);
+    this.enforcesCredentials = config.enforce;
   }
 
   get enabled(): boolean {
     return this.windows.length > 0;
   }
 
-  /** Counts one request for `key`, unless a window is already full (refused requests do not count). */
-  take(key: string): RateLimitDecision {
+  /**
+   * Counts one request for `key`. Enforced (the default), a request is refused while a window is
+   * full, and refused requests do not count; not enforced, every request is allowed and counted,
+   * and Remaining stops at 0.
+   */
+  take(key: string, enforce = true): RateLimitDecision {
     const now = this.nowMs();
     this.sweep(now);
     const counters = this.countersFor(key, now);
     const full = this.windows
       .map((window, i) => ({ window, counter: counters[i] as Counter }))
       .filter(({ window, counter }) => counter.count >= window.limit);
-    if (full.length > 0) {
+    if (enforce && full.length > 0) {
       // Every full window must reset before a request is allowed again.
       const last = full.reduce((a, b) =>
         resetMs(b.window, b.counter) > resetMs(a.window, a.counter) ? b : a,
@@ -101,7 +111,7 @@ export class RateLimiter {
       const counter = counters[i] as Counter;
       const state = {
         limit: window.limit,
-        remaining: window.limit - counter.count,
+        remaining: Math.max(0, window.limit - counter.count),
         resetAt: Math.ceil(resetMs(window, counter) / 1000),
       };
       if (
@@ -149,33 +159,39 @@ function rateLimitHeaders(state: RateLimitState): Record<string, string> {
   };
 }
 
-/** Counts the request against `key`; a full window is a 429 before the body is read. */
-function limit(limiter: RateLimiter, key: string, reply: FastifyReply): void {
-  const decision = limiter.take(key);
+/**
+ * Counts the request against `key` and sets the headers; when enforced, a full window is a 429
+ * before the body is read.
+ */
+function limit(limiter: RateLimiter, key: string, reply: FastifyReply, enforce: boolean): void {
+  const decision = limiter.take(key, enforce);
   if (!decision.allowed) throw new RateLimitedError(decision);
   reply.headers(rateLimitHeaders(decision.state));
 }
 
 /**
- * For authenticated routes, after the guard: an API key is limited by its id, an access token by
- * its user (all of a user's sessions share one budget).
+ * For authenticated routes, after the guard: an API key is counted by its id, an access token by
+ * its user (all of a user's sessions share one budget). Refused only when the operator enforces
+ * the limits; the headers are sent either way.
  */
 export function limitPerCredential(limiter: RateLimiter): onRequestAsyncHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     if (!limiter.enabled) return;
     const { credential, user } = request;
     if (!credential || !user) return; // the guard has answered 401 already
-    limit(limiter, credential.kind === "api_key" ? `key:${credential.keyId}` : `user:${user.id}`, reply);
+    const key = credential.kind === "api_key" ? `key:${credential.keyId}` : `user:${user.id}`;
+    limit(limiter, key, reply, limiter.enforcesCredentials);
   };
 }
 
 /**
  * For public routes with no credential (register, login, refresh, OAuth; share links): by client
- * address. `budget` names a separate budget per address (the share links'), "ip" being the default.
+ * address, always enforced (they guard passwords and tokens). `budget` names a separate budget per
+ * address (the share links'), "ip" being the default.
  */
 export function limitPerClientIp(limiter: RateLimiter, budget = "ip"): onRequestAsyncHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     if (!limiter.enabled) return;
-    limit(limiter, `${budget}:${request.ip}`, reply);
+    limit(limiter, `${budget}:${request.ip}`, reply, true);
   };
 }

@@ -39,16 +39,21 @@ export type RecordingList = z.infer<typeof RecordingList>;
 export const SHARE_TTL_DEFAULT_S = 7 * 24 * 60 * 60;
 export const SHARE_TTL_MAX_S = 30 * 24 * 60 * 60;
 
-/** POST /v1/recordings/{bot_id}/share; `{}` takes the default lifetime. */
-export const CreateShareBody = z.strictObject({
-  expiresIn: z
-    .number()
-    .int()
-    .min(60)
-    .max(SHARE_TTL_MAX_S)
-    .optional()
-    .describe(`seconds until the link stops working; default ${SHARE_TTL_DEFAULT_S} (7 days)`),
-});
+/**
+ * POST /v1/recordings/{bot_id}/share; `{}` or no body takes the default lifetime (as transcribe
+ * and summarize take their defaults; a JSON `null` is no body there too, see TranscribeBody).
+ */
+export const CreateShareBody = z
+  .strictObject({
+    expiresIn: z
+      .number()
+      .int()
+      .min(60)
+      .max(SHARE_TTL_MAX_S)
+      .optional()
+      .describe(`seconds until the link stops working; default ${SHARE_TTL_DEFAULT_S} (7 days)`),
+  })
+  .nullish();
 export type CreateShareBody = z.infer<typeof CreateShareBody>;
 
 /** The new link: the token is shown here only (the server keeps its hash). */

@@ -136,11 +136,12 @@ export class RecordingService {
       if (!replaced) {
         const ready = recordingReadyWebhookEvent({ durationMs, sizeBytes });
         queued = await enqueueWebhookEvents(trx, bot, [ready], now, now);
-        // meeting.completed of the notes interface, whose data is the meeting as stored now.
-        queued += await this.notesEvents.recordingStored(trx, botId, this.ctx.now());
-        // The transcript and summary the bot was created with.
+        // The transcript and summary the bot was created with, queued before meeting.completed
+        // is built: its data says `queued` for them (null only when none was asked for).
         const options = bot.content_options ? (JSON.parse(bot.content_options) as ContentOptions) : {};
         jobsQueued = await queueRequestedContent(trx, botId, options, this.engines, this.ctx.now());
+        // meeting.completed of the notes interface, whose data is the meeting as stored now.
+        queued += await this.notesEvents.recordingStored(trx, botId, this.ctx.now());
       }
       return "stored";
     });

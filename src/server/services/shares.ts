@@ -41,7 +41,7 @@ export class ShareService {
     const row = {
       bot_id: botId,
       token_hash: sha256Hex(token),
-      expires_at: toIso(new Date(now.getTime() + (input.expiresIn ?? SHARE_TTL_DEFAULT_S) * 1000)),
+      expires_at: toIso(new Date(now.getTime() + (input?.expiresIn ?? SHARE_TTL_DEFAULT_S) * 1000)),
       created_at: toIso(now),
     };
     await this.ctx.db
