@@ -55,21 +55,42 @@ export const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
     return { error: new RequestValidationError(explained.error?.issues ?? result.error.issues) };
   };
 
-/**
- * A positive integer id in a path: digits only (no "1e3", no "0x10"). Ids are integer columns:
- * one past PostgreSQL's int4 range is a 422 on every dialect, not a 500.
- */
-export const IdParam = z
-  .string()
-  .regex(/^[1-9][0-9]{0,9}$/, "must be a positive integer")
-  .transform(Number)
-  .refine((n) => n <= MAX_INTEGER_COLUMN, `must be at most ${MAX_INTEGER_COLUMN}`);
+/** How the API documents a path parameter that is an integer. */
+export interface DocumentedInteger {
+  type: "integer";
+  minimum: number;
+  maximum: number;
+}
+
+const INTEGER_PATH_PARAMS = new Map<z.ZodType, DocumentedInteger>();
 
 /**
- * How the API documents an IdParam: the integer it is (the path's text is checked above as digits,
- * which zod can only describe as a string pattern). Applied by the OpenAPI transform.
+ * A path parameter that is an integer in canonical decimal text: digits only (no "1e3", no "0x10",
+ * no leading zeros, no empty text read as 0), from `minimum` to `maximum`. zod can only describe
+ * the text as a string pattern; the OpenAPI transform documents it as the integer it is.
  */
-export const ID_PARAM_DOCUMENTED = { type: "integer", minimum: 1, maximum: MAX_INTEGER_COLUMN } as const;
+export function integerPathParam(minimum: 0 | 1, maximum: number) {
+  const more = `[0-9]{0,${String(maximum).length - 1}}`;
+  const digits = new RegExp(minimum === 0 ? `^(0|[1-9]${more})$` : `^[1-9]${more}$`);
+  const schema = z
+    .string()
+    .regex(digits, minimum === 0 ? "must be a whole number, in decimal" : "must be a positive integer")
+    .transform(Number)
+    .refine((n) => n <= maximum, `must be at most ${maximum}`);
+  INTEGER_PATH_PARAMS.set(schema, { type: "integer", minimum, maximum });
+  return schema;
+}
+
+/** How the OpenAPI document shows `param`, when it is an integerPathParam. */
+export function documentedInteger(param: unknown): DocumentedInteger | undefined {
+  return INTEGER_PATH_PARAMS.get(param as z.ZodType);
+}
+
+/**
+ * A positive integer id in a path. Ids are integer columns: one past PostgreSQL's int4 range is a
+ * 422 on every dialect, not a 500.
+ */
+export const IdParam = integerPathParam(1, MAX_INTEGER_COLUMN);
 
 export const Pagination = {
   page: z.coerce.number().int().min(1).default(1),

@@ -606,8 +606,8 @@ describe("DELETE /v1/bots/:id", () => {
       expect((await server.api.get(p, { token: user.token })).status, p).toBe(404);
     }
     // The old runner's credential no longer reaches anything.
-    expect((await runner.send({ type: "heartbeat", data: {} })).status).toBe(404);
-    expect((await runner.upload(mp4Bytes(8), 1)).status).toBe(404);
+    expect((await runner.send({ type: "heartbeat", data: {} })).status).toBe(401);
+    expect((await runner.upload(mp4Bytes(8), 1)).status).toBe(401);
     expect(existsSync(recordingFile)).toBe(false);
   });
 

@@ -4,7 +4,7 @@ import { createJsonSchemaTransform } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ASSEMBLYAI_WEBHOOK_HEADER } from "../../intelligence/providers.js";
 import { UNLIMITED_HEADER_VALUE } from "../../notes/plans.js";
-import { ID_PARAM_DOCUMENTED, IdParam } from "../validation.js";
+import { documentedInteger } from "../validation.js";
 
 declare module "fastify" {
   interface FastifySchema {
@@ -223,8 +223,8 @@ export async function registerOpenApi(app: FastifyInstance, document: ApiDocumen
 }
 
 /**
- * Path parameters validated with IdParam are documented as the integers they are (zod can only
- * describe their digits as a string pattern), keeping their description.
+ * Path parameters that are integerPathParams (ids, a segment's seq) are documented as the integers
+ * they are (zod can only describe their digits as a string pattern), keeping their description.
  */
 function documentIdParams(params: unknown, documented: unknown): void {
   const properties = (documented as { properties?: Record<string, { description?: string }> } | undefined)
@@ -232,9 +232,10 @@ function documentIdParams(params: unknown, documented: unknown): void {
   if (!(params instanceof z.ZodObject) || !properties) return;
   for (const [name, param] of Object.entries(params.shape)) {
     const described = properties[name];
-    if (param !== IdParam || !described) continue;
+    const integer = documentedInteger(param);
+    if (!integer || !described) continue;
     const { description } = described;
-    properties[name] = { ...ID_PARAM_DOCUMENTED, ...(description === undefined ? {} : { description }) };
+    properties[name] = { ...integer, ...(description === undefined ? {} : { description }) };
   }
 }
 

@@ -10,11 +10,11 @@ import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from
 import { CallbackResult, Recording } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { MAX_RECORDING_BYTES } from "../services/recordings.js";
+import { ARTIFACT_NAME, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";
+import { IdParam, integerPathParam, toValidationIssue } from "../validation.js";
 
 /** A day of 1-second segments many times over; a bound, so a seq is never an unbounded number. */
 const MAX_SEGMENT_SEQ = 10_000_000;
-import { ARTIFACT_NAME, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";
-import { IdParam, toValidationIssue } from "../validation.js";
 
 const BotParams = z.object({ id: IdParam });
 const ArtifactParams = z.object({
@@ -25,11 +25,7 @@ const ArtifactSaved = z.object({ name: z.string(), sizeBytes: z.number().int() }
 const SegmentParams = z.object({
   id: IdParam,
   // Canonical decimal only: no empty seq read as 0, no `0x10` read as 16, no `1e3`, no leading zeros.
-  seq: z
-    .string()
-    .regex(/^(0|[1-9][0-9]{0,7})$/, `must be a whole number from 0 to ${MAX_SEGMENT_SEQ}, in decimal`)
-    .transform(Number)
-    .pipe(z.number().max(MAX_SEGMENT_SEQ, `must be at most ${MAX_SEGMENT_SEQ}`)),
+  seq: integerPathParam(0, MAX_SEGMENT_SEQ),
 });
 const SegmentSaved = z.object({ seq: z.number().int(), sizeBytes: z.number().int() });
 const CompleteBody = z.object({
