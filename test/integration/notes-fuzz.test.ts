@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../src/server/db/database.js";
 import {
@@ -34,6 +33,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  mp4Bytes,
 } from "../helpers/server-harness.js";
 import { recordMeeting } from "../helpers/recorded-meeting.js";
 import { alicesReport, storeCompletedContent } from "../helpers/stored-content.js";
@@ -164,7 +164,7 @@ async function completedMeeting(user: TestUser, title: string): Promise<{ botId:
     participants: [
       { participantId: "p-1", participantName: "Alice Example", joinedMs: 100, spoke: [[200, 900]] },
     ],
-    recording: new Uint8Array(randomBytes(16 * 1024)),
+    recording: mp4Bytes(16 * 1024),
   });
   const listed = ok(await notes.get("/v1/meetings", { token: user.token })).body.data as { id: string }[];
   const id = listed[0]?.id;

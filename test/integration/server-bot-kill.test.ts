@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,6 +16,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  mp4Bytes,
 } from "../helpers/server-harness.js";
 
 /** These tests make many requests as one user: the rate limit is server-rate-limit.test's subject. */
@@ -93,7 +93,7 @@ describe("kill a bot in a call", () => {
 
     // The runner got SIGTERM: it leaves, finalizes and uploads, reporting as it goes.
     const recording = path.join(workDir, "recording.mp4");
-    const bytes = randomBytes(256 * 1024);
+    const bytes = mp4Bytes(256 * 1024);
     await writeFile(recording, bytes);
     const callEnded = reporter.report({
       type: "status",

@@ -151,7 +151,7 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect((await get(`/v1/bots/${botId}`)).body.lastHeartbeat).toBeNull();
   });
 
-  it("requires the bot's own callback token (401) and answers 404 for an unknown bot", async () => {
+  it("requires the bot's own callback token (401), and answers an unknown bot the same", async () => {
     const a = await deployedBot(server, user);
     const b = await deployedBot(server, user);
     const event = { type: "heartbeat", data: {} } as const;
@@ -169,8 +169,8 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
       token: a.config.callback.token,
       body: { seq: 1, type: "heartbeat", eventTime: new Date().toISOString(), data: {} },
     });
-    expect(unknown.status).toBe(404);
-    expect(unknown.body).toEqual({ detail: "Bot not found" });
+    expect(unknown.status).toBe(401);
+    expect(unknown.body).toEqual({ detail: "Invalid callback token" });
   });
 
   it("refuses callbacks for a bot that was never deployed (it has no token yet)", async () => {
