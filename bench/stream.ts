@@ -164,7 +164,10 @@ async function main(): Promise<void> {
     stdio: ["ignore", "pipe", "inherit"],
   });
   try {
-    await writeFile(join(dataDir, "source.bin"), randomBytes(SIZE));
+    const source = randomBytes(SIZE);
+    // The upload route stores only what opens as an MP4 (an ftyp box header); the rest is noise.
+    source.set([0, 0, 0, 8, ...Buffer.from("ftyp", "latin1")]);
+    await writeFile(join(dataDir, "source.bin"), source);
     const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const first = await lines.next();
     if (first.done) throw new Error("the server process ended before it listened");
