@@ -29,7 +29,12 @@ export interface Participant {
 
 export interface PageSnapshot {
   phase: Phase;
-  /** Other people in the call (never the bot itself). Empty unless in the call. */
+  /**
+   * Other people in the call (never the bot itself). Empty unless in the call. The bot is told
+   * apart by what the page marks as the user's own (Meet's self mark, Teams' "(You)" tag and self
+   * view, Zoom's "(Me)"), never by its display name alone: anyone can join under that name, and
+   * such a namesake is listed, heard and attributed like everyone else.
+   */
   participants: Participant[];
   /**
    * Ids (as in `participants`) of those the page currently shows as speaking, from the
@@ -69,6 +74,12 @@ export class JoinRefused extends Error {
   }
 }
 
+/**
+ * What a snapshot gets: the platform's hooks, and the bot's display name. The name never proves
+ * that an entry is the bot (see PageSnapshot.participants); only where the page marks nothing
+ * (Zoom's video tiles) does it say which name the bot's own tile carries, so that one such tile,
+ * and no more, is left out.
+ */
 export type SnapshotHooks = Record<string, unknown> & { selfName: string };
 
 /** What each failure phase means for the bot's final status. */
@@ -107,7 +118,7 @@ export interface PlatformAdapter {
   /**
    * Runs inside the page and reads the current phase and roster from the DOM. It is serialized,
    * so it must be self-contained: everything it needs comes in `hooks` (the platform's
-   * selectors and texts, plus the bot's own name so it can leave itself out of the roster).
+   * selectors and texts, plus the bot's own name: see SnapshotHooks).
    */
   snapshot: (hooks: SnapshotHooks) => PageSnapshot;
   /** The data `snapshot` reads its selectors and texts from (JSON-serializable). */

@@ -41,7 +41,10 @@ export const MEET_HOOKS = {
    * the panel may be closed at admission and then not in the DOM at all (see `tile`).
    */
   rosterEntry: "[data-participant-id][aria-label]",
-  /** On the bot's own roster entry or tile. */
+  /**
+   * On the bot's own roster entry and tile (or inside them): how the page says "this is you", and
+   * the only way the bot tells itself apart. Trap: never the name, which anyone can take.
+   */
   selfMarker: "[data-self-name]",
   /**
    * A participant's video tile (entries carry the same id attribute): who is speaking, and who is

@@ -7,7 +7,9 @@ type MeetHooks = typeof MEET_HOOKS & SnapshotHooks;
  * Runs in the page (see PlatformAdapter.snapshot). The end and failure screens are checked
  * first because they replace the call; admission is judged only by the People button and the
  * roster, which the lobby does not have. Participants come from the roster entries, or from
- * the tiles while no entry is rendered.
+ * the tiles while no entry is rendered. The bot is left out by Meet's self mark on its own entry
+ * and tile (`selfMarker`), never by its name: someone who joins under the bot's name is someone
+ * else, and is listed like anyone.
  */
 export function meetSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
   const hooks = rawHooks as MeetHooks;
@@ -43,10 +45,7 @@ export function meetSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
     const seen = new Set<string>();
     const add = (element: Element, name: string) => {
       const id = element.getAttribute("data-participant-id") ?? "";
-      const isSelf =
-        element.matches(hooks.selfMarker) ||
-        element.querySelector(hooks.selfMarker) !== null ||
-        name === hooks.selfName;
+      const isSelf = element.matches(hooks.selfMarker) || element.querySelector(hooks.selfMarker) !== null;
       if (!id || !name || isSelf || seen.has(id)) return;
       seen.add(id);
       participants.push({ id, name });

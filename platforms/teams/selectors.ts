@@ -83,8 +83,17 @@ export const TEAMS_HOOKS = {
     rosterItemPrefix: "participantsInCall-",
     /** The clean display name; the item's text also carries "(You)", "(Unverified)", roles. */
     rosterName: "span[title]",
-    /** How Teams marks the user's own roster entry. */
+    /**
+     * How Teams tags the user's own roster entry, beside the name. Trap: only outside the name
+     * counts: anyone can be called "Eve (You)", or take the bot's very name, and is then someone
+     * else in the call, not the bot.
+     */
     selfMarkers: ["(You)"],
+    /**
+     * The user's own video on the stage (self view), as public Teams recorders find the local user.
+     * Whatever tile structure it has, it is the bot's and nobody else's.
+     */
+    selfTile: '[data-tid="myself-video"]',
     /**
      * Video tiles on the stage. They name the others when the roster is not rendered, and carry
      * the speaking indicator. Trap: two structures exist, `[data-cid="calling-participant-stream"]`

@@ -72,14 +72,15 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
 
   /**
    * Everyone but the bot, from the roster items wherever they are rendered, or from the stage
-   * when there are none (the roster is closed).
+   * when there are none (the roster is closed). The bot is what the page marks as the user: the
+   * roster item tagged "(You)" outside its name, the self-view tile. Never its name: a namesake of
+   * the bot, or someone called "X (You)", is listed like anyone.
    */
   function readParticipants(): Participant[] {
     const found: Participant[] = [];
     const seen = new Set<string>();
-    const add = (id: string, name: string, marked: string) => {
-      const isSelf = name === hooks.selfName || call.selfMarkers.some((marker) => marked.includes(marker));
-      if (!id || !name || isSelf || seen.has(id)) return;
+    const add = (id: string, name: string) => {
+      if (!id || !name || seen.has(id)) return;
       seen.add(id);
       found.push({ id, name });
     };
@@ -88,23 +89,32 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
       for (const item of items) {
         const id = (item.getAttribute("data-tid") ?? "").slice(call.rosterItemPrefix.length);
         const titled = item.querySelector(call.rosterName);
-        const name = (titled?.getAttribute("title") ?? titled?.textContent ?? "").trim();
-        add(id, name, item.textContent ?? "");
+        const rawName = titled?.getAttribute("title") ?? titled?.textContent ?? "";
+        // The item's text without the name: its tags ("(Unverified)", "(You)", roles).
+        const tags = (item.textContent ?? "").replace(rawName, "");
+        if (call.selfMarkers.some((marker) => tags.includes(marker))) continue;
+        add(id, rawName.trim());
       }
       return found;
     }
     for (const tile of document.querySelectorAll(call.stageTile)) {
       // A tile nested in another tile is the same participant's; the outer one names it.
       if (tile.parentElement?.closest(call.stageTile)) continue;
-      const name = (tile.querySelector(call.tileName)?.textContent ?? "").trim();
-      add(tile.getAttribute("data-tid") ?? "", name, name);
+      if (isSelfTile(tile)) continue;
+      add(tile.getAttribute("data-tid") ?? "", (tile.querySelector(call.tileName)?.textContent ?? "").trim());
     }
     return found;
   }
 
+  /** The self view, or a tile in it or around it. */
+  function isSelfTile(tile: Element): boolean {
+    return tile.closest(call.selfTile) !== null || tile.querySelector(call.selfTile) !== null;
+  }
+
   /**
    * Whose speaking ring `outline` is: the first tile or roster item around it whose `data-tid`
-   * (or name tag) names one of `participants` by id or by name. Undefined for the bot's own.
+   * (or name tag) names one of `participants` by id or by name. Undefined for the bot's own (the
+   * self view), even when someone in `participants` has the bot's name.
    */
   function speakerOf(outline: Element, participants: Participant[]): string | undefined {
     const holders = `${call.stageTile}, ${call.rosterItem}`;
@@ -113,6 +123,8 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
       holder;
       holder = holder.parentElement?.closest(holders) ?? null
     ) {
+      // The bot's own ring: whoever shares its name, it is not them talking.
+      if (isSelfTile(holder)) return undefined;
       let key = holder.getAttribute("data-tid") ?? "";
       if (key.startsWith(call.rosterItemPrefix)) key = key.slice(call.rosterItemPrefix.length);
       const tag = (holder.querySelector(call.tileName)?.textContent ?? "").trim();

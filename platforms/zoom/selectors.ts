@@ -77,10 +77,21 @@ export const ZOOM_HOOKS = {
    * per-person id (their `participants-list-N` ids are positions), so ids are derived from names.
    */
   participantTag: ".participants-item__name-label",
+  /**
+   * The tag of the bot's own entry. Trap: only the tag element counts, never the name: anyone can
+   * be called "Eve (Me)", or take the bot's very name.
+   */
   selfLabelPattern: "\\bme\\b",
-  /** Gallery tiles, the speaker-view filmstrip and the big speaker frame, each with a name tag. */
-  videoTile:
-    ".gallery-video-container__video-frame, .speaker-bar-container__video-frame, .speaker-active-container__video-frame",
+  /**
+   * The kinds of video tile, each with a name tag: gallery tiles, the speaker view's filmstrip,
+   * its big speaker frame. Trap: none says which tile is the user's own (the bot's tile is among
+   * them, named like the bot), and the speaker view can show one person in two kinds at once.
+   */
+  videoTileKinds: [
+    ".gallery-video-container__video-frame",
+    ".speaker-bar-container__video-frame",
+    ".speaker-active-container__video-frame",
+  ],
   videoTileName: ".video-avatar__avatar-footer",
   /**
    * Zoom's active-speaker mark: the tile's frame gets `--active` (a green inset frame). Trap: in

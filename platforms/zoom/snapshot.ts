@@ -12,6 +12,11 @@ type ZoomHooks = typeof ZOOM_HOOKS & SnapshotHooks;
  * while the participants panel is closed.
  * Zoom gives them no per-person id, so the id is derived from the name ("name:Alice", and
  * "name:Alice#2" for a second Alice): stable while the name is, the same from panel and tiles.
+ *
+ * The bot is the entry Zoom tags "(Me)", never an entry by its name: someone who takes the bot's
+ * name is listed like anyone. The tiles carry no such tag, so there the bot is one tile with its
+ * name, its own, which the page always shows: one is taken out, and every other tile with that
+ * name is a namesake who stays.
  */
 export function zoomSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
   const hooks = rawHooks as ZoomHooks;
@@ -71,19 +76,31 @@ export function zoomSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
           isSelf: selfLabel.test(item?.querySelector(hooks.participantTag)?.textContent ?? ""),
         };
       });
-      // Zoom marks the bot "(Me)"; without that mark, the first entry with its name is the bot.
+      // Zoom tags the bot "(Me)". A build that tagged nobody: the bot's own entry is there (the
+      // list has everyone), so one entry with its name is taken for it, and only one.
       if (!items.some((item) => item.isSelf)) {
         const bot = items.find((item) => item.name === self);
         if (bot) bot.isSelf = true;
       }
       for (const item of items) if (item.name && !item.isSelf) add(item.name);
     } else {
-      // Tiles can show one person twice (filmstrip and speaker frame): one entry per name.
-      for (const tile of document.querySelectorAll(hooks.videoTile)) {
-        const name = (tile.querySelector(hooks.videoTileName)?.textContent ?? "").trim();
-        if (name && name !== self && !idOf.has(name)) add(name);
+      // How many tiles name each person. One person can show twice (the speaker view's filmstrip
+      // and its big frame), never twice in one kind of tile: a name counts as often as the kind
+      // that shows it most.
+      const shown = new Map<string, number>();
+      for (const kind of hooks.videoTileKinds) {
+        const inKind = new Map<string, number>();
+        for (const tile of document.querySelectorAll(kind)) {
+          const name = (tile.querySelector(hooks.videoTileName)?.textContent ?? "").trim();
+          if (name) inKind.set(name, (inKind.get(name) ?? 0) + 1);
+        }
+        for (const [name, count] of inKind) shown.set(name, Math.max(shown.get(name) ?? 0, count));
       }
+      // One tile with the bot's name is the bot's own (the page always shows it); more are namesakes.
+      if (shown.has(self)) shown.set(self, (shown.get(self) ?? 0) - 1);
+      for (const [name, count] of shown) for (let i = 0; i < count; i++) add(name);
     }
+    // A tile names no one person among namesakes: the first one's id (the bot never speaks).
     const speakers = new Set<string>();
     for (const tile of document.querySelectorAll(hooks.activeSpeakerTile)) {
       const id = idOf.get((tile.querySelector(hooks.videoTileName)?.textContent ?? "").trim());

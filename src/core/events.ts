@@ -15,9 +15,60 @@ const envelope = <T extends string, D extends z.ZodType>(type: T, data: D) =>
     data,
   });
 
+/** The longest participant name kept, in UTF-16 code units: a longer one is cut to it, never refused. */
+export const PARTICIPANT_NAME_MAX = 300;
+/** The longest participant id kept: a longer one is shortened by boundParticipantId, never refused. */
+export const PARTICIPANT_ID_MAX = 200;
+
+/**
+ * A display name cut to `max` code units, the cut marked with "…" and never splitting a surrogate
+ * pair. Names come from the meeting page, so anyone in the call picks them: an over-long one is
+ * kept shortened rather than dropped with its event (which would leave that person out of the
+ * participants and the speaker timeline).
+ */
+export function truncateName(name: string, max = PARTICIPANT_NAME_MAX): string {
+  if (name.length <= max) return name;
+  return `${cutAt(name, max - 1)}…`;
+}
+
+/**
+ * A participant id of at most PARTICIPANT_ID_MAX code units. Ids are keys (an adapter may derive
+ * them from names, as Zoom's `name:<name>` are), so a longer one keeps its start and ends with a
+ * hash of the whole id: two long ids that differ anywhere stay two ids, and the same id always
+ * comes out the same, so its joined, left and speaking events still match.
+ */
+export function boundParticipantId(id: string): string {
+  if (id.length <= PARTICIPANT_ID_MAX) return id;
+  const hash = fnv1a64(id);
+  return `${cutAt(id, PARTICIPANT_ID_MAX - hash.length - 1)}~${hash}`;
+}
+
+/** The first `length` code units of `text`, one fewer when the last would be half a surrogate pair. */
+function cutAt(text: string, length: number): string {
+  const last = text.charCodeAt(length - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? length - 1 : length);
+}
+
+/** FNV-1a, 64 bits, over UTF-16 code units: 16 hex digits (a key's fingerprint, not a secret). */
+function fnv1a64(text: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= BigInt(text.charCodeAt(i));
+    hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return hash.toString(16).padStart(16, "0");
+}
+
 const Participant = z.object({
-  participantId: z.string().min(1).max(200),
-  participantName: z.string().max(300),
+  participantId: z
+    .string()
+    .min(1)
+    .overwrite(boundParticipantId)
+    .describe(`The page's id for this person; one over ${PARTICIPANT_ID_MAX} characters is shortened`),
+  participantName: z
+    .string()
+    .overwrite((name) => truncateName(name))
+    .describe(`The display name; one over ${PARTICIPANT_NAME_MAX} characters is cut to that, not refused`),
 });
 
 export const LOG_LEVELS = ["info", "warn", "error"] as const;

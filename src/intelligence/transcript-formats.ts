@@ -45,11 +45,15 @@ export function toPlainText(utterances: readonly Utterance[]): string {
     .join("");
 }
 
-/** SubRip: numbered cues, `HH:MM:SS,mmm` times, the text after `Name: ` (no prefix for nobody known). */
+/**
+ * SubRip: numbered cues, `HH:MM:SS,mmm` times, the text after `Name: ` (no prefix for nobody known).
+ * SubRip has no escapes, so an arrow (`-->`, `--->`, …) in a name or in the words becomes `->`:
+ * a reader that takes any line with `-->` for a cue's timing could otherwise be led astray.
+ */
 export function toSrt(utterances: readonly Utterance[]): string {
   return subtitleCues(utterances)
     .map((cue, i) => {
-      const line = cue.speaker === null ? cue.text : `${cue.speaker}: ${cue.text}`;
+      const line = noSrtArrow(cue.speaker === null ? cue.text : `${cue.speaker}: ${cue.text}`);
       return `${i + 1}\n${cueTime(cue.startMs, ",")} --> ${cueTime(cue.endMs, ",")}\n${line}\n`;
     })
     .join("\n");
@@ -171,9 +175,35 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, "0");
 }
 
-/** Line breaks would end a cue (or a txt line) early: every run of whitespace becomes one space. */
+/**
+ * Unicode's explicit directional formatting characters: the embeddings and overrides (LRE, RLE,
+ * PDF, LRO, RLO) and the isolates (LRI, RLI, FSI, PDI). A plain-text line has no markup to contain
+ * them, so an override left open in a name (U+202E) would display everything after it on the line
+ * reversed: the words the name's owner is said to have said, or someone else's. The marks (LRM,
+ * RLM, ALM) stay: they change no run but their neighbours' direction.
+ */
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+/** Control characters (C0, DEL, C1) that are not whitespace: none belongs in a name or a line. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROLS = /[\u0000-\u0008\u000E-\u001F\u007F-\u0084\u0086-\u009F]/g;
+
+/**
+ * A name or a text as one line of plain text, for every format here (and the share page's
+ * speaker label): line breaks would end a cue (or a txt line) early, so every run of whitespace
+ * (U+2028, U+2029 and NEL included) becomes one space; bidi overrides, embeddings and isolates
+ * and other control characters are dropped (BIDI_CONTROLS, CONTROLS).
+ */
 function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
+  return text
+    .replace(BIDI_CONTROLS, "")
+    .replace(CONTROLS, "")
+    .replace(/[\s\u0085]+/g, " ")
+    .trim();
+}
+
+/** `-->` and longer arrows as `->` (see toSrt). */
+function noSrtArrow(line: string): string {
+  return line.replace(/-{2,}>/g, "->");
 }
 
 /** WebVTT cue text and voice names take character references for these three. */

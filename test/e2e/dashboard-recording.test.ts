@@ -220,6 +220,63 @@ describe("a bot's recording in the dashboard", () => {
     expectNoProblems(tab);
   });
 
+  it("keeps a right-to-left override in a name inside the name: the words after it read as said", async () => {
+    // Someone who joined as "Mallory" + U+202E (RIGHT-TO-LEFT OVERRIDE): unisolated, the override
+    // runs on through the rest of the line, and what they (or the owner of an item) said is shown
+    // reversed — here, a denial that reads as something else.
+    const RLO = "\u202E";
+    const user = await registerUser(server.api);
+    const botId = await recordedBot(user);
+    const db = await openServerDatabase(server);
+    try {
+      await storeCompletedContent(db, botId, {
+        utterances: [
+          line(`Mallory${RLO}`, 0, 1800, "I never agreed to this"),
+          line("Bob", 2000, 3800, "Noted."),
+        ],
+        summary: {
+          overview: "",
+          keyPoints: [],
+          actionItems: [{ text: "Send the contract", owner: `Mallory${RLO}`, due: null, startMs: null }],
+          decisions: [],
+        },
+      });
+    } finally {
+      await db.close();
+    }
+    const tab = await openBotPage(user, botId);
+    const { page } = tab;
+    const transcript = page.getByRole("list", { name: "Transcript" });
+    await expect.poll(() => transcript.getByRole("button").count()).toBe(2);
+    const items = page.getByRole("region", { name: "Summary" }).getByRole("list", { name: "Action items" });
+    await items.waitFor();
+
+    /** The left edges of the 1st, 3rd and 8th characters of `words` where they are on the page. */
+    const edges = (words: string) =>
+      page.evaluate((wanted) => {
+        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const at = node.textContent!.indexOf(wanted);
+          if (at < 0) continue;
+          const range = document.createRange();
+          return [0, 2, 7].map((i) => {
+            range.setStart(node, at + i);
+            range.setEnd(node, at + i + 1);
+            return range.getBoundingClientRect().left;
+          });
+        }
+        throw new Error(`"${wanted}" is not on the page`);
+      }, words);
+    for (const words of ["I never agreed to this", "Send the contract"]) {
+      const [first, third, eighth] = await edges(words);
+      expect({ words, leftToRight: first! < third! && third! < eighth! }).toEqual({
+        words,
+        leftToRight: true,
+      });
+    }
+    expectNoProblems(tab);
+  });
+
   it("says there is no recording yet, and shows it when it arrives, without a reload", async () => {
     const user = await registerUser(server.api);
     const { botId, runner } = await deployedBot(server, user);

@@ -10,7 +10,9 @@ const CALL_CONTROLS = 'div[role="region"][aria-label="Call controls"]';
 const LEAVE_CALL = `${CALL_CONTROLS} button[aria-label="Leave call"]`;
 const PEOPLE = 'button[aria-label^="People"]';
 const ROSTER_ENTRIES = '[aria-label="Participants"] [data-participant-id]';
-const TILE_NAMES = "div[data-participant-id]:has(canvas) span.notranslate";
+/** The remote participants' tiles; the attendee's own is marked `[data-self-name]`. */
+const TILE_NAMES = "div[data-participant-id]:has(canvas):not(:has([data-self-name])) span.notranslate";
+const SELF_TILE = "div[data-participant-id]:has(canvas):has([data-self-name])";
 
 let codeCounter = 0;
 
@@ -46,7 +48,7 @@ async function rosterNames(): Promise<(string | null)[]> {
   return page.locator(ROSTER_ENTRIES).evaluateAll((nodes) => nodes.map((n) => n.getAttribute("aria-label")));
 }
 
-/** Names on the remote participants' tiles, in order, once they equal `expected`. */
+/** Names on the remote participants' tiles (not the attendee's own), in order, once they equal `expected`. */
 async function expectTiles(expected: string[]) {
   await expect.poll(() => page.locator(TILE_NAMES).allTextContents(), WAIT).toEqual(expected);
 }
@@ -115,6 +117,13 @@ describe("lobby and call", () => {
       "Note Taker",
     );
     await expectTiles(["Alice Example", "Bob Example"]);
+    // The attendee's own tile, first, as on the real site: its name, Meet's self mark, its own id.
+    const self = page.locator(SELF_TILE);
+    expect(await self.locator("span.notranslate").allTextContents()).toEqual(["Note Taker"]);
+    expect(await self.getAttribute("data-participant-id")).toBe("a-1");
+    expect(
+      await page.locator("div[data-participant-id]:has(canvas)").first().getAttribute("data-participant-id"),
+    ).toBe("a-1");
 
     // The roster is always in the DOM; the People button shows and hides it.
     const roster = page.locator('[aria-label="Participants"]');
@@ -437,6 +446,42 @@ describe("drifted layouts (ui=, fixtures/meet/ui-variants.ts) and the adapter on
 
     await page.locator(PEOPLE).click();
     expect(await page.locator("[data-participant-id][aria-label]").count()).toBe(0);
+  });
+
+  it("someone who takes the bot's name is listed, from the tiles and from the roster; the bot, marked self, never", async () => {
+    const code = await openDrifted("meet-roster-closed", { participants: 1 });
+    await adapter("join");
+    await control("POST", code, "/admit");
+    await control("POST", code, "/participants", { name: "Adapter Bot" });
+    await control("POST", code, "/participants", { name: "Adapter Bot (You)" });
+    const participants = [
+      { id: "p-1", name: "Alice Example" },
+      { id: "p-2", name: "Adapter Bot" },
+      { id: "p-3", name: "Adapter Bot (You)" },
+    ];
+    // The tiles: two say "Adapter Bot"; the bot's own (a-1) is the one with the self mark.
+    await expectTiles(["Alice Example", "Adapter Bot", "Adapter Bot (You)"]);
+    expect(await page.locator(`${SELF_TILE} span.notranslate`).allTextContents()).toEqual(["Adapter Bot"]);
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "in_call", participants });
+    // Both namesakes sound, and are heard as speakers like anyone.
+    for (const id of ["p-2", "p-3"]) {
+      await expect.poll(async () => (await snapshot()).speakers?.includes(id), WAIT).toBe(true);
+    }
+
+    // The roster: the same people, the bot's entry (the one with the self mark) left out.
+    await adapter("afterAdmission");
+    const entries = page.locator('[aria-label="Contributors"] [data-participant-id]');
+    expect(
+      await entries.evaluateAll((nodes) =>
+        nodes.map((n) => [n.getAttribute("aria-label"), n.hasAttribute("data-self-name")]),
+      ),
+    ).toEqual([
+      ["Adapter Bot", true],
+      ["Alice Example", false],
+      ["Adapter Bot", false],
+      ["Adapter Bot (You)", false],
+    ]);
+    expect((await snapshot()).participants).toEqual(participants);
   });
 
   it("meet-alert-and-toasts: a toast covers the call-to-action, then People, for a moment; an alert stays; the adapter gets through", async () => {

@@ -226,6 +226,39 @@ describe("lobby and call", () => {
     expect(fromStage.participants).toEqual(snap.participants);
   });
 
+  it("someone who takes the bot's name, or calls themself '(You)', is listed and heard; the bot, tagged (You) and in the self view, never", async () => {
+    const id = newId();
+    await toCall(id, "Note Taker");
+    await control("POST", id, "/participants", { name: "Note Taker" });
+    await control("POST", id, "/participants", { name: "Note Taker (You)" });
+    await expect.poll(rosterEntries, WAIT).toEqual([
+      ["a-1", "Note Taker", "Note Taker (Unverified) (You)"],
+      ["p-1", "Alice Example", "Alice Example"],
+      ["p-2", "Bob Example", "Bob Example"],
+      ["p-3", "Note Taker", "Note Taker"],
+      ["p-4", "Note Taker (You)", "Note Taker (You)"],
+    ]);
+    // The stage: the user's self view (named like the bot and its namesake), and the others' tiles.
+    const selfView = page.locator('[data-tid="myself-video"]');
+    expect(await selfView.locator('[data-tid="participant-info-nametag"]').textContent()).toBe("Note Taker");
+    expect(
+      await page.locator(TILES).evaluateAll((tiles) => tiles.map((t) => t.getAttribute("data-tid"))),
+    ).toEqual(["p-1", "p-2", "p-3", "p-4"]);
+    const everyone = [
+      { id: "p-1", name: "Alice Example" },
+      { id: "p-2", name: "Bob Example" },
+      { id: "p-3", name: "Note Taker" },
+      { id: "p-4", name: "Note Taker (You)" },
+    ];
+    expect((await snapshot("Note Taker")).participants).toEqual(everyone);
+    for (const pid of ["p-3", "p-4"]) {
+      await expect.poll(async () => (await snapshot("Note Taker")).speakers?.includes(pid), WAIT).toBe(true);
+    }
+    // With no roster rendered, from the stage: the same people, the self view left out.
+    await page.evaluate(() => document.querySelector('[aria-label="People"] [role="tree"]')?.remove());
+    expect((await snapshot("Note Taker")).participants).toEqual(everyone);
+  });
+
   it("participants added and removed through the control API come and go", async () => {
     const id = newId();
     await toCall(id);
@@ -370,7 +403,8 @@ describe("drifted layouts (ui=, fixtures/teams/ui-variants.ts) and the adapter o
     await joinWithoutDevices("Note Taker");
     const people = page.locator('button[aria-label="People"]');
     await people.waitFor(WAIT);
-    await expect.poll(tileKeys, WAIT).toEqual(["Alice Example", "Bob Example"]);
+    // The user's own self view first, then the others' tiles keyed by their names.
+    await expect.poll(tileKeys, WAIT).toEqual(["myself-video", "Alice Example", "Bob Example"]);
     expect(await count(PEOPLE_BUTTON)).toBe(0);
     expect(await count(ROSTER_ITEM)).toBe(0);
     expect(await count(TILES)).toBe(0);

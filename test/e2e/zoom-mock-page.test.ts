@@ -260,6 +260,46 @@ describe("waiting and the call", () => {
       .toEqual([{ id: "name:Alice Example", name: "Alice Example" }]);
   });
 
+  it("someone who takes the bot's name, or calls themself '(Me)', is listed and heard, from the tiles and from the panel", async () => {
+    const id = newId();
+    await joinOpenCall(id, { participants: 1 });
+    await control("POST", id, "/participants", { name: "Meetbot" });
+    await control("POST", id, "/participants", { name: "Meetbot (Me)" });
+    // The tiles tell nobody apart: two say "Meetbot", one of them the bot's own.
+    await expect
+      .poll(() => page.locator(TILE_NAMES).allTextContents(), WAIT)
+      .toEqual(["Meetbot", "Alice Example", "Meetbot", "Meetbot (Me)"]);
+    const everyone = [
+      { id: "name:Meetbot", name: "Meetbot" },
+      { id: "name:Alice Example", name: "Alice Example" },
+      { id: "name:Meetbot (Me)", name: "Meetbot (Me)" },
+    ];
+    const byId = (list: Array<{ id: string }>) => [...list].sort((a, b) => a.id.localeCompare(b.id));
+    await expect
+      .poll(async () => byId((await snapshot("Meetbot")).participants), WAIT)
+      .toEqual(byId(everyone));
+    // Four in the call: the gallery shows its active speaker, the namesakes among them.
+    await page.getByRole("button", { name: "Join Audio by Computer" }).click(WAIT);
+    for (const speaker of ["name:Meetbot", "name:Meetbot (Me)"]) {
+      await expect.poll(async () => (await snapshot("Meetbot")).speakers?.includes(speaker), WAIT).toBe(true);
+    }
+
+    // The panel: the bot's entry is the one tagged "(Me)", and only it is left out.
+    await page.locator(PARTICIPANTS_BUTTON).click(WAIT);
+    await page.locator("#participants-ul").waitFor(WAIT);
+    expect(await page.locator(PANEL_NAMES).allTextContents()).toEqual([
+      "Meetbot",
+      "Alice Example",
+      "Meetbot",
+      "Meetbot (Me)",
+    ]);
+    expect(await page.locator(".participants-item__name-label").allTextContents()).toEqual([
+      "(Me)",
+      "(Host)",
+    ]);
+    expect(byId((await snapshot("Meetbot")).participants)).toEqual(byId(everyone));
+  });
+
   it("is silent until Join Audio by Computer; then each participant sounds through its <audio>, tiles move", async () => {
     const id = newId();
     await joinOpenCall(id, { participants: 2 });

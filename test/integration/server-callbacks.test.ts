@@ -57,6 +57,35 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect(events.body.filter((e: { eventType: string }) => e.eventType === "BOT_JOINED")).toHaveLength(1);
   });
 
+  it("keeps a participant whose name (and name-made id) is over the limits, cut, with their speaking", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    await runner.status("JOINING_CALL");
+    await runner.status("IN_CALL");
+    // As the Zoom adapter reports someone: the id is made of the name.
+    const name = `Mallory ${"the Magnificent ".repeat(30)}`.trim();
+    const person = { participantId: `name:${name}`, participantName: name };
+    const joined = await runner.send({ type: "participant.joined", data: person }, { seq: 3 });
+    expect(joined.status).toBe(200);
+    expect(joined.body).toMatchObject({ applied: true });
+    expect((await runner.send({ type: "speaker.started", data: person }, { seq: 4 })).status).toBe(200);
+    expect((await runner.send({ type: "speaker.stopped", data: person }, { seq: 5 })).status).toBe(200);
+
+    const events = (await get(`/v1/bots/${botId}/events`)).body as Array<{
+      eventType: string;
+      data: { participantId: string; participantName: string };
+    }>;
+    const seen = events.filter((e) => e.eventType === "PARTICIPANT_JOINED").map((e) => e.data);
+    expect(seen).toEqual([
+      {
+        participantId: expect.stringMatching(/^name:Mallory the Magnificent /),
+        participantName: expect.any(String),
+      },
+    ]);
+    expect(seen[0]!.participantName).toHaveLength(300);
+    expect(seen[0]!.participantName).toBe(`${name.slice(0, 299)}…`);
+    expect(seen[0]!.participantId.length).toBeLessThanOrEqual(200);
+  });
+
   it("answers 409 for an illegal transition, logs a warning, and does not record the seq", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const illegal = await runner.send({ type: "status", data: { status: "DONE" } }, { seq: 1 });

@@ -125,9 +125,8 @@ describe("transcript formats", () => {
     expect(toWebVtt(tricky)).toBe(
       "WEBVTT\n\n00:00:00.000 --> 00:00:00.900\n<v &lt;b&gt;Tom &amp; Jerry&lt;/b&gt;>a -&gt; b c &lt; d &amp;&amp; e--&gt;\n",
     );
-    expect(toSrt(tricky)).toBe(
-      "1\n00:00:00,000 --> 00:00:00,900\n<b>Tom & Jerry</b>: a -> b c < d && e-->\n",
-    );
+    // SubRip has no escapes: its arrow is written as "->".
+    expect(toSrt(tricky)).toBe("1\n00:00:00,000 --> 00:00:00,900\n<b>Tom & Jerry</b>: a -> b c < d && e->\n");
     expect(toPlainText(tricky)).toBe("[00:00] <b>Tom & Jerry</b>: a -> b c < d && e-->\n");
   });
 
@@ -350,5 +349,63 @@ describe("SRT and WebVTT round trip", () => {
     expect(cues.some((cue) => cue.speaker === "Zoë O'Brien & <Co>")).toBe(true);
     expect(cues.some((cue) => cue.speaker === null)).toBe(true);
     expectCuesMatchWords(cues, utterances);
+  });
+
+  it("writes hostile names safely: no bidi override, line break, control or cue arrow gets through", () => {
+    // A name ending in a right-to-left override (U+202E) would display the words after it, on the
+    // same line, reversed; the others try to end the cue early or fake a timing line.
+    const RLO = "\u202E";
+    const hostile = [
+      bare({ participantId: "p-m", name: `Mallory${RLO}` }, "I never agreed to this", 0, 900),
+      bare(
+        { participantId: "p-e", name: "Eve\u2066\u202B\r\n\n2\n00:00:05,000 --> 00:00:09,000\nAlice" },
+        "yes",
+        1000,
+        1900,
+      ),
+      bare(
+        { participantId: "p-n", name: "Null\u0000Bell\u0007\u0085Line\u2028Para\u2029End" },
+        `done\u202D${RLO}!`,
+        2000,
+        2900,
+      ),
+      bare({ participantId: "p-a", name: "Arrow --> Man" }, "a ---> b", 3000, 3900),
+      bare({ participantId: "p-x", name: `${RLO}\u202C` }, "whose?", 4000, 4900),
+    ];
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point
+    const bidiOrControl = /[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069\u2028\u2029]/;
+
+    const srt = toSrt(hostile);
+    expect(srt).not.toMatch(bidiOrControl);
+    expect(srt).toBe(
+      [
+        "1\n00:00:00,000 --> 00:00:00,900\nMallory: I never agreed to this\n",
+        "2\n00:00:01,000 --> 00:00:01,900\nEve 2 00:00:05,000 -> 00:00:09,000 Alice: yes\n",
+        "3\n00:00:02,000 --> 00:00:02,900\nNullBell Line Para End: done!\n",
+        "4\n00:00:03,000 --> 00:00:03,900\nArrow -> Man: a -> b\n",
+        // A name of nothing but controls names nobody.
+        "5\n00:00:04,000 --> 00:00:04,900\nwhose?\n",
+      ].join("\n"),
+    );
+    expect(parseSrt(srt).map((cue) => cue.speaker)).toEqual([
+      "Mallory",
+      "Eve 2 00:00:05,000 -> 00:00:09,000 Alice",
+      "NullBell Line Para End",
+      "Arrow -> Man",
+      null,
+    ]);
+
+    const vtt = toWebVtt(hostile);
+    expect(vtt).not.toMatch(bidiOrControl);
+    expect(parseVtt(vtt).map((cue) => [cue.speaker, cue.text])).toEqual([
+      ["Mallory", "I never agreed to this"],
+      ["Eve 2 00:00:05,000 --> 00:00:09,000 Alice", "yes"],
+      ["NullBell Line Para End", "done!"],
+      ["Arrow --> Man", "a ---> b"],
+      [null, "whose?"],
+    ]);
+
+    expect(toPlainText(hostile)).not.toMatch(bidiOrControl);
+    expect(toPlainText(hostile).split("\n")).toHaveLength(hostile.length + 1);
   });
 });

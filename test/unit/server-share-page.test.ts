@@ -74,8 +74,8 @@ describe("sharePage", () => {
     expect(SharedRecording.parse({ ...shared, transcript })).toEqual({ ...shared, transcript });
     expect(html).not.toContain("No transcript yet.");
     expect(html).toContain(
-      '<p><time datetime="PT65S">01:05</time> <span class="who">Alice</span> i will send the report tomorrow</p>\n' +
-        '<p><time datetime="PT3723S">1:02:03</time> <span class="who">Unknown speaker</span> thanks</p>\n</section>',
+      '<p><time datetime="PT65S">01:05</time> <bdi class="who">Alice</bdi> <bdi>i will send the report tomorrow</bdi></p>\n' +
+        '<p><time datetime="PT3723S">1:02:03</time> <bdi class="who">Unknown speaker</bdi> <bdi>thanks</bdi></p>\n</section>',
     );
     expect(html.indexOf("<video")).toBeLessThan(html.indexOf("01:05"));
   });
@@ -98,8 +98,33 @@ describe("sharePage", () => {
     };
     const html = sharePage({ ...shared, transcript: hostile }, "t");
     expect(html).toContain(
-      '<span class="who">&#60;script&#62;alert(1)&#60;/script&#62;</span> a &#60;img src=x onerror=&#34;alert(2)&#34;&#62; &#38; b</p>',
+      '<bdi class="who">&#60;script&#62;alert(1)&#60;/script&#62;</bdi> <bdi>a &#60;img src=x onerror=&#34;alert(2)&#34;&#62; &#38; b</bdi></p>',
     );
     expect(html).not.toMatch(/<script|<img/i);
+  });
+
+  it("isolates each name and each line of words: a right-to-left override turns nothing after it around", () => {
+    // "Mallory" + RLO: unisolated, the override runs on to the end of the paragraph, and the words
+    // after the name (and their time) display reversed.
+    const hostile = {
+      ...transcript,
+      utterances: [
+        { ...transcript.utterances[0]!, speaker: { participantId: "p-m", name: "Mallory\u202E" } },
+        { ...transcript.utterances[0]!, startMs: 70_000, text: "\u202Eit was Alice" },
+        transcript.utterances[1]!,
+      ],
+    };
+    const html = sharePage({ ...shared, transcript: hostile }, "t");
+    const lines = html.match(/<p><time.*<\/p>/g) ?? [];
+    expect(lines).toHaveLength(3);
+    // Every run of page-given text is a <bdi> of its own, and nothing is outside one but the time.
+    for (const line of lines) {
+      expect(line).toMatch(
+        /^<p><time [^>]*>[^<]*<\/time> <bdi class="who">[^<]*<\/bdi> <bdi>[^<]*<\/bdi><\/p>$/,
+      );
+    }
+    // The name is written without its control (the label is plain text everywhere); the words as said.
+    expect(lines[0]).toContain('<bdi class="who">Mallory</bdi>');
+    expect(lines[1]).toContain("<bdi>\u202Eit was Alice</bdi>");
   });
 });

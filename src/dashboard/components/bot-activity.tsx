@@ -81,7 +81,7 @@ export function Participants({ events, finished }: { events: Loaded<BotEvent[]>;
           <tbody>
             {people.map((person) => (
               <tr key={person.id}>
-                <td>{person.name || <span class="muted">(no name)</span>}</td>
+                <td>{person.name ? <bdi>{person.name}</bdi> : <span class="muted">(no name)</span>}</td>
                 <td class="nowrap">{formatTime(person.joinedAt)}</td>
                 <td class="nowrap">
                   {person.leftAt ? formatTime(person.leftAt) : finished ? "stayed to the end" : "still there"}

@@ -1,7 +1,10 @@
 import type { Summary } from "../../server/schemas/index.js";
 import { formatClock } from "./ui.js";
 
-/** A summary: its overview, key points, action items with their owners and dues, decisions. */
+/**
+ * A summary: its overview, key points, action items with their owners and dues, decisions. An
+ * owner's name and the item's words are each a `<bdi>` (see TranscriptList).
+ */
 export function SummaryView({ summary, onSeek }: { summary: Summary; onSeek(ms: number): void }) {
   return (
     <div class="summary">
@@ -24,7 +27,7 @@ export function SummaryView({ summary, onSeek }: { summary: Summary; onSeek(ms: 
         <ul class="action-items" aria-label="Action items">
           {summary.actionItems.map((item, i) => (
             <li key={i}>
-              <span class="owner">{item.owner ?? "No owner"}</span>: {item.text}
+              <bdi class="owner">{item.owner ?? "No owner"}</bdi>: <bdi>{item.text}</bdi>
               {item.due ? <span class="muted"> · due {item.due}</span> : null}
               {item.startMs === null ? null : (
                 <>

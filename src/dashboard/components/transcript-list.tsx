@@ -9,7 +9,9 @@ export function utteranceAt(utterances: readonly TranscriptUtterance[], ms: numb
 
 /**
  * The transcript as a list of buttons, one per utterance: the one under the player's time is
- * marked current and kept in view; pressing one seeks the player to where it starts.
+ * marked current and kept in view; pressing one seeks the player to where it starts. The name and
+ * the words are each a `<bdi>`: a right-to-left override in a name (U+202E) stays inside the name
+ * instead of turning the words after it around.
  */
 export function TranscriptList({
   utterances,
@@ -47,8 +49,8 @@ export function TranscriptList({
             onClick={() => onSeek(utterance.startMs)}
           >
             <time>{formatClock(utterance.startMs)}</time>
-            <span class="speaker">{utterance.speaker?.name ?? "Unknown speaker"}</span>
-            {utterance.text}
+            <bdi class="speaker">{utterance.speaker?.name ?? "Unknown speaker"}</bdi>
+            <bdi class="said">{utterance.text}</bdi>
           </button>
         </li>
       ))}

@@ -72,7 +72,8 @@ export function BotPage({ botId }: { botId: number }) {
   return (
     <>
       <h1 class="bot-title">
-        {data.botDisplayName} <span class="muted">#{data.id}</span> <StatusBadge status={data.status} />
+        <bdi>{data.botDisplayName}</bdi> <span class="muted">#{data.id}</span>{" "}
+        <StatusBadge status={data.status} />
       </h1>
       <ErrorNote error={bot.error} />
       <Panel

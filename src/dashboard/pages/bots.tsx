@@ -62,7 +62,9 @@ export function BotsPage() {
       >
         {notice ? (
           <p class="notice" role="status">
-            <a href={hrefOf({ page: "bot", botId: notice.bot.id })}>{notice.bot.botDisplayName}</a>{" "}
+            <a href={hrefOf({ page: "bot", botId: notice.bot.id })}>
+              <bdi>{notice.bot.botDisplayName}</bdi>
+            </a>{" "}
             {notice.deployed
               ? "was created and sent into its meeting."
               : "was created; deploy it when ready."}
@@ -93,7 +95,9 @@ export function BotsPage() {
                 return (
                   <tr key={bot.id}>
                     <td>
-                      <a href={hrefOf({ page: "bot", botId: bot.id })}>{bot.botDisplayName}</a>
+                      <a href={hrefOf({ page: "bot", botId: bot.id })}>
+                        <bdi>{bot.botDisplayName}</bdi>
+                      </a>
                       <span class="muted"> #{bot.id}</span>
                     </td>
                     <td>{bot.meetingTitle || <span class="muted">—</span>}</td>

@@ -50,7 +50,9 @@ ${transcriptHtml(shared.transcript)}</section>
 
 /**
  * One paragraph per utterance: when it was said, who said it, what was said. The time is plain
- * text: a link could not seek the player without a script, and the page allows none.
+ * text: a link could not seek the player without a script, and the page allows none. The name and
+ * the words are each a `<bdi>`, isolated from each other and from the time: their direction is
+ * their own, and a right-to-left override in a name (U+202E) cannot turn the words after it around.
  */
 function transcriptHtml(transcript: SharedRecording["transcript"]): string {
   if (!transcript) return "<p>No transcript yet.</p>\n";
@@ -59,8 +61,8 @@ function transcriptHtml(transcript: SharedRecording["transcript"]): string {
     .map((utterance) => {
       const seconds = Math.floor(utterance.startMs / 1000);
       const time = `<time datetime="PT${seconds}S">${clockTime(utterance.startMs)}</time>`;
-      const who = `<span class="who">${escapeHtml(speakerLabel(utterance))}</span>`;
-      return `<p>${time} ${who} ${escapeHtml(utterance.text)}</p>\n`;
+      const who = `<bdi class="who">${escapeHtml(speakerLabel(utterance))}</bdi>`;
+      return `<p>${time} ${who} <bdi>${escapeHtml(utterance.text)}</bdi></p>\n`;
     });
   return lines.length ? lines.join("") : "<p>No speech was recognized.</p>\n";
 }
