@@ -100,7 +100,9 @@ describe("the notes interface's own address", () => {
     expect(Number(byToken.headers.get("x-ratelimit-remaining")) - 1).toBe(
       Number(byKey.headers.get("x-ratelimit-remaining")),
     );
-    for (const token of [undefined, "nope", `${key.body.key.slice(0, -1)}0`]) {
+    // An altered key: its last character changed (to "0", or "1" when it already was "0").
+    const altered = `${key.body.key.slice(0, -1)}${key.body.key.endsWith("0") ? "1" : "0"}`;
+    for (const token of [undefined, "nope", altered]) {
       const res = await notes.get("/v1/meetings", token === undefined ? {} : { token });
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ detail: expect.any(String) });
