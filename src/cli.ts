@@ -8,8 +8,9 @@ Usage:
       Start the control plane (the /v1 API). Data in SQLite under --data-dir, or in PostgreSQL
       when DATABASE_URL=postgres://user:password@host:5432/db is set. --notes-port (or
       MEETBOT_NOTES_PORT) also serves the meeting-notes interface on that port.
-  meetbot run [--config FILE] [--headed]
-      Run one bot. The config comes from --config FILE or the BOT_CONFIG environment variable.
+  meetbot run [--config FILE | --config -] [--headed]
+      Run one bot. The config comes from --config FILE, from stdin with --config -, or from the
+      BOT_CONFIG environment variable.
       --headed shows the browser on your own $DISPLAY instead of a private virtual display.
   meetbot run --warm [--width 1280 --height 720] [--browser /usr/bin/chromium] [--log-level info]
       Prepare display, sound and browser first, then read the bot's config as one JSON line on

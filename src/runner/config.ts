@@ -4,19 +4,22 @@ import { BotConfig } from "../core/index.js";
 export class ConfigError extends Error {}
 
 /**
- * Reads the BotConfig from `--config FILE` or the BOT_CONFIG environment variable and validates
- * it. A bad config throws a ConfigError listing every bad field, one per line.
+ * Reads the BotConfig from `--config FILE` (`-`: all of stdin) or the BOT_CONFIG environment
+ * variable and validates it. A bad config throws a ConfigError listing every bad field, one per
+ * line. The launchers use a file or stdin: a config holds secrets (the callback token, a login's
+ * session), and an environment variable is readable in /proc, `docker inspect` and a Pod's spec.
  */
 export function loadBotConfig(opts: { file?: string; env?: NodeJS.ProcessEnv }): BotConfig {
   const env = opts.env ?? process.env;
   let text: string;
   let source: string;
   if (opts.file) {
-    source = opts.file;
+    source = opts.file === "-" ? "stdin" : opts.file;
     try {
-      text = readFileSync(opts.file, "utf8");
+      // fd 0 read to its end: the launcher writes the config and closes the pipe.
+      text = readFileSync(opts.file === "-" ? 0 : opts.file, "utf8");
     } catch (error) {
-      throw new ConfigError(`cannot read config file ${opts.file}: ${(error as Error).message}`);
+      throw new ConfigError(`cannot read config from ${source}: ${(error as Error).message}`);
     }
   } else if (env.BOT_CONFIG) {
     source = "BOT_CONFIG";

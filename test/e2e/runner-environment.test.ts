@@ -86,16 +86,16 @@ describe("the runner's environment", { timeout: 120_000 }, () => {
     }
     expect(tree.length).toBeGreaterThanOrEqual(6);
 
-    // The runner gets its config and the allowlisted PATH; nothing of the server's secrets.
+    // The runner gets the allowlisted PATH; nothing of the server's secrets, and its config (the
+    // callback token, a login's session) came on stdin: no process's environment holds any of it.
     const runner = tree.find((p) => p.pid === runnerPid);
     const runnerVariables = (runner?.environ ?? "").split("\0").map((entry) => entry.split("=")[0]);
-    expect(runnerVariables).toContain("BOT_CONFIG");
     expect(runnerVariables).toContain("PATH");
     for (const { pid, program, environ } of tree) {
       expect(environ, `${program} (${pid})`).not.toContain(CANARY);
       expect(environ, `${program} (${pid})`).not.toContain(CANARY_NAME);
-      // The per-bot callback token stays with the runner: its helpers never see BOT_CONFIG.
-      if (pid !== runnerPid) expect(environ, `${program} (${pid})`).not.toContain("BOT_CONFIG=");
+      expect(environ, `${program} (${pid})`).not.toContain("BOT_CONFIG=");
+      expect(environ, `${program} (${pid})`).not.toContain(code);
     }
 
     await control.end("google", code);

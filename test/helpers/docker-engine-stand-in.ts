@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A stand-in for the Docker Engine API: a local HTTP server on 127.0.0.1 that speaks exactly the
- * subset of the API DockerLauncher calls (images: inspect, pull; containers: create, start,
- * inspect, list with label and status filters, stop, delete; events), keeps containers as records
+ * subset of the API DockerLauncher calls (images: inspect, pull; containers: create, copy files
+ * in, start, inspect, list with label and status filters, stop, delete; events), keeps containers as records
  * and writes down every request. It runs nothing: a container is "running" because the test says
  * so, and dies when the test makes it (stop, an OOM kill).
  */
@@ -30,6 +30,17 @@ export interface StandInContainer {
     [key: string]: unknown;
   };
   State: "created" | "running" | "exited";
+  /** Files copied in (PUT /containers/{id}/archive), by their path in the container. */
+  files: Map<string, ArchivedFile>;
+}
+
+/** One entry of a tar archive copied into a container, as the engine would lay it down. */
+export interface ArchivedFile {
+  mode: number;
+  uid: number;
+  gid: number;
+  /** Null for a folder. */
+  content: Buffer | null;
 }
 
 interface EngineEvent {
@@ -86,6 +97,7 @@ export class DockerEngineStandIn {
       Name: name,
       spec,
       State: state,
+      files: new Map(),
     };
     this.containers.set(container.Id, container);
     return container;
@@ -142,8 +154,9 @@ export class DockerEngineStandIn {
     const url = new URL(req.url ?? "/", "http://stand-in");
     // Versioned paths (/v1.47/...) are the same routes.
     const path = decodeURIComponent(url.pathname.replace(/^\/v\d+\.\d+/, ""));
-    const text = await readBody(req);
-    const body = text ? (JSON.parse(text) as unknown) : undefined;
+    const raw = await readBody(req);
+    const isJson = (req.headers["content-type"] ?? "application/json").includes("json");
+    const body = raw.length > 0 ? (isJson ? (JSON.parse(raw.toString("utf8")) as unknown) : raw) : undefined;
     const method = req.method ?? "GET";
     this.requests.push({ method, path, query: url.searchParams, body });
     const query = url.searchParams;
@@ -212,6 +225,14 @@ export class DockerEngineStandIn {
       const container = this.find(match[1] as string);
       if (!container) return reply(res, 404, { message: `No such container: ${match[1]}` });
       const action = `${method} ${match[2] ?? ""}`;
+      if (action === "PUT /archive") {
+        const at = query.get("path") ?? "";
+        // Docker extracts into a folder that must already be there; /run is, in any Debian image.
+        if (at !== "/run") return reply(res, 404, { message: `Could not find the file ${at} in container` });
+        for (const [name, file] of untar(body as Buffer))
+          container.files.set(`${at}/${name}`.replace(/\/$/, ""), file);
+        return reply(res, 200);
+      }
       if (action === "POST /start") {
         if (container.State === "running") return reply(res, 304);
         container.State = "running";
@@ -283,8 +304,30 @@ function reply(res: ServerResponse, status: number, body?: unknown): void {
   res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
+}
+
+/** The entries of a ustar archive, by name (a folder's ends in "/"). */
+function untar(archive: Buffer): Map<string, ArchivedFile> {
+  const entries = new Map<string, ArchivedFile>();
+  const field = (block: Buffer, offset: number, length: number) =>
+    block
+      .toString("latin1", offset, offset + length)
+      .replace(/\0.*$/s, "")
+      .trim();
+  for (let at = 0; at + 512 <= archive.length;) {
+    const block = archive.subarray(at, at + 512);
+    const name = field(block, 0, 100);
+    if (!name) break; // the two empty blocks at the end
+    const size = Number.parseInt(field(block, 124, 12), 8);
+    const folder = field(block, 156, 1) === "5";
+    const content = folder ? null : Buffer.from(archive.subarray(at + 512, at + 512 + size));
+    const [mode, uid, gid] = [100, 108, 116].map((offset) => Number.parseInt(field(block, offset, 8), 8));
+    entries.set(name, { mode: mode as number, uid: uid as number, gid: gid as number, content });
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return entries;
 }

@@ -98,11 +98,12 @@ async function deployedBot(server: TestServer, user: TestUser) {
   return { botId, container, config, runner: new FakeRunner(config) };
 }
 
+/** The config file copied into the container before it started: the image's user's alone. */
 function botConfigOf(container: StandInContainer): BotConfig {
-  const env = container.spec.Env as string[];
-  const entries = env.filter((entry) => entry.startsWith("BOT_CONFIG="));
-  expect(entries).toHaveLength(1);
-  return BotConfig.parse(JSON.parse((entries[0] as string).slice("BOT_CONFIG=".length)));
+  expect(container.files.get("/run/meetbot")).toMatchObject({ mode: 0o700, uid: 10001, gid: 10001 });
+  const file = container.files.get("/run/meetbot/bot-config.json");
+  expect(file).toMatchObject({ mode: 0o400, uid: 10001, gid: 10001 });
+  return BotConfig.parse(JSON.parse(file?.content?.toString("utf8") ?? ""));
 }
 
 async function statusBecomes(server: TestServer, user: TestUser, botId: number, wanted: string) {
@@ -125,7 +126,8 @@ describe("the Docker launcher (against a Docker Engine API stand-in)", () => {
     expect(create?.query.get("name")).toBe(`meetbot-bot-${botId}`);
     expect(create?.body).toEqual({
       Image: IMAGE,
-      Env: [expect.stringMatching(/^BOT_CONFIG=/)],
+      // The config is a file in the container, never its environment (docker inspect shows that).
+      Cmd: ["run", "--config", "/run/meetbot/bot-config.json"],
       Labels: { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/bot-id": String(botId) },
       StopSignal: "SIGTERM",
       StopTimeout: 900,
@@ -140,6 +142,18 @@ describe("the Docker launcher (against a Docker Engine API stand-in)", () => {
     });
     expect(engine.made("POST", `/containers/${container.Id}/start`)).toHaveLength(1);
     expect(container.State).toBe("running");
+    // The config went in before the container started, and no request carried it but that one.
+    const requests = engine.requests.map((r) => `${r.method} ${r.path}`);
+    expect(requests.indexOf(`PUT /containers/${container.Id}/archive`)).toBeLessThan(
+      requests.indexOf(`POST /containers/${container.Id}/start`),
+    );
+    const token = config.callback.token;
+    const carrying = engine.requests.filter(
+      (r) =>
+        !Buffer.isBuffer(r.body) &&
+        (JSON.stringify(r.body ?? "").includes(token) || r.query.toString().includes(token)),
+    );
+    expect(carrying.map((r) => `${r.method} ${r.path}`)).toEqual([]);
     // The image was there: nothing pulled.
     expect(engine.made("POST", "/images/create")).toHaveLength(0);
 

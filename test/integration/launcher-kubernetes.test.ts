@@ -65,8 +65,9 @@ async function deploy(
 /** The BotConfig the bot's Pod would read: the one in its Secret. */
 function configInSecret(standIn: KubernetesApiStandIn, botId: number): BotConfig {
   const secret = standIn.secrets(NAMESPACE).find((s) => s.metadata?.name === `meetbot-bot-${botId}-config`);
-  if (!secret?.stringData?.BOT_CONFIG) throw new Error(`no Secret for bot ${botId}`);
-  return BotConfig.parse(JSON.parse(secret.stringData.BOT_CONFIG));
+  const file = secret?.stringData?.["bot-config.json"];
+  if (!file) throw new Error(`no Secret for bot ${botId}`);
+  return BotConfig.parse(JSON.parse(file));
 }
 
 const jobOf = (standIn: KubernetesApiStandIn, botId: number) =>
@@ -125,12 +126,8 @@ describe("the Kubernetes launcher", () => {
             {
               name: "runner",
               image: IMAGE,
-              env: [
-                {
-                  name: "BOT_CONFIG",
-                  valueFrom: { secretKeyRef: { name: `meetbot-bot-${botId}-config`, key: "BOT_CONFIG" } },
-                },
-              ],
+              // The config is the Secret mounted as a file, never an environment variable.
+              args: ["run", "--config", "/run/meetbot/bot-config.json"],
               resources: {
                 requests: { cpu: "500m", memory: "640Mi" },
                 limits: { cpu: "1000m", memory: "1024Mi" },
@@ -144,12 +141,14 @@ describe("the Kubernetes launcher", () => {
               volumeMounts: [
                 { name: "dshm", mountPath: "/dev/shm" },
                 { name: "work", mountPath: "/work" },
+                { name: "config", mountPath: "/run/meetbot", readOnly: true },
               ],
             },
           ],
           volumes: [
             { name: "dshm", emptyDir: { medium: "Memory", sizeLimit: "128Mi" } },
             { name: "work", emptyDir: {} },
+            { name: "config", secret: { secretName: `meetbot-bot-${botId}-config`, defaultMode: 0o440 } },
           ],
         },
       },

@@ -5,10 +5,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
 /** Runs the CLI from source, as `meetbot run`, and returns its exit code and stderr. */
-function meetbotRun(args: string[], env: Record<string, string> = {}) {
+function meetbotRun(args: string[], env: Record<string, string> = {}, stdin = "") {
   const result = spawnSync(process.execPath, ["--import", "tsx", "src/cli.ts", "run", ...args], {
     env: { ...process.env, BOT_CONFIG: "", ...env },
     encoding: "utf8",
+    input: stdin,
     timeout: 30_000,
   });
   return { code: result.status, stderr: result.stderr };
@@ -34,6 +35,17 @@ describe("meetbot run: config", () => {
     const { code, stderr } = meetbotRun([]);
     expect(code).toBe(2);
     expect(stderr).toContain("set BOT_CONFIG");
+  });
+
+  it("reads --config - from stdin (how the local launcher hands it over)", () => {
+    const invalid = meetbotRun(["--config", "-"], {}, "{ not json");
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain("stdin is not valid JSON");
+    const config = { botId: 3, meetingInfo: { platform: "google" }, callback: {}, upload: {} };
+    const incomplete = meetbotRun(["--config", "-"], {}, JSON.stringify(config));
+    expect(incomplete.code).toBe(2);
+    expect(incomplete.stderr).toContain("invalid bot config in stdin");
+    expect(incomplete.stderr).toContain("  meetingInfo.meetingUrl:");
   });
 
   it("reads --config FILE and rejects invalid JSON clearly", () => {

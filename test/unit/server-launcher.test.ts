@@ -41,20 +41,20 @@ const config = (botId: number) =>
  */
 const REPORT_SCRIPT = `
 const fs = require("node:fs");
-const config = JSON.parse(process.env.BOT_CONFIG);
+const config = JSON.parse(fs.readFileSync(0, "utf8"));
 const stat = fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
 fs.writeFileSync(config.workDir + "/report.json", JSON.stringify({
-  config, pid: process.pid, pgrp: Number(stat[2]), sid: Number(stat[3]), env: process.env,
+  config, args: process.argv.slice(-2), pid: process.pid, pgrp: Number(stat[2]), sid: Number(stat[3]), env: process.env,
 }));
 console.log("runner says hello on stdout");
 console.error("runner says hello on stderr");
 `;
 
 describe("LocalProcessLauncher", () => {
-  it("starts the command detached, with BOT_CONFIG and only the allowlisted env, logging to runner.log", async () => {
+  it("starts the command detached, its config on stdin and only the allowlisted env, logging to runner.log", async () => {
     const launcher = new LocalProcessLauncher({
       dataDir,
-      command: [process.execPath, "-e", REPORT_SCRIPT],
+      command: [process.execPath, "-e", REPORT_SCRIPT, "--"],
       env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", MEETBOT_JWT_SECRET: "s".repeat(32), FROM_PARENT: "yes" },
     });
     const cfg = config(7);
@@ -64,7 +64,9 @@ describe("LocalProcessLauncher", () => {
 
     const got = JSON.parse(await readFile(path.join(cfg.workDir as string, "report.json"), "utf8"));
     expect(got.config).toEqual(cfg);
-    expect(got.env).toEqual({ PATH: "/usr/bin:/bin", LANG: "C.UTF-8", BOT_CONFIG: JSON.stringify(cfg) });
+    expect(got.args).toEqual(["--config", "-"]);
+    // The config (its callback token, a login's session) is in no environment variable.
+    expect(got.env).toEqual({ PATH: "/usr/bin:/bin", LANG: "C.UTF-8" });
     // its own process group and session: stopping the server does not stop it
     expect(got.pgrp).toBe(got.pid);
     expect(got.sid).toBe(got.pid);
@@ -83,7 +85,7 @@ describe("LocalProcessLauncher", () => {
     const launcher = new LocalProcessLauncher({
       dataDir,
       env: process.env,
-      command: [process.execPath, "-e", "console.log('run')"],
+      command: [process.execPath, "-e", "console.log('run')", "--"],
     });
     await launcher.launch(config(3));
     await launcher.waitForExit(3);
@@ -105,7 +107,7 @@ describe("LocalProcessLauncher", () => {
     const launcher = new LocalProcessLauncher({
       dataDir,
       env: process.env,
-      command: [process.execPath, "-e", script],
+      command: [process.execPath, "-e", script, "--"],
     });
     await launcher.launch(config(9));
     await vi.waitFor(() => expect(existsSync(ready)).toBe(true), { timeout: 10_000 });
@@ -132,7 +134,7 @@ describe("LocalProcessLauncher", () => {
     const launcher = new LocalProcessLauncher({
       dataDir,
       env: process.env,
-      command: [process.execPath, "-e", ""],
+      command: [process.execPath, "-e", "", "--"],
     });
     await launcher.stop(12345);
     expect(launcher.waitForExit(12345)).toBeUndefined();

@@ -2,13 +2,18 @@ import Docker from "dockerode";
 import type { BotConfig } from "../../core/index.js";
 import { StartupError } from "../startup-error.js";
 import type { Launcher, LauncherHost, LauncherLog } from "./launcher.js";
+import { configArchive } from "./config-archive.js";
 import {
   BOT_ID_LABEL,
   type DockerSettings,
+  RUNNER_ARGS,
+  RUNNER_CONFIG_DIR,
+  RUNNER_CONFIG_FILE,
   RUNNER_NAME,
   RUNNER_NAME_LABEL,
   type RunnerResources,
   RUNNER_SELECTOR,
+  RUNNER_UID,
   STOP_GRACE_SECONDS,
 } from "./settings.js";
 
@@ -40,9 +45,9 @@ interface EngineEvent {
 }
 
 /**
- * One container per bot through the Docker Engine API. The BotConfig is the container's
- * environment (BOT_CONFIG, what the image's `meetbot run` reads), so anyone who can use the
- * engine can read it: the engine's socket is root on that host anyway. Containers carry the
+ * One container per bot through the Docker Engine API. The BotConfig is a file copied into the
+ * container before it starts (RUNNER_CONFIG_DIR, readable by the image's user alone), never its
+ * environment, which `docker inspect` shows to anyone who may list containers. Containers carry the
  * runner labels, remove themselves when they exit, and outlive the server: after a restart
  * `attach` re-adopts those of running bots and stops those of bots that ended.
  */
@@ -67,12 +72,10 @@ export class DockerLauncher implements Launcher {
   /** The container the engine is asked to create for this bot. */
   containerSpec(config: BotConfig): Docker.ContainerCreateOptions {
     const { cpus, memoryBytes, shmBytes } = this.options.resources;
-    // The server's data dir means nothing inside the container: the runner works in its own tmp.
-    const runnerConfig: BotConfig = { ...config, workDir: undefined };
     return {
       name: containerName(config.botId),
       Image: this.options.image,
-      Env: [`BOT_CONFIG=${JSON.stringify(runnerConfig)}`],
+      Cmd: RUNNER_ARGS,
       Labels: { [RUNNER_NAME_LABEL]: RUNNER_NAME, [BOT_ID_LABEL]: String(config.botId) },
       // `docker stop` by hand (or `docker compose down`) gives the runner the same time to wrap up.
       StopSignal: "SIGTERM",
@@ -97,14 +100,21 @@ export class DockerLauncher implements Launcher {
    */
   async launch(config: BotConfig): Promise<void> {
     const spec = this.containerSpec(config);
+    // The server's data dir means nothing inside the container: the runner works in its own tmp.
+    const archive = configArchive(
+      RUNNER_CONFIG_DIR.slice(RUNNER_CONFIG_DIR.lastIndexOf("/") + 1),
+      RUNNER_CONFIG_FILE,
+      JSON.stringify({ ...config, workDir: undefined } satisfies BotConfig),
+      RUNNER_UID,
+    );
     if (await this.hasImage()) {
-      await this.start(spec);
+      await this.start(spec, archive);
       return;
     }
     const host = this.host;
     if (!host)
       throw new Error(`image ${this.options.image} is not on the Docker host (attach first to pull it)`);
-    void this.pullThenStart(config.botId, spec, host);
+    void this.pullThenStart(config.botId, spec, archive, host);
   }
 
   /**
@@ -174,13 +184,17 @@ export class DockerLauncher implements Launcher {
     }
   }
 
-  private async start(spec: Docker.ContainerCreateOptions): Promise<void> {
-    // dockerode would copy every field into the query string too, the BotConfig (and its callback
-    // token) with them, where the engine's request log shows it: the name alone goes there.
+  /** Creates the container, copies its config in (`archive`: RUNNER_CONFIG_DIR's parent), starts it. */
+  private async start(spec: Docker.ContainerCreateOptions, archive: Buffer): Promise<void> {
+    // dockerode would copy every field into the query string too, where the engine's request log
+    // shows it: the name alone goes there.
     const { name, ...body } = spec;
     const request = { _query: { name }, _body: body } as unknown as Docker.ContainerCreateOptions;
     const container = await this.docker.createContainer(request);
     try {
+      await container.putArchive(archive, {
+        path: RUNNER_CONFIG_DIR.slice(0, RUNNER_CONFIG_DIR.lastIndexOf("/")),
+      });
       await container.start();
     } catch (err) {
       // Created but not running: it would never remove itself.
@@ -192,6 +206,7 @@ export class DockerLauncher implements Launcher {
   private async pullThenStart(
     botId: number,
     spec: Docker.ContainerCreateOptions,
+    archive: Buffer,
     host: LauncherHost,
   ): Promise<void> {
     try {
@@ -211,7 +226,7 @@ export class DockerLauncher implements Launcher {
       // Killed, or timed out, while the image was coming.
       if (!(await stillRunning())) return;
       try {
-        await this.start(spec);
+        await this.start(spec, archive);
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
         await host.runnerFailed(botId, "LAUNCH_FAILED", why);

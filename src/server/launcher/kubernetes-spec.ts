@@ -1,12 +1,18 @@
 import type { V1Job, V1Pod, V1Secret } from "@kubernetes/client-node";
 import type { BotConfig, SubCode } from "../../core/index.js";
-import { BOT_ID_LABEL, RUNNER_NAME, RUNNER_NAME_LABEL, STOP_GRACE_SECONDS } from "./settings.js";
+import {
+  BOT_ID_LABEL,
+  RUNNER_ARGS,
+  RUNNER_CONFIG_DIR,
+  RUNNER_CONFIG_FILE,
+  RUNNER_NAME,
+  RUNNER_NAME_LABEL,
+  RUNNER_UID,
+  STOP_GRACE_SECONDS,
+} from "./settings.js";
 
 /** On every runner Job, its Pods and its Secret: how the launcher finds its own. */
 const RUNNER_APP_LABEL = { [RUNNER_NAME_LABEL]: RUNNER_NAME };
-
-/** The image's user (Dockerfile: `useradd --uid 10001 meetbot`). */
-export const RUNNER_UID = 10001;
 
 export { STOP_GRACE_SECONDS } from "./settings.js";
 /** Scheduling, pulling the image, starting the browser and joining, before maxDuration counts. */
@@ -134,12 +140,7 @@ export function jobManifest(config: BotConfig, settings: RunnerJobSettings): V1J
             {
               name: "runner",
               image: settings.image,
-              env: [
-                {
-                  name: "BOT_CONFIG",
-                  valueFrom: { secretKeyRef: { name: secretName(botId), key: "BOT_CONFIG" } },
-                },
-              ],
+              args: RUNNER_ARGS,
               resources: {
                 requests: { cpu: `${resources.cpuMillis}m`, memory: `${resources.memoryMiB}Mi` },
                 limits: { cpu: `${resources.cpuLimitMillis}m`, memory: `${resources.memoryLimitMiB}Mi` },
@@ -153,12 +154,15 @@ export function jobManifest(config: BotConfig, settings: RunnerJobSettings): V1J
               volumeMounts: [
                 { name: "dshm", mountPath: "/dev/shm" },
                 { name: "work", mountPath: RUNNER_WORK_DIR },
+                { name: "config", mountPath: RUNNER_CONFIG_DIR, readOnly: true },
               ],
             },
           ],
           volumes: [
             { name: "dshm", emptyDir: { medium: "Memory", sizeLimit: `${resources.shmMiB}Mi` } },
             { name: "work", emptyDir: {} },
+            // The bot's Secret as a file, readable by root and the runner's group (fsGroup) only.
+            { name: "config", secret: { secretName: secretName(botId), defaultMode: 0o440 } },
           ],
         },
       },
@@ -186,7 +190,7 @@ export function secretManifest(config: BotConfig, job: { name: string; uid: stri
     },
     type: "Opaque",
     immutable: true,
-    stringData: { BOT_CONFIG: JSON.stringify(podConfig) },
+    stringData: { [RUNNER_CONFIG_FILE]: JSON.stringify(podConfig) },
   };
 }
 

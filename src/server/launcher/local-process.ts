@@ -119,7 +119,9 @@ export class LocalProcessLauncher implements Launcher {
       void this.replenish();
       return;
     }
-    const runner = await this.spawnRunner(logFile, { args: [], env: { BOT_CONFIG: JSON.stringify(config) } });
+    // On stdin, as a warm runner gets it: never in the environment, where /proc shows it.
+    const runner = await this.spawnRunner(logFile, { args: ["--config", "-"], env: {}, stdin: true });
+    runner.child.stdin?.end(JSON.stringify(config));
     this.track(config.botId, runner);
     void this.replenish();
   }

@@ -9,6 +9,20 @@ export const BOT_ID_LABEL = "meetbot.dev/bot-id";
 /** The label selector (Kubernetes) and label filter (Docker) that finds every runner. */
 export const RUNNER_SELECTOR = `${RUNNER_NAME_LABEL}=${RUNNER_NAME}`;
 
+/** The image's user (Dockerfile: `useradd --uid 10001 meetbot`). */
+export const RUNNER_UID = 10001;
+
+/**
+ * Where a runner container finds its BotConfig: a file the launcher puts there (a mounted Secret,
+ * an archive copied into the container before it starts), never an environment variable, which
+ * `docker inspect`, a Pod's spec and /proc show to more eyes than the config's secrets (the
+ * callback token, a login's session) should meet. The image's user reads it; nobody else.
+ */
+export const RUNNER_CONFIG_DIR = "/run/meetbot";
+export const RUNNER_CONFIG_FILE = "bot-config.json";
+/** The container's command: the image's entrypoint is `meetbot`. */
+export const RUNNER_ARGS = ["run", "--config", `${RUNNER_CONFIG_DIR}/${RUNNER_CONFIG_FILE}`];
+
 /**
  * From SIGTERM to SIGKILL when a runner container or Pod is stopped: the runner leaves and
  * finalizes the recording (under a minute), retries its upload for about ten minutes, then its
