@@ -311,6 +311,11 @@ describe("bot accounts", () => {
       expect(foreign.body).toEqual({ detail: "Bot account not found" });
     }
     expect(await getAccount(account.id)).toMatchObject({ name: "Mine" });
+    // The owner's API key reaches it as the owner's access token does.
+    const key = await api.post("/v1/api-keys", { token: owner.token, body: { name: "accounts" } });
+    const byKey = await api.get(`/v1/bot-accounts/${account.id}`, { token: key.body.key });
+    expect(byKey.status).toBe(200);
+    expect(byKey.body).toEqual(await getAccount(account.id));
     const listed = await api.get("/v1/bot-accounts", { token: stranger.token });
     expect(listed.body.botAccounts.map((a: { id: number }) => a.id)).not.toContain(account.id);
     // Nor can another user's bot sign in with it.
