@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { Kysely } from "kysely";
 import {
   type AutomaticLeave,
   BotConfig,
@@ -40,7 +41,6 @@ import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bo
 import type { BotAccountService } from "./bot-accounts.js";
 import { holdLoginAccount, releaseLoginAccount } from "./bot-logins.js";
 import { expireCallbackToken, windDownEnd } from "./callback-token.js";
-import type { Kysely } from "kysely";
 import type { WakeSignal } from "../wake-signal.js";
 import type { ServiceContext } from "./context.js";
 import { recordingColumns, toBot } from "./mappers.js";
