@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { Layout } from "./components/layout.js";
 import { BotPage } from "./pages/bot.js";
+import { BotAccountsPage } from "./pages/bot-accounts.js";
 import { BotsPage } from "./pages/bots.js";
 import { KeysPage } from "./pages/keys.js";
 import { SignInPage } from "./pages/sign-in.js";
@@ -26,6 +27,8 @@ function Page({ route }: { route: Route }) {
   switch (route.page) {
     case "bot":
       return <BotPage key={route.botId} botId={route.botId} />;
+    case "bot-accounts":
+      return <BotAccountsPage />;
     case "keys":
       return <KeysPage />;
     case "webhooks":

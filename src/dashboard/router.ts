@@ -7,6 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 export type Route =
   | { page: "bots" }
   | { page: "bot"; botId: number }
+  | { page: "bot-accounts" }
   | { page: "keys" }
   | { page: "webhooks" }
   | { page: "usage" }
@@ -17,7 +18,13 @@ export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean);
   const [first, second] = parts;
   if (first === "bots" && second && /^\d+$/.test(second)) return { page: "bot", botId: Number(second) };
-  if (first === "keys" || first === "webhooks" || first === "usage" || first === "register")
+  if (
+    first === "bot-accounts" ||
+    first === "keys" ||
+    first === "webhooks" ||
+    first === "usage" ||
+    first === "register"
+  )
     return { page: first };
   if (first === "sign-in") return { page: "sign-in" };
   return { page: "bots" };

@@ -3,6 +3,7 @@ import path from "node:path";
 import { allowlistedEnv, type RunnerSettings } from "../core/index.js";
 import type { Plan } from "../notes/plans.js";
 import { type OAuthConfig, oauthConfigFromEnv } from "./auth/oauth-config.js";
+import type { SecretKey } from "./auth/secret-box.js";
 import type { DatabaseOptions } from "./db/database.js";
 import { OAUTH_VARIABLES, parseServerEnv, type ServerEnv } from "./env.js";
 import { checkedTlsOption, type TlsConfig, tlsFromFiles } from "./http/tls.js";
@@ -44,6 +45,8 @@ export interface StartServerOptions {
   allowedMeetingHosts?: string[];
   /** The server's pino level; default "info". */
   logLevel?: string;
+  /** Where the server's log lines (JSON) go; default stdout. */
+  logStream?: LogStream;
   /** When the server gives up on silent bots; defaults from env (see WatchdogConfig). */
   watchdog?: Partial<WatchdogConfig>;
   /** Requests counted per credential, and whether that is enforced; defaults from env (see RateLimitConfig). */
@@ -183,6 +186,11 @@ export interface RunnerConfig {
   callbackBaseUrl: string | undefined;
 }
 
+/** A destination for log lines, as pino takes it. */
+export interface LogStream {
+  write(line: string): void;
+}
+
 export interface ServerConfig {
   host: string;
   port: number;
@@ -198,6 +206,8 @@ export interface ServerConfig {
   trustProxy: string[];
   allowedMeetingHosts: string[];
   logLevel: string;
+  /** Undefined: stdout. */
+  logStream: LogStream | undefined;
   watchdog: WatchdogConfig;
   rateLimit: RateLimitConfig;
   oauth: OAuthConfig;
@@ -212,6 +222,11 @@ export interface ServerConfig {
   database: DatabaseOptions;
   /** Env MEETBOT_JWT_SECRET; undefined: the secret generated once into the data dir. */
   jwtSecret: string | undefined;
+  /**
+   * The keys secrets at rest (bot-account sessions) are encrypted with, the sealing one first
+   * (auth/secret-box.ts). Env MEETBOT_SECRET_KEY; empty: none, and no bot accounts can be stored.
+   */
+  secretKeys: SecretKey[];
   runner: RunnerConfig;
   /** How runners are started: local processes, Docker containers or Kubernetes Jobs. */
   launcher: LauncherConfig;
@@ -240,6 +255,7 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       h.trim().toLowerCase(),
     ),
     logLevel: opts.logLevel ?? "info",
+    logStream: opts.logStream,
     watchdog: {
       intervalMs: opts.watchdog?.intervalMs ?? env.MEETBOT_WATCHDOG_INTERVAL_MS,
       launchTimeoutMs: opts.watchdog?.launchTimeoutMs ?? env.MEETBOT_LAUNCH_TIMEOUT_MS,
@@ -289,6 +305,7 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
     storage: storageFromEnv(env),
     database: resolveDatabase(databaseUrl, dataDir, env.MEETBOT_DATABASE_POOL_SIZE),
     jwtSecret: env.MEETBOT_JWT_SECRET,
+    secretKeys: env.MEETBOT_SECRET_KEY,
     runner: {
       settings: {
         browser: { executablePath: env.MEETBOT_CHROMIUM_PATH },

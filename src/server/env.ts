@@ -21,6 +21,7 @@ import {
   parseDockerHost,
 } from "./launcher/settings.js";
 import { S3_CHECKSUM_MODES, STORAGE_KINDS } from "./storage/settings.js";
+import { parseSecretKeys, type SecretKey } from "./auth/secret-box.js";
 import { StartupError } from "./startup-error.js";
 
 /** The longest delay a Node timer takes (a longer one fires at once). */
@@ -134,6 +135,21 @@ export const ServerEnv = z.object({
   MEETBOT_JWT_SECRET: optionalText.refine((value) => value === undefined || value.length >= 16, {
     message: "must be at least 16 characters",
   }),
+  /**
+   * The keys that encrypt secrets at rest (bot-account sessions): `<base64 of 32 bytes>`, or
+   * `<id>:<base64>,<id>:<base64>` with the sealing key first (auth/secret-box.ts). Never echoed.
+   */
+  MEETBOT_SECRET_KEY: z
+    .string()
+    .optional()
+    .transform((raw, ctx): SecretKey[] => {
+      try {
+        return parseSecretKeys(raw ?? "");
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   MEETBOT_ALLOWED_MEETING_HOSTS: z
     .string()
     .optional()

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import { buildNotesApp } from "../notes/app.js";
 import { buildApp, sharedWith } from "./app.js";
+import { SecretBox } from "./auth/secret-box.js";
 import { loadServerSecret } from "./auth/tokens.js";
 import { localUrl, resolveConfig, type StartServerOptions } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { createLauncher } from "./launcher/index.js";
+import { prepareSessionKeys } from "./services/bot-accounts.js";
 import { prepareDataDir } from "./storage/data-dir.js";
 import { verifyStorage } from "./storage/stores.js";
 
@@ -29,6 +31,14 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   const abandoned = await prepareDataDir({ dataDir: config.dataDir, ...config.paths });
   const secret = await loadServerSecret(config.dataDir, config.jwtSecret);
   const db = await openDatabase(config.database);
+  let resealed: number;
+  try {
+    // Stored secrets need their keys: refuse to start without them, rewrap under the current one.
+    resealed = await prepareSessionKeys(db.kysely, new SecretBox(config.secretKeys));
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
 
   let publicBaseUrl = config.publicBaseUrl;
   // A launcher handed in belongs to the caller; one made here is closed with the server.
@@ -52,6 +62,11 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     await db.close();
     throw err;
   }
+  if (resealed > 0)
+    app.log.info(
+      { resealed, keyId: config.secretKeys[0]?.id },
+      "bot account sessions re-encrypted with the current key",
+    );
   if (abandoned.length > 0)
     app.log.info({ files: abandoned }, "removed unfinished uploads of an earlier run");
 

@@ -1,3 +1,4 @@
+import { randomBytes, randomUUID } from "node:crypto";
 import type { Browser, Locator } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DashboardTab, expectNoProblems, openDashboard } from "../helpers/dashboard.js";
@@ -12,7 +13,8 @@ import {
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
 
 /**
- * The dashboard's account pages in real Chromium against a real server: API keys (shown once,
+ * The dashboard's account pages in real Chromium against a real server: bot accounts (added from a
+ * storage state file, never shown again; a bot signs in with one), API keys (shown once,
  * last use, revoke), webhooks (test sends, deliveries, redelivery) to a real receiver on
  * 127.0.0.1 that verifies every signature, and the usage figures.
  */
@@ -23,6 +25,8 @@ let receiver: WebhookReceiver;
 const tabs: DashboardTab[] = [];
 beforeAll(async () => {
   server = await startTestServer({
+    // Bot accounts keep their sessions encrypted with this key.
+    env: { ...process.env, MEETBOT_SECRET_KEY: randomBytes(32).toString("base64") },
     // The tests' polling is theirs, not a user's: no per-minute budget to run out of.
     rateLimit: { perMinute: 0, perHour: 0 },
     // The receiver is on 127.0.0.1, which production mode refuses as a webhook target.
@@ -55,6 +59,81 @@ async function signedIn(hash: string): Promise<{ tab: DashboardTab; user: TestUs
 }
 
 const cellText = (row: Locator, column: number) => row.getByRole("cell").nth(column).textContent();
+
+describe("the bot accounts page", () => {
+  it("adds an account from a storage state file, disables, enables and deletes it; a bot signs in with it", async () => {
+    const { tab, user } = await signedIn("#/bot-accounts");
+    const { page } = tab;
+    await page.getByText("No bot accounts yet.").waitFor();
+    const marker = `cookie-${randomUUID()}`;
+    const cookie = { name: "SID", value: marker, domain: ".google.com", path: "/", expires: -1 };
+    const state = (cookies: object[]) => ({
+      name: "auth.json",
+      mimeType: "application/json",
+      buffer: Buffer.from(JSON.stringify({ cookies, origins: [] })),
+    });
+    const form = page.getByRole("form", { name: "Add a bot account" });
+    await form.getByLabel("Name").fill("Notetaker");
+    await form.getByLabel("Group").fill("sales");
+
+    // Not JSON: refused before anything is sent.
+    const file = form.getByLabel("Session file");
+    await file.setInputFiles({ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("not json") });
+    await form.getByRole("button", { name: "Add account" }).click();
+    await page.getByRole("alert").getByText("notes.txt is not JSON").waitFor();
+    // JSON the API refuses: its reason, beside the file.
+    await file.setInputFiles(state([]));
+    await form.getByRole("button", { name: "Add account" }).click();
+    await form.getByText("session.cookies: a session signs in with cookies: give at least one").waitFor();
+
+    await file.setInputFiles(state([{ ...cookie, httpOnly: true, secure: true, sameSite: "Lax" }]));
+    await form.getByRole("button", { name: "Add account" }).click();
+    // Name, platform, group, status, in use, signed in as, last used, last check.
+    const row = page.getByRole("row", { name: "Notetaker" });
+    await row.waitFor();
+    expect(await row.getByRole("cell").allTextContents()).toEqual([
+      "Notetaker",
+      "Google Meet",
+      "sales",
+      "unchecked",
+      "0 of 1",
+      "—",
+      "Never",
+      "Never",
+      "DisableDelete",
+    ]);
+    // The form is ready for the next one, and the session is nowhere on the page.
+    expect(await form.getByLabel("Name").inputValue()).toBe("");
+    expect(await page.content()).not.toContain(marker);
+
+    await row.getByRole("button", { name: "Disable" }).click();
+    await expect.poll(() => cellText(row, 3)).toBe("disabled");
+    await row.getByRole("button", { name: "Enable" }).click();
+    await expect.poll(() => cellText(row, 3)).toBe("unchecked");
+
+    // The bot form offers the account for a login.
+    const accountId = (await server.api.get("/v1/bot-accounts", { token: user.token })).body.botAccounts[0]
+      .id;
+    await page.getByRole("link", { name: "Bots", exact: true }).click();
+    await page.getByRole("button", { name: "New bot" }).click();
+    await page.getByLabel("Meeting link").fill("http://127.0.0.1:9/meet/abc-defg-hij");
+    await page.getByLabel("Join the meeting").selectOption({ label: "Signed in to a bot account" });
+    await page.getByLabel("Account group").waitFor();
+    await page.getByLabel("Bot account", { exact: true }).selectOption({ label: "Notetaker (unchecked)" });
+    expect(await page.getByLabel("Account group").count()).toBe(0);
+    await page.getByRole("button", { name: "Create only" }).click();
+    await expect
+      .poll(async () => (await server.api.get("/v1/bots", { token: user.token })).body.bots[0]?.login)
+      .toEqual({ mode: "always", accountId, group: null, assignedAccountId: null });
+
+    await page.getByRole("link", { name: "Bot accounts" }).click();
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("row", { name: "Notetaker" }).getByRole("button", { name: "Delete" }).click();
+    await page.getByText("No bot accounts yet.").waitFor();
+    expect(await page.content()).not.toContain(marker);
+    expectNoProblems(tab, { refusals: /^422 POST \/v1\/bot-accounts$/ });
+  });
+});
 
 describe("the API keys page", () => {
   it("creates a key shown once, shows its last use, and revokes it", async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "../../src/server/app.js";
-import { type RateLimitConfig, resolveConfig } from "../../src/server/config.js";
+import { type LogStream, type RateLimitConfig, resolveConfig } from "../../src/server/config.js";
 import { openDatabase } from "../../src/server/db/database.js";
 import { testDatabaseFor } from "./postgres.js";
 import { Api, RecordingLauncher, type TestServer } from "./server-harness.js";
@@ -39,7 +39,14 @@ export interface BuiltApp extends TestServer {
  * the test controls and the Fastify instance in hand (its route table, its request-log service).
  */
 export async function startBuiltApp(
-  opts: { clock?: TestClock; rateLimit?: Partial<RateLimitConfig>; env?: NodeJS.ProcessEnv } = {},
+  opts: {
+    clock?: TestClock;
+    rateLimit?: Partial<RateLimitConfig>;
+    env?: NodeJS.ProcessEnv;
+    /** The server's log level (default silent) and where its lines go (default stdout). */
+    logLevel?: string;
+    logStream?: LogStream;
+  } = {},
 ): Promise<BuiltApp> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-app-"));
   const database = await testDatabaseFor(dataDir);
@@ -47,7 +54,8 @@ export async function startBuiltApp(
     ...(opts.env ? { env: opts.env } : {}),
     dataDir,
     port: 0,
-    logLevel: "silent",
+    logLevel: opts.logLevel ?? "silent",
+    ...(opts.logStream ? { logStream: opts.logStream } : {}),
     allowedMeetingHosts: ["127.0.0.1"],
     databaseUrl: database?.url ?? "",
     rateLimit: { perMinute: 0, perHour: 0, ...opts.rateLimit },

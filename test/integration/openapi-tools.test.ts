@@ -105,6 +105,7 @@ describe("every operation", () => {
     expect(bySecurity.get('[{"callbackToken":[]}]')?.sort()).toEqual(
       [
         "PUT /v1/bot-callbacks/{id}/artifacts/{name}",
+        "PUT /v1/bot-callbacks/{id}/login-session",
         "POST /v1/bot-callbacks/{id}/event",
         "PUT /v1/bot-callbacks/{id}/recording",
         "PUT /v1/bot-callbacks/{id}/recording/segments/{seq}",

@@ -45,6 +45,7 @@ describe("POST /v1/bots", () => {
       recording: null,
       transcription: null,
       summary: null,
+      login: null,
     });
   });
 
@@ -416,6 +417,7 @@ describe("PATCH /v1/bots/:id", () => {
       recording: null,
       transcription: null,
       summary: null,
+      login: null,
       deploymentError: null,
       lastHeartbeat: null,
     });

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -58,6 +59,13 @@ describe("meetbot serve: a bad environment variable", { timeout: 60_000 }, () =>
     const { code, stderr } = await meetbotServe({ MEETBOT_JWT_SECRET: secret });
     expect(code).toBe(1);
     expect(stderr).toBe("meetbot serve: MEETBOT_JWT_SECRET: must be at least 16 characters\n");
+
+    const key = `k1:${randomBytes(16).toString("base64")}`;
+    const keyed = await meetbotServe({ MEETBOT_SECRET_KEY: key });
+    expect(keyed.code).toBe(1);
+    expect(keyed.stderr).toBe(
+      'meetbot serve: MEETBOT_SECRET_KEY: key "k1" must be 32 bytes in base64 (openssl rand -base64 32), got 16 bytes\n',
+    );
 
     const url = "mysql://meetbot:hunter2-password@db/meetbot";
     const database = await meetbotServe({ DATABASE_URL: url });

@@ -100,7 +100,7 @@ function casesPerRoute(value: string | undefined): number {
 /** user: a user's bearer credential; runner: a bot's callback token; public: none; page: not the API. */
 type Group = "user" | "runner" | "public" | "page";
 type BodyKind = "json" | "video/mp4" | "application/octet-stream";
-type ParamKind = "bot" | "key" | "webhook" | "artifact" | "provider" | "file" | "other";
+type ParamKind = "bot" | "key" | "webhook" | "account" | "artifact" | "provider" | "file" | "other";
 
 interface Route {
   method: string;
@@ -184,6 +184,7 @@ function paramKind(route: Route, param: string): ParamKind {
   if (param === "bot_id") return "bot";
   if (param === "id" && t.startsWith("/v1/api-keys/")) return "key";
   if (param === "id" && t.startsWith("/v1/webhooks/")) return "webhook";
+  if (param === "id" && t.startsWith("/v1/bot-accounts/")) return "account";
   if (param === "id" && (t.startsWith("/v1/bots/") || t.startsWith("/v1/bot-callbacks/"))) return "bot";
   if (param === "name" && t.includes("/artifacts/")) return "artifact";
   if (param === "provider" || param === "file") return param;
@@ -210,6 +211,8 @@ interface Fixture {
   bots: Record<Owner, number[]>;
   keys: Record<Owner, number[]>;
   webhooks: Record<Owner, number[]>;
+  /** Bot accounts (their sessions stored encrypted). */
+  accounts: Record<Owner, number[]>;
   /** A's DONE bot (with a recording) and FATAL bot (with an artifact). */
   done: number;
   fatal: number;
@@ -235,6 +238,8 @@ beforeAll(async () => {
   idp = await TestOidcProvider.listen();
   const google = { issuer: idp.issuer, clientId: "fuzz", clientSecret: "fuzz-secret-0123456789" };
   server = await startTestServer({
+    // Bot accounts need a key to store their sessions with.
+    env: { ...process.env, MEETBOT_SECRET_KEY: randomBytes(32).toString("base64") },
     rateLimit: { perMinute: 0, perHour: 0 },
     // The watchdog ends silent bots: a change no request made.
     watchdog: { intervalMs: 3_600_000 },
@@ -364,6 +369,31 @@ async function createFixture(s: TestServer): Promise<Fixture> {
   const aExpiring = await createKey(a, { name: "expiring", expiresAt: "2100-01-01T00:00:00Z" });
   const bKey = await createKey(b, { name: "bob" });
 
+  const session = {
+    cookies: [
+      {
+        name: "SID",
+        value: "fuzz",
+        domain: ".google.com",
+        path: "/",
+        expires: -1,
+        httpOnly: true,
+        secure: true,
+        sameSite: "Lax",
+      },
+    ],
+    origins: [],
+  };
+  const createAccount = async (user: TestUser, platform: string) =>
+    ok(
+      await s.api.post("/v1/bot-accounts", { token: user.token, body: { platform, name: "fuzz", session } }),
+      201,
+    ).body.id as number;
+  const accounts = {
+    a: [await createAccount(a, "google"), await createAccount(a, "zoom")],
+    b: [await createAccount(b, "google")],
+  };
+
   // Webhooks last: the fixture's own events must queue no deliveries. Their URLs would never be
   // reached (production mode, no DNS here); the fuzz requests only read or are refused.
   const createWebhook = async (user: TestUser) =>
@@ -395,6 +425,7 @@ async function createFixture(s: TestServer): Promise<Fixture> {
     },
     keys: { a: [aKey.id, aRevoked.id, aExpiring.id], b: [bKey.id] },
     webhooks,
+    accounts,
     done: done.botId,
     fatal: fatal.botId,
     callbackTokens,
@@ -675,6 +706,8 @@ function goodParam(route: Route, kind: ParamKind, rng: Prng): string {
       return String(rng.pick(fixture.keys.a));
     case "webhook":
       return String(rng.pick(fixture.webhooks.a));
+    case "account":
+      return String(rng.pick(fixture.accounts.a));
     case "artifact":
       return rng.chance(0.8) ? ARTIFACT : "page.html";
     case "provider":
@@ -727,6 +760,7 @@ function foreignIds(kind: ParamKind): string[] {
   if (kind === "bot") return fixture.bots.b.map(String);
   if (kind === "key") return fixture.keys.b.map(String);
   if (kind === "webhook") return fixture.webhooks.b.map(String);
+  if (kind === "account") return fixture.accounts.b.map(String);
   return [];
 }
 
@@ -936,7 +970,13 @@ function mayNameOwnResource(c: Case): boolean {
     const id = parseId(value);
     if (id === null) return false;
     if (c.route.group !== "user") return true;
-    return (kind === "bot" ? fixture.bots : fixture.keys)[c.credential.user as Owner].includes(id);
+    const owned = {
+      bot: fixture.bots,
+      key: fixture.keys,
+      webhook: fixture.webhooks,
+      account: fixture.accounts,
+    };
+    return owned[kind][c.credential.user as Owner].includes(id);
   });
 }
 
@@ -950,7 +990,7 @@ function mayTakeEffect(c: Case): boolean {
  */
 function makeHarmless(c: Case, rng: Prng): void {
   const idParams = c.route.params.filter((p) =>
-    ["bot", "key", "webhook", "other"].includes(paramKind(c.route, p)),
+    ["bot", "key", "webhook", "account", "other"].includes(paramKind(c.route, p)),
   );
   const ways = [
     "body",
@@ -1018,7 +1058,8 @@ function namesOtherUsersResource(c: Case): boolean {
     return (
       (kind === "bot" && fixture.bots[other].includes(id)) ||
       (kind === "key" && fixture.keys[other].includes(id)) ||
-      (kind === "webhook" && fixture.webhooks[other].includes(id))
+      (kind === "webhook" && fixture.webhooks[other].includes(id)) ||
+      (kind === "account" && fixture.accounts[other].includes(id))
     );
   });
 }

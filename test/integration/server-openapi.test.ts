@@ -93,6 +93,40 @@ describe("/openapi.json", () => {
     );
   });
 
+  it("documents bot accounts and signed-in bots, never with a session in an answer", () => {
+    const op = (path: string, method: string) => doc.paths[path][method];
+    const json = (o: { content: Record<string, { schema: unknown }> }) =>
+      o.content["application/json"]?.schema;
+    expect(op("/v1/bot-accounts", "post").security).toEqual([{ bearer: [] }]);
+    expect(op("/v1/bot-accounts/{id}", "patch").security).toEqual([{ bearer: [] }]);
+    expect(op("/v1/bot-callbacks/{id}/login-session", "put").security).toEqual([{ callbackToken: [] }]);
+    const created = op("/v1/bot-accounts", "post");
+    expect(json(created.requestBody)).toMatchObject({
+      required: expect.arrayContaining(["platform", "name", "session"]),
+    });
+    const account = json(created.responses["201"]) as { properties: Record<string, { enum?: string[] }> };
+    expect(Object.keys(account.properties)).not.toContain("session");
+    expect(account.properties.status?.enum).toEqual(["unchecked", "active", "expired", "disabled"]);
+    for (const [path, method, status] of [
+      ["/v1/bot-accounts", "get", "200"],
+      ["/v1/bot-accounts/{id}", "get", "200"],
+      ["/v1/bot-accounts/{id}", "patch", "200"],
+      ["/v1/bots/{id}", "get", "200"],
+      ["/v1/bot-callbacks/{id}/login-session", "put", "200"],
+    ] as const) {
+      expect(JSON.stringify(json(op(path, method).responses[status])), `${method} ${path}`).not.toMatch(
+        /"session"|cookies/,
+      );
+    }
+    const bot = json(op("/v1/bots/{id}", "get").responses["200"]) as {
+      properties: Record<string, { properties?: Record<string, { enum?: string[] }> }>;
+    };
+    expect(bot.properties.login).toBeDefined();
+    expect(bot.properties.deploymentError?.properties?.code?.enum).toEqual(
+      expect.arrayContaining(["SIGN_IN_REQUIRED", "BOT_BLOCKED", "SESSION_EXPIRED", "LOGIN_UNAVAILABLE"]),
+    );
+  });
+
   it("types every path parameter its route takes as an integer as an integer, and only those", async () => {
     const user = await registerUser(server.api);
     const { botId, config } = await deployedBot(server, user);

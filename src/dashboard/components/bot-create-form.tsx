@@ -1,10 +1,11 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import type { MeetingInfo } from "../../core/platform.js";
+import type { BotAccountList } from "../../server/schemas/bot-accounts.js";
 import type { Bot, CreateBotBody } from "../../server/schemas/bots.js";
 import { api, ApiFailure } from "../api.js";
 import { PLATFORM_LABELS } from "./bot-meeting.js";
-import { ErrorNote } from "./ui.js";
+import { ErrorNote, useApi } from "./ui.js";
 
 type Platform = MeetingInfo["platform"];
 type LeaveField = keyof CreateBotBody["automaticLeave"];
@@ -69,7 +70,8 @@ type TextField =
   | "organizerId"
   | "botDisplayName"
   | "meetingTitle"
-  | "language";
+  | "language"
+  | "loginGroup";
 
 interface Fields {
   platform: Platform;
@@ -87,7 +89,18 @@ interface Fields {
   language: string;
   summarize: boolean;
   summaryEngine: string;
+  /** "": join as a guest. */
+  loginMode: "" | "always" | "only_if_required";
+  /** An account's id, or "": any free account of loginGroup. */
+  loginAccount: string;
+  loginGroup: string;
 }
+
+const LOGIN_MODES = [
+  ["", "As a guest (no sign-in)"],
+  ["always", "Signed in to a bot account"],
+  ["only_if_required", "As a guest; signed in if the meeting requires it"],
+] as const;
 
 const EMPTY: Fields = {
   platform: "google",
@@ -105,6 +118,9 @@ const EMPTY: Fields = {
   language: "",
   summarize: false,
   summaryEngine: "",
+  loginMode: "",
+  loginAccount: "",
+  loginGroup: "",
 };
 
 /** POST /v1/bots's body: only what was filled in, so that the server's defaults apply to the rest. */
@@ -135,6 +151,11 @@ function bodyOf(f: Fields): Record<string, unknown> {
     };
   }
   if (f.summarize) body.summary = f.summaryEngine ? { engine: f.summaryEngine } : {};
+  if (f.loginMode) {
+    body.login = f.loginAccount
+      ? { mode: f.loginMode, accountId: Number(f.loginAccount) }
+      : { mode: f.loginMode, ...(f.loginGroup.trim() ? { group: f.loginGroup.trim() } : {}) };
+  }
   return body;
 }
 
@@ -248,6 +269,10 @@ export function CreateBotForm({
     );
 
   const byIds = fields.platform !== "google" && fields.joinBy === "ids";
+  // The accounts a login may name: the user's, of the meeting's platform (asked for once wanted).
+  const accounts = useApi<BotAccountList>(
+    fields.loginMode ? `/v1/bot-accounts?platform=${fields.platform}&page_size=100` : null,
+  );
   return (
     <form class="bot-form" onSubmit={submit} aria-label="Create a bot">
       <div class="grid2">
@@ -255,7 +280,14 @@ export function CreateBotForm({
           <select
             id={id}
             value={fields.platform}
-            onChange={(e) => set("platform", e.currentTarget.value as Platform)}
+            onChange={(e) =>
+              // An account belongs to one platform: a new platform starts from "any account".
+              setFields((current) => ({
+                ...current,
+                platform: e.currentTarget.value as Platform,
+                loginAccount: "",
+              }))
+            }
             aria-describedby={describedBy}
           >
             {Object.entries(PLATFORM_LABELS).map(([value, label]) => (
@@ -321,6 +353,58 @@ export function CreateBotForm({
           hint: "For you: shown in lists and webhooks.",
         })}
       </div>
+
+      <fieldset>
+        <legend>Join</legend>
+        <div class="grid2">
+          {field("login.mode", "Join the meeting", ({ id, invalid, describedBy }) => (
+            <select
+              id={id}
+              value={fields.loginMode}
+              onChange={(e) => set("loginMode", e.currentTarget.value as Fields["loginMode"])}
+              aria-invalid={invalid || undefined}
+              aria-describedby={describedBy}
+            >
+              {LOGIN_MODES.map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          ))}
+          {fields.loginMode
+            ? field(
+                "login.accountId",
+                "Bot account",
+                ({ id, invalid, describedBy }) => (
+                  <select
+                    id={id}
+                    value={fields.loginAccount}
+                    onChange={(e) => set("loginAccount", e.currentTarget.value)}
+                    aria-invalid={invalid || undefined}
+                    aria-describedby={describedBy}
+                  >
+                    <option value="">Any free account of a group</option>
+                    {(accounts.data?.botAccounts ?? []).map((account) => (
+                      <option key={account.id} value={String(account.id)}>
+                        {`${account.name} (${account.status})`}
+                      </option>
+                    ))}
+                  </select>
+                ),
+                accounts.data?.botAccounts.length === 0
+                  ? `No ${PLATFORM_LABELS[fields.platform]} bot accounts yet: add one under Bot accounts.`
+                  : "The account is held for the bot from deploy until it ends.",
+              )
+            : null}
+        </div>
+        {fields.loginMode && !fields.loginAccount
+          ? text("loginGroup", "login.group", "Account group", {
+              placeholder: "default",
+              hint: "The bot gets the least recently used free account of this group; none free: it fails at once.",
+            })
+          : null}
+      </fieldset>
 
       <fieldset>
         <legend>Automatic leave (minutes; empty: the default shown)</legend>

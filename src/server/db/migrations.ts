@@ -445,6 +445,55 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.alterTable("bots").addColumn("data_deleted_at", "varchar(40)").execute();
       },
     },
+    "0013_bot_accounts": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // A user's signed-in platform accounts. The session (a Playwright storage state) is kept
+        // only encrypted: AES-256-GCM under the key named by session_key_id (auth/secret-box.ts).
+        await id(db.schema.createTable("bot_accounts"))
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("platform", "varchar(32)", (col) => col.notNull())
+          .addColumn("name", "varchar(200)", (col) => col.notNull())
+          .addColumn("account_group", "varchar(100)", (col) => col.notNull())
+          .addColumn("max_concurrent", "integer", (col) => col.notNull())
+          .addColumn("state", "varchar(16)", (col) => col.notNull())
+          .addColumn("disabled", "integer", (col) => col.notNull())
+          .addColumn("in_use", "integer", (col) => col.notNull())
+          .addColumn("account_name", "varchar(300)")
+          .addColumn("account_email", "varchar(320)")
+          .addColumn("session_key_id", "varchar(32)", (col) => col.notNull())
+          .addColumn("session_nonce", "varchar(32)", (col) => col.notNull())
+          .addColumn("session_tag", "varchar(32)", (col) => col.notNull())
+          .addColumn("session_ciphertext", "text", (col) => col.notNull())
+          .addColumn("session_version", "integer", (col) => col.notNull())
+          .addColumn("session_updated_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("last_used_at", "varchar(40)")
+          .addColumn("last_checked_at", "varchar(40)")
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("updated_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+        await db.schema
+          .createIndex("bot_accounts_pick_idx")
+          .on("bot_accounts")
+          .columns(["user_id", "platform", "account_group"])
+          .execute();
+        // A bot's login option (JSON), the account held for it at deploy, the session version it
+        // was given (its write-back is kept only while that is still the account's), and whether
+        // it still holds the account (counted in the account's in_use).
+        await db.schema.alterTable("bots").addColumn("login", "text").execute();
+        await db.schema
+          .alterTable("bots")
+          .addColumn("login_account_id", "integer", (col) =>
+            col.references("bot_accounts.id").onDelete("set null"),
+          )
+          .execute();
+        await db.schema.alterTable("bots").addColumn("login_session_version", "integer").execute();
+        await db.schema
+          .alterTable("bots")
+          .addColumn("login_held", "integer", (col) => col.notNull().defaultTo(0))
+          .execute();
+      },
+    },
   };
 }
 

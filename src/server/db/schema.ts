@@ -11,6 +11,7 @@ export interface Database {
   users: UsersTable;
   plan_usage: PlanUsageTable;
   bots: BotsTable;
+  bot_accounts: BotAccountsTable;
   bot_events: BotEventsTable;
   aggregated_events: AggregatedEventsTable;
   bot_logs: BotLogsTable;
@@ -144,6 +145,47 @@ export interface BotsTable {
    * upload, a segment, a salvage at startup). Null while it was never deleted.
    */
   data_deleted_at: string | null;
+  /** JSON of the bot's `login` option ({mode, accountId?, group?}); null: it joins anonymously. */
+  login: string | null;
+  /** The account held for (or last given to) the bot at deploy; null before, or without a login. */
+  login_account_id: number | null;
+  /** The account's session_version the bot was given: its write-back is kept only while it is current. */
+  login_session_version: number | null;
+  /** 1 while the bot holds its account (counted in the account's in_use), else 0. */
+  login_held: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * A user's signed-in platform account (services/bot-accounts.ts). The session is kept only
+ * encrypted (AES-256-GCM, auth/secret-box.ts): key id, nonce and tag beside the ciphertext.
+ */
+export interface BotAccountsTable {
+  id: Generated<number>;
+  user_id: number;
+  platform: string;
+  name: string;
+  account_group: string;
+  /** How many bots may hold the account at once. */
+  max_concurrent: number;
+  /** "unchecked" | "active" | "expired"; `disabled` is a switch of its own beside it. */
+  state: string;
+  /** 1 or 0. */
+  disabled: number;
+  /** Bots holding the account right now (bots.login_held); at most max_concurrent. */
+  in_use: number;
+  account_name: string | null;
+  account_email: string | null;
+  session_key_id: string;
+  session_nonce: string;
+  session_tag: string;
+  session_ciphertext: string;
+  /** Counts from 1; every stored session (create, PATCH, kept write-back) is a new version. */
+  session_version: number;
+  session_updated_at: string;
+  last_used_at: string | null;
+  last_checked_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -333,6 +375,7 @@ export interface WebhookDeliveryAttemptsTable {
 
 export type UserRow = Selectable<UsersTable>;
 export type BotRow = Selectable<BotsTable>;
+export type BotAccountRow = Selectable<BotAccountsTable>;
 export type NewBot = Insertable<BotsTable>;
 export type RecordingRow = Selectable<RecordingsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;

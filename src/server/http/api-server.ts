@@ -41,7 +41,7 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
  * authentication, rate limits and OpenAPI document.
  */
 export async function createApiServer(
-  config: Pick<ServerConfig, "logLevel" | "tls" | "trustProxy">,
+  config: Pick<ServerConfig, "logLevel" | "logStream" | "tls" | "trustProxy">,
   opts: {
     /**
      * Headers every answer of this interface carries, for the answers given before any hook
@@ -55,7 +55,7 @@ export async function createApiServer(
   const early = () => ({ ...NO_SNIFF, ...opts.earlyHeaders?.() });
   const app = Fastify({
     ...transportOptions(config),
-    logger: loggerOptions(config.logLevel),
+    logger: loggerOptions(config.logLevel, config.logStream),
     bodyLimit: JSON_BODY_LIMIT,
     // A URL that does not decode, a request Node cannot parse: the same {detail} bodies.
     frameworkErrors: (error, request, reply) => {
@@ -127,7 +127,7 @@ export function redactUrl(url: string): string {
   return url.replace(/([?&]signature=)[^&]*/gi, "$1[redacted]");
 }
 
-function loggerOptions(level: string): FastifyServerOptions["logger"] {
+function loggerOptions(level: string, stream: ServerConfig["logStream"]): FastifyServerOptions["logger"] {
   const serializers = {
     req: (req: { method: string; url: string; ip?: string }) => ({
       method: req.method,
@@ -135,6 +135,7 @@ function loggerOptions(level: string): FastifyServerOptions["logger"] {
       remoteAddress: req.ip,
     }),
   };
+  if (stream) return { level, serializers, stream };
   // JSON logs; pretty only on a terminal, and only where pino-pretty is installed (a dev dependency).
   if (level === "silent" || !process.stdout.isTTY) return { level, serializers };
   try {

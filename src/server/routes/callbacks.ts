@@ -2,12 +2,17 @@ import type { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { CallbackEvent } from "../../core/index.js";
+import {
+  CallbackEvent,
+  LoginSessionWriteBack,
+  LoginSessionWriteBackResult,
+  MAX_SESSION_BYTES,
+} from "../../core/index.js";
 import { bearerToken } from "../auth/guard.js";
 import { MAX_INTEGER_COLUMN } from "../db/database.js";
 import { documentCallbackAuth } from "../http/openapi.js";
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from "../errors.js";
-import { CallbackResult, Recording } from "../schemas/index.js";
+import { AccountSession, CallbackResult, Recording } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { MAX_RECORDING_BYTES } from "../services/recordings.js";
 import { ARTIFACT_NAME, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";
@@ -44,6 +49,9 @@ const UploadHeaders = z.looseObject({
     .transform(Number)
     .refine((n) => n <= MAX_INTEGER_COLUMN, `must be at most ${MAX_INTEGER_COLUMN}`),
 });
+
+/** The write-back's session must sign in (at least one cookie), as an uploaded one must. */
+const LoginSessionBody = LoginSessionWriteBack.extend({ session: AccountSession });
 
 const isMp4 = (contentType: string | undefined) => /^video\/mp4\s*(;|$)/i.test(contentType ?? "");
 
@@ -117,6 +125,26 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       },
     },
     async (request) => services.callbacks.apply(request.params.id, request.body),
+  );
+
+  app.put(
+    "/bot-callbacks/:id/login-session",
+    {
+      bodyLimit: MAX_SESSION_BYTES,
+      schema: {
+        operationId: "writeBackLoginSession",
+        summary: "Runner: write back the login's session as the browser has it now",
+        description:
+          "Platforms rotate cookies: a runner that ends its call cleanly sends its browser's storage state " +
+          "back, before its last status report. Kept (`kept: true`) only while the account's stored session " +
+          "is still the one this bot was given at deploy (or last wrote back itself); a newer upload or " +
+          "another bot's newer write-back wins (`kept: false`). 409 for a bot deployed without a login.",
+        params: BotParams,
+        body: LoginSessionBody,
+        response: { 200: LoginSessionWriteBackResult },
+      },
+    },
+    async (request) => services.botAccounts.writeBack(request.params.id, request.body),
   );
 
   app.put(

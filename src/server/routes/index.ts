@@ -7,6 +7,7 @@ import type { Services } from "../services/index.js";
 import { apiKeyUsageRoutes } from "./api-key-usage.js";
 import { apiKeyRoutes } from "./api-keys.js";
 import { authRoutes, logoutRoutes } from "./auth.js";
+import { botAccountRoutes } from "./bot-accounts.js";
 import { botRoutes } from "./bots.js";
 import { callbackRoutes } from "./callbacks.js";
 import { eventRoutes } from "./events.js";
@@ -57,6 +58,7 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
     await authenticated.register(logoutRoutes);
     await authenticated.register(apiKeyRoutes, { services });
     await authenticated.register(botRoutes, { services });
+    await authenticated.register(botAccountRoutes, { services });
     await authenticated.register(eventRoutes, { services });
     await authenticated.register(recordingRoutes, { services });
     await authenticated.register(shareRoutes, { services });

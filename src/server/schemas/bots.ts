@@ -1,7 +1,9 @@
 import { z } from "zod";
-import { AutomaticLeave, BotConfig, BotStatus, MeetingInfo, SubCode } from "../../core/index.js";
+import { AutomaticLeave, BotConfig, BotStatus, LoginMode, MeetingInfo, SubCode } from "../../core/index.js";
+import { MAX_INTEGER_COLUMN } from "../db/database.js";
 import { SummaryOptions, TranscriptionOptions } from "../jobs/content-options.js";
 import { Pagination } from "../validation.js";
+import { AccountGroup, DEFAULT_ACCOUNT_GROUP } from "./bot-accounts.js";
 import { Timestamp, HttpUrl } from "./common.js";
 import { JobState } from "./content-jobs.js";
 
@@ -37,6 +39,46 @@ export const DeploymentError = z.object({
 });
 export type DeploymentError = z.infer<typeof DeploymentError>;
 
+/**
+ * Ours: the bot signs in with one of the user's bot accounts of its platform (GET
+ * /v1/bot-accounts): `accountId`, or else the least recently used free account of `group`
+ * (default "default"), held for it from deploy until it ends.
+ */
+export const BotLoginOption = z
+  .object({
+    mode: LoginMode.describe(
+      "always: sign in before joining; only_if_required: join as a guest, sign in if the meeting asks",
+    ),
+    accountId: z.number().int().min(1).max(MAX_INTEGER_COLUMN).optional().describe("this account"),
+    group: AccountGroup.optional(),
+  })
+  .refine((login) => login.accountId === undefined || login.group === undefined, {
+    message: "give accountId or group, not both",
+    path: ["group"],
+  });
+export type BotLoginOption = z.infer<typeof BotLoginOption>;
+
+/** A bot's login as its answers show it: never a session. */
+export const BotLogin = z.object({
+  mode: LoginMode,
+  accountId: z.number().int().nullable().describe("the account asked for; null: any of `group`"),
+  group: z.string().nullable().describe("the group asked for; null when an accountId was"),
+  assignedAccountId: z
+    .number()
+    .int()
+    .nullable()
+    .describe("the account the bot was given at deploy; null before (or when the account was deleted)"),
+});
+export type BotLogin = z.infer<typeof BotLogin>;
+
+/** What a bot stores of its login option: the account, or the group (with its default). */
+export function storedLogin(login: BotLoginOption): StoredLogin {
+  return login.accountId !== undefined
+    ? { mode: login.mode, accountId: login.accountId }
+    : { mode: login.mode, group: login.group ?? DEFAULT_ACCOUNT_GROUP };
+}
+export type StoredLogin = { mode: LoginMode } & ({ accountId: number } | { group: string });
+
 export const Bot = z.object({
   id: z.number().int(),
   botDisplayName: z.string(),
@@ -49,6 +91,7 @@ export const Bot = z.object({
     "as created: transcribed once recorded; null: not asked",
   ),
   summary: SummaryOptions.nullable().describe("as created: summarized once transcribed; null: not asked"),
+  login: BotLogin.nullable().describe("signs in with a bot account (ours); null: joins as a guest"),
 });
 export type Bot = z.infer<typeof Bot>;
 
@@ -71,6 +114,9 @@ export const CreateBotBody = z.object({
   ),
   summary: SummaryOptions.optional().describe(
     "summarize the transcript once it is made; implies `transcription` with its defaults (ours)",
+  ),
+  login: BotLoginOption.optional().describe(
+    "sign in with one of your bot accounts of the meeting's platform (ours); absent: join as a guest",
   ),
 });
 export type CreateBotBody = z.infer<typeof CreateBotBody>;
@@ -96,6 +142,7 @@ export const UpdateBotBody = z.strictObject({
   callbackUrl: HttpUrl.nullable().optional(),
   heartbeatInterval: BotConfig.shape.heartbeatInterval.unwrap().optional(),
   automaticLeave: AutomaticLeavePatch.optional(),
+  login: BotLoginOption.nullable().optional().describe("null: join as a guest"),
 });
 export type UpdateBotBody = z.infer<typeof UpdateBotBody>;
 

@@ -7,6 +7,7 @@ export * from "./common.js";
 export * from "./auth.js";
 export * from "./api-keys.js";
 export * from "./bots.js";
+export * from "./bot-accounts.js";
 export * from "./events.js";
 export * from "./callbacks.js";
 export * from "./recordings.js";

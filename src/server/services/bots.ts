@@ -1,8 +1,11 @@
 import path from "node:path";
+import type { Kysely } from "kysely";
 import {
   type AutomaticLeave,
   BotConfig,
   type BotConfigInput,
+  type Platform,
+  type RunnerLogin,
   type BotStatus,
   type CallbackEvent,
   isPlatformHost,
@@ -13,7 +16,7 @@ import {
 import { newCallbackToken, sha256Hex } from "../auth/tokens.js";
 import { parseJson, toIso } from "../db/database.js";
 import { preparedQuery } from "../db/prepared.js";
-import type { BotRow } from "../db/schema.js";
+import type { BotAccountRow, BotRow, Database } from "../db/schema.js";
 import { BotNotFoundError, ConflictError, ServiceUnavailableError, ValidationError } from "../errors.js";
 import type {
   Bot,
@@ -24,8 +27,10 @@ import type {
   DeploymentError,
   DeployResult,
   KillResult,
+  StoredLogin,
   UpdateBotBody,
 } from "../schemas/index.js";
+import { storedLogin } from "../schemas/index.js";
 import { recordingUploadPath } from "../http/urls.js";
 import { checkEngines, type ContentOptions } from "../jobs/content-options.js";
 import type { Engines } from "../jobs/engines.js";
@@ -33,6 +38,8 @@ import { removeBotFiles } from "../storage/bot-files.js";
 import { enqueueBotEvent } from "../webhooks/outbox.js";
 import { checkTargetUrl } from "../webhooks/outbound.js";
 import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
+import type { BotAccountService } from "./bot-accounts.js";
+import { holdLoginAccount, releaseLoginAccount } from "./bot-logins.js";
 import { expireCallbackToken, windDownEnd } from "./callback-token.js";
 import type { WakeSignal } from "../wake-signal.js";
 import type { ServiceContext } from "./context.js";
@@ -61,6 +68,7 @@ const selectOwnedBotWithRecording = preparedQuery((db, botId: number, userId: nu
  * so bot.ended waits for it (outbox.ts, holdEnded).
  */
 const RUNNER_NEVER_RAN: ReadonlySet<SubCode> = new Set([
+  "LOGIN_UNAVAILABLE",
   "LAUNCH_FAILED",
   "IMAGE_PULL_FAILED",
   "UNSCHEDULABLE",
@@ -72,11 +80,14 @@ export class BotService {
     private readonly engines: Engines,
     /** Notified after a transaction that appended aggregated events commits: wakes event streams. */
     private readonly eventsAppended: WakeSignal,
+    private readonly accounts: BotAccountService,
   ) {}
 
   async create(userId: number, input: CreateBotBody): Promise<Bot> {
     this.checkMeetingHost(input.meetingInfo);
     this.checkCallbackTarget(input.callbackUrl);
+    const login = input.login ? storedLogin(input.login) : null;
+    await checkLoginAccount(this.ctx.db, userId, input.meetingInfo.platform, login);
     checkEngines(
       this.engines,
       { transcription: input.transcription?.engine, summary: input.summary?.engine },
@@ -102,6 +113,7 @@ export class BotService {
                 summary: input.summary,
               } satisfies ContentOptions)
             : null,
+        login: login ? JSON.stringify(login) : null,
         created_at: now,
         updated_at: now,
       })
@@ -150,21 +162,23 @@ export class BotService {
   }
 
   /**
-   * READY_TO_DEPLOY → DEPLOYING (with a fresh callback token), then the launcher. A launcher that
-   * rejects leaves the bot FATAL with deploymentError LAUNCH_FAILED and answers 503.
+   * READY_TO_DEPLOY → DEPLOYING (with a fresh callback token, and the bot's login account held
+   * for it: ./bot-logins.ts), then the launcher. A login with no free account leaves the bot FATAL
+   * LOGIN_UNAVAILABLE, a launcher that rejects FATAL LAUNCH_FAILED; both answer 503.
    */
   async deploy(userId: number, botId: number): Promise<DeployResult> {
-    const bot = await this.requireOwned(userId, botId);
+    await this.requireOwned(userId, botId);
     const token = newCallbackToken();
     const now = toIso(this.ctx.now());
-    const moved = await this.ctx.db.transaction().execute(async (trx) => {
-      const result = await trx
+    const deployed = await this.ctx.db.transaction().execute(async (trx) => {
+      const bot = await trx
         .updateTable("bots")
         .set({ status: "DEPLOYING", callback_token_hash: sha256Hex(token), updated_at: now })
         .where("id", "=", botId)
         .where("status", "=", "READY_TO_DEPLOY")
+        .returningAll()
         .executeTakeFirst();
-      if (Number(result.numUpdatedRows) !== 1) return false;
+      if (!bot) return null;
       await appendLog(trx, botId, "info", "deployment started", now);
       const deploying: CallbackEvent = {
         seq: 0,
@@ -173,12 +187,27 @@ export class BotService {
         data: { status: "DEPLOYING" },
       };
       await enqueueBotEvent(trx, bot, deploying, now, now);
-      return true;
+      const login = parseJson<StoredLogin>(bot.login);
+      const held = login ? await holdLoginAccount(trx, bot, login, now) : null;
+      return { bot, login, held };
     });
-    if (!moved) throw new ConflictError("Bot has already been deployed");
+    if (!deployed) throw new ConflictError("Bot has already been deployed");
     this.ctx.outbox.notify();
+    const { bot, login, held } = deployed;
+    let runnerLogin: RunnerLogin | undefined;
+    if (login && held) {
+      if ("account" in held) runnerLogin = this.runnerLogin(botId, login, held.account);
+      if (!runnerLogin) {
+        const message =
+          "unavailable" in held
+            ? held.unavailable
+            : `the session of bot account ${held.account.id} could not be decrypted (the server log says why)`;
+        await this.failFromServer(botId, "LOGIN_UNAVAILABLE", message);
+        throw new ServiceUnavailableError(`Bot could not be deployed: ${message}`);
+      }
+    }
     try {
-      await this.ctx.launcher.launch(BotConfig.parse(this.runnerConfig(bot, token)));
+      await this.ctx.launcher.launch(BotConfig.parse(this.runnerConfig(bot, token, runnerLogin)));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.ctx.log.error({ err, botId }, "bot launch failed");
@@ -203,6 +232,15 @@ export class BotService {
       if (bot.status !== "READY_TO_DEPLOY") {
         throw new ConflictError(`Bot can only be updated before deployment (status is ${bot.status})`);
       }
+      // The login as it will be (a new one, none, or the one kept), on the platform as it will be.
+      const login =
+        input.login === undefined
+          ? parseJson<StoredLogin>(bot.login)
+          : input.login === null
+            ? null
+            : storedLogin(input.login);
+      const platform = input.meetingInfo?.platform ?? (bot.platform as Platform);
+      await checkLoginAccount(trx, userId, platform, login);
       const automaticLeave = input.automaticLeave
         ? { ...parseJson<AutomaticLeave>(bot.automatic_leave), ...input.automaticLeave }
         : undefined;
@@ -217,6 +255,7 @@ export class BotService {
           ...(input.callbackUrl !== undefined ? { callback_url: input.callbackUrl } : {}),
           ...(input.heartbeatInterval !== undefined ? { heartbeat_interval: input.heartbeatInterval } : {}),
           ...(automaticLeave ? { automatic_leave: JSON.stringify(automaticLeave) } : {}),
+          ...(input.login !== undefined ? { login: login ? JSON.stringify(login) : null } : {}),
           updated_at: toIso(this.ctx.now()),
         })
         .where("id", "=", botId)
@@ -300,7 +339,26 @@ export class BotService {
     return row?.status as BotStatus | undefined;
   }
 
-  private runnerConfig(bot: BotRow, token: string): BotConfigInput {
+  /** What the runner gets of the held account: the session, decrypted; undefined if it does not open. */
+  private runnerLogin(botId: number, login: StoredLogin, account: BotAccountRow): RunnerLogin | undefined {
+    try {
+      return {
+        mode: login.mode,
+        accountId: account.id,
+        accountName: account.account_name,
+        session: this.accounts.openSession(account),
+      };
+    } catch (err) {
+      // The message names the key id, never the session or the key.
+      this.ctx.log.error(
+        { botId, accountId: account.id, reason: (err as Error).message },
+        "a bot account's session could not be decrypted",
+      );
+      return undefined;
+    }
+  }
+
+  private runnerConfig(bot: BotRow, token: string, login: RunnerLogin | undefined): BotConfigInput {
     const baseUrl = this.ctx.config.runner.callbackBaseUrl ?? this.ctx.publicBaseUrl();
     return {
       botId: bot.id,
@@ -312,6 +370,8 @@ export class BotService {
       callback: { baseUrl, token, ...(this.ctx.config.tls ? { ca: this.ctx.config.tls.certificates } : {}) },
       upload: { url: `${baseUrl}${recordingUploadPath(bot.id)}` },
       workDir: path.join(this.ctx.config.paths.bots, String(bot.id), "work"),
+      // The only way a session leaves the server (src/core/login.ts).
+      ...(login ? { login } : {}),
       // The operator's runner settings travel in the config: runners inherit no server environment.
       ...this.ctx.config.runner.settings,
     };
@@ -346,6 +406,8 @@ export class BotService {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
       if (!bot || !(await applyStatusChange(trx, bot, event.data, now))) return false;
       await appendLog(trx, botId, "error", `${subCode}: ${message}`, now);
+      // Its runner may still be winding down, but the account is free for other bots now.
+      await releaseLoginAccount(trx, botId);
       // Its runner, if any, may still be leaving and uploading: its token lives on for a while.
       await expireCallbackToken(trx, botId, windDownEnd(now));
       await appendDerivedEvents(trx, this.ctx.dialect, bot, event, now, now);
@@ -387,4 +449,30 @@ export class BotService {
       },
     ]);
   }
+}
+
+/**
+ * A login naming an account must name one of the user's own accounts of the bot's platform
+ * (422 otherwise, as one that does not exist). A group needs no account yet: it is read at deploy.
+ */
+async function checkLoginAccount(
+  db: Kysely<Database>,
+  userId: number,
+  platform: Platform,
+  login: StoredLogin | null,
+): Promise<void> {
+  if (!login || !("accountId" in login)) return;
+  const account = await db
+    .selectFrom("bot_accounts")
+    .select("platform")
+    .where("id", "=", login.accountId)
+    .where("user_id", "=", userId)
+    .executeTakeFirst();
+  const problem = !account
+    ? `no bot account ${login.accountId} of yours`
+    : account.platform !== platform
+      ? `bot account ${login.accountId} is for ${account.platform}, not ${platform}`
+      : undefined;
+  if (problem)
+    throw new ValidationError([{ loc: ["body", "login", "accountId"], msg: problem, type: "value_error" }]);
 }

@@ -16,6 +16,7 @@ import {
   lockBot,
   type StatusData,
 } from "./bot-state.js";
+import { expireLoginAccount, releaseLoginAccount } from "./bot-logins.js";
 import { expireCallbackToken, windDownEnd } from "./callback-token.js";
 import type { WakeSignal } from "../wake-signal.js";
 import type { ServiceContext } from "./context.js";
@@ -101,6 +102,9 @@ export class CallbackService {
       let status = current;
       if (event.type === "status") {
         const last = isTerminal(event.data.status);
+        // Whether or not the server had ended the bot already, the runner saw the session fail.
+        if (event.data.status === "FATAL" && event.data.subCode === "SESSION_EXPIRED")
+          queued.count += await expireLoginAccount(trx, bot, eventTime, now);
         if (!(await applyStatusChange(trx, bot, event.data, now))) {
           const illegal = `illegal transition ${current} -> ${event.data.status}`;
           // A bot that has ended (killed, timed out) still hears from its runner as it winds
@@ -130,7 +134,8 @@ export class CallbackService {
 
   /**
    * The runner's last report (DONE or its own FATAL, applied or not): it uploaded what it had
-   * before sending it, so its token dies now; a DONE whose recording is not stored yet keeps it
+   * (and wrote its login's session back) before sending it, so its token dies now and its login
+   * account is free again; a DONE whose recording is not stored yet keeps it
    * until the upload (or the wind-down) ends. A bot the server ended gets its held bot.ended now,
    * after the recording.ready of that upload. Returns the deliveries queued.
    */
@@ -146,6 +151,7 @@ export class CallbackService {
       : undefined;
     const at = endsDone && !recording ? windDownEnd(now) : now;
     await expireCallbackToken(trx, bot.id, at);
+    await releaseLoginAccount(trx, bot.id);
     return releaseBotEnded(trx, bot, now);
   }
 }

@@ -11,6 +11,7 @@ import { JOB_LEASE_MS, JobWorker } from "../jobs/worker.js";
 import { ApiKeyService } from "./api-keys.js";
 import { ApiLogService } from "./api-logs.js";
 import { ArtifactService } from "./artifacts.js";
+import { BotAccountService } from "./bot-accounts.js";
 import { BotService } from "./bots.js";
 import { CallbackService } from "./callbacks.js";
 import type { ServiceContext } from "./context.js";
@@ -27,6 +28,7 @@ import { UserService } from "./users.js";
 import { BotWatchdog } from "./watchdog.js";
 import { WebhookService } from "./webhooks.js";
 
+import { SecretBox } from "../auth/secret-box.js";
 import { WakeSignal } from "../wake-signal.js";
 
 export type { ServiceContext } from "./context.js";
@@ -36,6 +38,8 @@ export interface Services {
   apiKeys: ApiKeyService;
   oauth: OAuthService;
   bots: BotService;
+  /** The user's signed-in platform accounts, and the runners' session write-backs. */
+  botAccounts: BotAccountService;
   events: EventService;
   /** Live event streams (GET /v1/events/stream); the app ends them all before it closes. */
   eventStreams: EventStreams;
@@ -64,7 +68,9 @@ export function createServices(ctx: ServiceContext): Services {
   const assemblyAiWebhooks = new AssemblyAiWebhooks(ctx.publicBaseUrl);
   // Notified after a transaction that appended aggregated events commits: wakes event streams.
   const eventsAppended = new WakeSignal();
-  const bots = new BotService(ctx, engines, eventsAppended);
+  // Secrets at rest (bot-account sessions) are sealed with the operator's MEETBOT_SECRET_KEY.
+  const botAccounts = new BotAccountService(ctx, new SecretBox(ctx.config.secretKeys));
+  const bots = new BotService(ctx, engines, eventsAppended, botAccounts);
   const events = new EventService(ctx, bots);
   const apiKeys = new ApiKeyService(ctx);
   const users = new UserService(ctx, apiKeys);
@@ -84,6 +90,7 @@ export function createServices(ctx: ServiceContext): Services {
     apiKeys,
     oauth: new OAuthService(ctx, users),
     bots,
+    botAccounts,
     events,
     eventStreams: new EventStreams(events, ctx.config.eventStream, eventsAppended, ctx.log),
     callbacks: new CallbackService(ctx, eventsAppended),

@@ -2,7 +2,7 @@ import type { ContentOptions } from "../jobs/content-options.js";
 import type { BotStatus, MeetingInfo } from "../../core/index.js";
 import { parseJson } from "../db/database.js";
 import type { BotRow } from "../db/schema.js";
-import type { Bot, Recording } from "../schemas/index.js";
+import type { Bot, BotLogin, Recording, StoredLogin } from "../schemas/index.js";
 
 /**
  * Database rows to the API's shapes, for every service that answers with a bot or a recording
@@ -45,6 +45,19 @@ export function toBot(row: BotRow, recording: RecordingColumns | null): Bot {
     createdAt: row.created_at,
     recording: recording ? toRecording(row.id, recording) : null,
     ...contentOptionsOf(row.content_options),
+    login: loginOf(row),
+  };
+}
+
+/** The bot's login option as stored, and the account it was given at deploy: never a session. */
+function loginOf(row: Pick<BotRow, "login" | "login_account_id">): BotLogin | null {
+  const login = parseJson<StoredLogin>(row.login);
+  if (!login) return null;
+  return {
+    mode: login.mode,
+    accountId: "accountId" in login ? login.accountId : null,
+    group: "group" in login ? login.group : null,
+    assignedAccountId: row.login_account_id,
   };
 }
 

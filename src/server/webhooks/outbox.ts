@@ -45,7 +45,7 @@ export function deliveryPayload(
  */
 export async function enqueueWebhookEvents(
   db: Kysely<Database>,
-  bot: OutboxBot,
+  bot: Omit<OutboxBot, "id"> & { id: number | null },
   events: readonly WebhookEventData[],
   eventTime: string,
   now: string,
@@ -95,6 +95,22 @@ export async function enqueueWebhookEvents(
   }
   if (rows.length > 0) await db.insertInto("webhook_deliveries").values(rows).execute();
   return rows.length;
+}
+
+/**
+ * Queues events about something of the user's other than one bot (a bot account) for the user's
+ * active webhooks subscribed to them; no callbackUrl gets them. `botId`: the bot whose report
+ * caused them (the delivery's `botId`), or null.
+ */
+export function enqueueUserEvents(
+  db: Kysely<Database>,
+  userId: number,
+  botId: number | null,
+  events: readonly WebhookEventData[],
+  eventTime: string,
+  now: string,
+): Promise<number> {
+  return enqueueWebhookEvents(db, { id: botId, user_id: userId, callback_url: null }, events, eventTime, now);
 }
 
 /** The bot columns the outbox needs to turn a bot's event into deliveries. */
