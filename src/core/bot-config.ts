@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RunnerLogin } from "./login.js";
 import { MeetingInfo } from "./platform.js";
 
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 5_000;
@@ -115,6 +116,11 @@ export const BotConfig = z.object({
   upload: z.object({ url: HttpUrl }),
   /** Runner scratch space (spool, recording). Defaults to a per-bot folder under the OS temp dir. */
   workDir: z.string().min(1).optional(),
+  /**
+   * Sign in with this account's session (src/core/login.ts). Absent: join anonymously, as a guest.
+   * A secret: it must never be logged, reported or saved in an artifact or trace.
+   */
+  login: RunnerLogin.optional(),
   ...RunnerSettings.shape,
 });
 export type BotConfig = z.infer<typeof BotConfig>;

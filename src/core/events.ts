@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { BotAccountStatus } from "./login.js";
 import { BotStatus, SubCode } from "./status.js";
 import { WEBHOOK_EVENT_NAMES } from "./webhook-event-names.js";
 
@@ -396,6 +397,18 @@ export function contentFailedWebhookEvent(
   error: { code: string; message: string },
 ): WebhookEventData {
   return { event: `${kind}.failed`, data: { code: error.code, message: error.message } };
+}
+
+/**
+ * `bot_account.checked` (a check signed in with the account, or found it expired) and
+ * `bot_account.expired` (the account's session stopped signing in: a bot reported
+ * SESSION_EXPIRED). Never the session: only which account, and where it stands now.
+ */
+export function botAccountWebhookEvent(
+  event: "bot_account.checked" | "bot_account.expired",
+  account: { accountId: number; status: BotAccountStatus },
+): WebhookEventData {
+  return { event, data: { accountId: account.accountId, status: account.status } };
 }
 
 /** Spec §6: durationSeconds is an integer (rounded), fileSizeBytes the file's size. */

@@ -1,5 +1,6 @@
 export * from "./bot-config.js";
 export * from "./events.js";
+export * from "./login.js";
 export * from "./platform.js";
 export * from "./runner-env.js";
 export * from "./status.js";

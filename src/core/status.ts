@@ -67,7 +67,17 @@ export const SUB_CODES = [
   "WAITING_ROOM_TIMEOUT",
   "MEETING_NOT_FOUND",
   "BLOCKED",
+  // Signed-in bots (src/core/login.ts). SIGN_IN_REQUIRED: the meeting admits signed-in people
+  // only and the bot has no login (or one in mode only_if_required that did not get it in).
   "SIGN_IN_REQUIRED",
+  // The platform's bot wall ("We detected you may be a bot", a captcha): never evaded.
+  "BOT_BLOCKED",
+  // The login's session no longer signs in (a sign-in page, "Verify it's you"): the server marks
+  // its account expired.
+  "SESSION_EXPIRED",
+  // Set by the server at deploy: no account of the bot's login was free (all in use, disabled
+  // or expired). The runner never ran.
+  "LOGIN_UNAVAILABLE",
   "BAD_PASSCODE",
   "HOST_NOT_STARTED",
   "BROWSER_CRASHED",

@@ -1,5 +1,6 @@
 /**
- * Webhook event names (spec §6), plus `bot.ended`: the bot reached DONE or FATAL, whichever way.
+ * Webhook event names (spec §6), plus `bot.ended`: the bot reached DONE or FATAL, whichever way,
+ * and ours: transcript and summary events, and `bot_account.*` about a user's bot accounts.
  * The spec's subscription example also names `recording.available`; the server accepts it as an
  * alias of `recording.ready` when subscribing, but never sends an event by that name.
  *
@@ -23,4 +24,6 @@ export const WEBHOOK_EVENT_NAMES = [
   "transcript.failed",
   "summary.ready",
   "summary.failed",
+  "bot_account.checked",
+  "bot_account.expired",
 ] as const;
