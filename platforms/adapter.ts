@@ -18,6 +18,7 @@ export type Phase =
   | "denied"
   | "not_found"
   | "blocked"
+  | "bot_wall"
   | "sign_in"
   | "bad_passcode"
   | "host_not_started";
@@ -47,6 +48,12 @@ export interface PageSnapshot {
    * change, so a real platform's UI change shows in the logs. Optional; absent while loading.
    */
   evidence?: string;
+  /**
+   * On the pre-join: the signed-in account the page shows (the platform's own account control),
+   * with its name and e-mail where the page shows them. Absent for an anonymous guest. A page that
+   * asks for a name to type is never signed in, whatever else it shows.
+   */
+  account?: { name: string | null; email: string | null };
 }
 
 /**
@@ -61,6 +68,14 @@ export interface JoinOptions {
   displayName: string;
   info: MeetingInfo;
   note?: JoinNote;
+  /**
+   * Present for a signed-in bot: called once the pre-join form itself is on screen (past any
+   * launcher), before anything on it is typed or clicked; it rejects (and the join must stop) when
+   * the page does not show the login's account. Signed in there is no name to type (the meeting
+   * shows the account's), and a second session of the account is joined beside the first ("Join
+   * here too"), never moved here ("Switch here").
+   */
+  confirmSignedIn?: () => Promise<void>;
 }
 
 /** Thrown by an adapter's join() when the page made clear why the bot cannot get in. */
@@ -87,6 +102,7 @@ export const FAILURE_PHASES: Partial<Record<Phase, SubCode>> = {
   denied: "ADMISSION_DENIED",
   not_found: "MEETING_NOT_FOUND",
   blocked: "BLOCKED",
+  bot_wall: "BOT_BLOCKED",
   sign_in: "SIGN_IN_REQUIRED",
   bad_passcode: "BAD_PASSCODE",
 };
@@ -113,8 +129,12 @@ export const END_PHASES: Partial<Record<Phase, SubCode>> = {
  */
 export interface PlatformAdapter {
   platform: Platform;
-  /** The URL the browser opens for this meeting; `urls` replace the platforms' own origins. */
-  meetingUrl(info: MeetingInfo, urls: PlatformUrls): string;
+  /**
+   * The URL the browser opens for this meeting; `urls` replace the platforms' own origins.
+   * `extras.botToken`: Teams' bot-identification token (BotConfig teamsBotToken), which the Teams
+   * adapter puts in the URL's fragment (`#token=`); the others ignore it.
+   */
+  meetingUrl(info: MeetingInfo, urls: PlatformUrls, extras?: { botToken?: string }): string;
   /**
    * Runs inside the page and reads the current phase and roster from the DOM. It is serialized,
    * so it must be self-contained: everything it needs comes in `hooks` (the platform's

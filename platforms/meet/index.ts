@@ -1,6 +1,6 @@
 import type { Locator, Page } from "playwright";
 import type { MeetingInfo } from "../../src/core/index.js";
-import type { JoinNote, PlatformAdapter } from "../adapter.js";
+import { type JoinNote, JoinRefused, type PlatformAdapter } from "../adapter.js";
 import { clickFirstClickable, exactly, firstVisible, ignoreNote, type Variants } from "../variants.js";
 import { MEET_HOOKS } from "./selectors.js";
 import { meetSnapshot } from "./snapshot.js";
@@ -30,12 +30,19 @@ export const meetAdapter: PlatformAdapter = {
     return info.meetingUrl;
   },
 
-  async join(page: Page, { displayName, note = ignoreNote }): Promise<void> {
-    const name = page.locator(MEET_HOOKS.nameInput).first();
-    await name.waitFor({ timeout: FORM_TIMEOUT_MS });
-    await dismissPopups(page, note);
-    // fill() types into the field even under a pop-up; only clicks can land on what covers a control.
-    await name.fill(displayName, { timeout: FORM_TIMEOUT_MS });
+  async join(page: Page, { displayName, note = ignoreNote, confirmSignedIn }): Promise<void> {
+    if (confirmSignedIn) {
+      await confirmSignedIn();
+      // The meeting shows the account's own name: there is none to type.
+      note("nameInput", "signed in: no name to type");
+      await dismissPopups(page, note);
+    } else {
+      const name = page.locator(MEET_HOOKS.nameInput).first();
+      await name.waitFor({ timeout: FORM_TIMEOUT_MS });
+      await dismissPopups(page, note);
+      // fill() types into the field even under a pop-up; only clicks can land on what covers a control.
+      await name.fill(displayName, { timeout: FORM_TIMEOUT_MS });
+    }
     // Joining muted and camera-off: the bot only listens. The toggles flip their label once
     // clicked, so a missing "Turn off" toggle means it is already off.
     const toggles = [
@@ -52,11 +59,23 @@ export const meetAdapter: PlatformAdapter = {
         note(hook, `no ${selector}: already off`);
       }
     }
-    const anyCta = page.getByRole("button", { name: exactly(MEET_HOOKS.joinButtonTexts) });
+    const offered = [...MEET_HOOKS.joinButtonTexts, ...MEET_HOOKS.switchHereTexts];
+    const anyCta = page.getByRole("button", { name: exactly(offered) });
     await anyCta.filter({ visible: true }).first().waitFor({ timeout: FORM_TIMEOUT_MS });
-    // In the list's order, not the page's: "Join here too" rather than "Switch here" when both show.
+    // In the list's order, not the page's; "Switch here" never (it would pull the account's other
+    // session out of the call).
     const cta = await firstVisible(buttonsNamed(page, MEET_HOOKS.joinButtonTexts));
-    if (!cta) throw new Error(`the call-to-action (${MEET_HOOKS.joinButtonTexts.join(" / ")}) went away`);
+    if (!cta) {
+      const switchHere = await firstVisible(buttonsNamed(page, MEET_HOOKS.switchHereTexts));
+      if (switchHere) {
+        note("joinButton", `only "${switchHere.variant}": not taken`);
+        throw new JoinRefused(
+          "LOGIN_UNAVAILABLE",
+          `the account is already in this call elsewhere and the page offers only "${switchHere.variant}", which would take it away from there`,
+        );
+      }
+      throw new Error(`the call-to-action (${MEET_HOOKS.joinButtonTexts.join(" / ")}) went away`);
+    }
     note("joinButton", cta.variant);
     // Once clicked it is disabled, then replaced by the lobby or the call.
     const enabled = page.getByRole("button", { name: exactly([cta.variant]), disabled: false });

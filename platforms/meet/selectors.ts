@@ -10,17 +10,28 @@ export const MEET_HOOKS = {
   /**
    * Texts of the pre-join call-to-action (a `<span>` in a button; matched as the button's
    * accessible name, so an aria-hidden icon beside it does not count). The bot takes the first
-   * one shown in this order: "Join here too" before "Switch here", which would end the call on
-   * the account's other device.
+   * one shown in this order. "Join here too": a second session of a signed-in account already in
+   * the call.
    */
-  joinButtonTexts: [
-    "Ask to join",
-    "Join now",
-    "Ask to join anyway",
-    "Join anyway",
-    "Join here too",
-    "Switch here",
-  ],
+  joinButtonTexts: ["Ask to join", "Join now", "Ask to join anyway", "Join anyway", "Join here too"],
+  /**
+   * Offered when the signed-in account is in the call elsewhere (a `div[role="button"]`). Trap:
+   * never clicked: it moves the call here and pulls the account's other session out of it. Shown
+   * alone, the account is busy: the bot ends LOGIN_UNAVAILABLE.
+   */
+  switchHereTexts: ["Switch here"],
+  /**
+   * The Google bar's account button on every page of a signed-in account, labelled
+   * "Google Account: <name>\n(<email>)": what proves the pre-join is signed in (with no name field).
+   */
+  accountButton: '[aria-label^="Google Account:"]',
+  accountLabelPattern: "^Google Account:\\s*([\\s\\S]*?)\\s*\\(([^()\\s]+@[^()\\s]+)\\)\\s*$",
+  /**
+   * Where the wall for anonymous guests puts its words. Trap: match the heading only: the line
+   * under it ("No one can join a meeting unless invited or admitted by the host") is also on
+   * Meet's home page, and "Return to home screen" is an ordinary lobby button.
+   */
+  heading: 'h1, h2, [role="heading"]',
   /**
    * Pop-ups that can cover the pre-join form, in any order and stacked either way (the device
    * modal's scrim over the "Got it" pop-up): the bot clicks the one on top first. Trap: never
@@ -66,8 +77,25 @@ export const MEET_HOOKS = {
       "No one responded to your request to join the call",
     ],
     notFound: ["Check your meeting code", "Invalid video call name"],
-    blocked: ["You can't join this video call", "There is a problem connecting to this video call"],
-    signIn: ["to continue to your Google Account", "Sign in to your Google Account"],
+    blocked: ["There is a problem connecting to this video call"],
+    /**
+     * Headings (see `heading`) of the wall an anonymous guest meets where the meeting admits only
+     * signed-in people (2026; either apostrophe): SIGN_IN_REQUIRED.
+     */
+    cantJoin: [
+      "You can't join this video call",
+      "You can’t join this video call",
+      "You can't join this meeting",
+      "You can’t join this meeting",
+    ],
+    /** Google's sign-in pages (accounts.google.com), where an expired session is sent. */
+    signIn: [
+      "to continue to your Google Account",
+      "Sign in to your Google Account",
+      "Use your Google Account",
+      "Verify it's you",
+      "Verify it’s you",
+    ],
     removed: ["You've been removed from the meeting"],
     ended: ["The call ended", "Meeting ended"],
     left: ["You left the meeting"],

@@ -32,6 +32,14 @@ export function meetSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
     ["sign_in", "signIn"],
   ];
   for (const [phase, key] of screens) {
+    if (phase === "sign_in") {
+      // The wall for anonymous guests, by its heading only (the line under it is also elsewhere).
+      const headings = [...document.querySelectorAll(hooks.heading)].map((h) =>
+        (h as HTMLElement).innerText.trim(),
+      );
+      const wall = hooks.texts.cantJoin.find((candidate) => headings.some((h) => h.startsWith(candidate)));
+      if (wall) return { phase: "sign_in", participants: none, evidence: `texts.cantJoin heading "${wall}"` };
+    }
     const evidence = said(key);
     if (evidence) return { phase, participants: none, evidence };
   }
@@ -73,5 +81,21 @@ export function meetSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
   if (lobby) return { phase: "lobby", participants: none, evidence: lobby };
   if (document.querySelector(hooks.nameInput))
     return { phase: "prejoin", participants: none, evidence: "nameInput" };
+  // Signed in: no name field, the account in the Google bar, a call-to-action.
+  const ctaTexts = [...hooks.joinButtonTexts, ...hooks.switchHereTexts];
+  const cta = [...document.querySelectorAll('button, [role="button"]')]
+    .map((button) => (button.textContent ?? "").trim())
+    .find((label) => ctaTexts.includes(label));
+  if (cta) {
+    const snap: PageSnapshot = { phase: "prejoin", participants: none, evidence: `joinButtonTexts "${cta}"` };
+    const label = document.querySelector(hooks.accountButton)?.getAttribute("aria-label");
+    if (label) {
+      const parts = new RegExp(hooks.accountLabelPattern).exec(label);
+      const bare = label.replace(/^Google Account:\s*/, "").trim();
+      snap.account = { name: (parts ? parts[1]?.trim() : bare) || null, email: parts?.[2] ?? null };
+      snap.evidence = `${snap.evidence} + accountButton`;
+    }
+    return snap;
+  }
   return { phase: "loading", participants: none };
 }

@@ -11,7 +11,7 @@ import {
 } from "../variants.js";
 import { TEAMS_HOOKS } from "./selectors.js";
 import { teamsSnapshot } from "./snapshot.js";
-import { teamsMeetingUrl } from "./url.js";
+import { teamsMeetingUrl, withBotToken } from "./url.js";
 
 const { launcher, prejoin, call, overlays } = TEAMS_HOOKS;
 
@@ -29,9 +29,9 @@ export const teamsAdapter: PlatformAdapter = {
   hooks: TEAMS_HOOKS,
   snapshot: teamsSnapshot,
 
-  meetingUrl: (info, urls) => teamsMeetingUrl(info, urls.teamsWeb),
+  meetingUrl: (info, urls, extras) => withBotToken(teamsMeetingUrl(info, urls.teamsWeb), extras?.botToken),
 
-  async join(page: Page, { displayName, note = ignoreNote }): Promise<void> {
+  async join(page: Page, { displayName, note = ignoreNote, confirmSignedIn }): Promise<void> {
     const continueOnWeb = await firstVisible([
       [launcher.joinOnWeb, page.locator(launcher.joinOnWeb)],
       ...launcher.joinOnWebTexts.map(
@@ -49,9 +49,12 @@ export const teamsAdapter: PlatformAdapter = {
     // The web client loads its pre-join form, or says why there is none (meeting not found,
     // sign-in wall, ...). On a dead end the runner reads the page and reports it; not a join error.
     if (!(await showsJoinForm(page))) return;
+    await confirmSignedIn?.();
 
-    // Typing needs no click, so a dialog over the form does not stop it.
-    await page.locator(prejoin.nameInput).fill(displayName, { timeout: STEP_TIMEOUT_MS });
+    // Typing needs no click, so a dialog over the form does not stop it. Signed in, there is no
+    // name to type: the meeting shows the account's.
+    if (confirmSignedIn) note("nameInput", "signed in: no name to type");
+    else await page.locator(prejoin.nameInput).fill(displayName, { timeout: STEP_TIMEOUT_MS });
     await switchOff(page, note, "camera", prejoin.cameraSwitch);
     await switchOff(page, note, "microphone", prejoin.microphoneSwitch);
     // Computer audio with a muted microphone: the bot hears (and records) the meeting.
@@ -183,8 +186,9 @@ async function dismissButtons(page: Page): Promise<Variants> {
 /** Waits until the pre-join form (true) or a screen that says why there is none (false). */
 async function showsJoinForm(page: Page): Promise<boolean> {
   const verdict = await page.waitForFunction(
-    ({ nameInput, loginForm, phrases }) => {
-      if (document.querySelector(nameInput)) return "form";
+    ({ nameInput, joinButton, loginForm, phrases }) => {
+      // A guest's form has the name field, a signed-in one only Join now.
+      if (document.querySelector(nameInput) || document.querySelector(joinButton)) return "form";
       if (document.querySelector(loginForm)) return "other";
       const text = document.body?.innerText ?? "";
       // Anything else (the launcher, a loading client) means: keep waiting.
@@ -192,6 +196,7 @@ async function showsJoinForm(page: Page): Promise<boolean> {
     },
     {
       nameInput: prejoin.nameInput,
+      joinButton: prejoin.joinButton,
       loginForm: TEAMS_HOOKS.loginForm,
       phrases: Object.values(TEAMS_HOOKS.texts).flat(),
     },

@@ -116,6 +116,16 @@ export const TEAMS_HOOKS = {
   },
   /** Microsoft's sign-in page (login.microsoftonline.com), where a tenant may send guests. */
   loginForm: 'input[name="loginfmt"]',
+  /**
+   * Microsoft 365's account control in a signed-in page's header ("Account manager for <name>",
+   * the e-mail in its secondary line): with no name field, it proves the pre-join signed in.
+   * Trap: Teams sometimes shows the guest pre-join (a name field) after a sign-in: not signed in.
+   */
+  account: {
+    control: '#mectrl_main_trigger, [aria-label^="Account manager for "]',
+    labelPrefix: "Account manager for",
+    email: "#mectrl_currentAccount_secondary",
+  },
   texts: {
     lobby: ["Someone will let you in shortly", "Someone will let you in soon"],
     /**
@@ -130,8 +140,11 @@ export const TEAMS_HOOKS = {
     denied: ["Sorry, but you were denied access to the meeting", "Your request to join was declined"],
     /** attendee-labs/attendee, teams_ui_methods.py (invalid meeting URL). */
     notFound: ["Looks like the meeting URL is incorrect"],
-    /** The captcha Teams shows a suspected bot (attendee-labs/attendee, teams_ui_methods.py). */
-    blocked: ["Verify you're a real person"],
+    /**
+     * The captcha Teams shows a suspected bot (attendee-labs/attendee, teams_ui_methods.py), either
+     * apostrophe: BOT_BLOCKED, never solved.
+     */
+    botWall: ["Verify you're a real person", "Verify you’re a real person"],
     /** attendee-labs/attendee, teams_ui_methods.py (sign-in required messages). */
     signIn: [
       "We need to verify your info before you can join",

@@ -28,7 +28,7 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
     ["left", "left"],
     ["denied", "denied"],
     ["not_found", "notFound"],
-    ["blocked", "blocked"],
+    ["bot_wall", "botWall"],
     ["sign_in", "signIn"],
   ];
   for (const [phase, key] of screens) {
@@ -60,7 +60,20 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
       ["launcher.joinOnWeb", hooks.launcher.joinOnWeb],
     ] as const
   ).find(([, selector]) => has(selector));
-  if (form) return { phase: "prejoin", participants: none, evidence: form[0] };
+  if (form) {
+    const snap: PageSnapshot = { phase: "prejoin", participants: none, evidence: form[0] };
+    const control = document.querySelector(hooks.account.control);
+    if (control && !has(hooks.prejoin.nameInput) && form[0] === "prejoin.joinButton") {
+      const label = control.getAttribute("aria-label") ?? "";
+      const name = label.startsWith(hooks.account.labelPrefix)
+        ? label.slice(hooks.account.labelPrefix.length).trim()
+        : "";
+      const email = (document.querySelector(hooks.account.email)?.textContent ?? "").trim();
+      snap.account = { name: name || null, email: email || null };
+      snap.evidence = `${form[0]} + account.control`;
+    }
+    return snap;
+  }
   // A launcher whose button lost its data-tid still names it by one of its texts or labels.
   const onWeb = [...document.querySelectorAll("button")].find((button) =>
     [button.getAttribute("aria-label") ?? "", button.textContent?.trim() ?? ""].some((name) =>

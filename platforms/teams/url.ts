@@ -102,3 +102,14 @@ export function teamsMeetingUrl(info: MeetingInfo, baseOverride: string | undefi
   }
   return override ? `${override}${url.pathname}${url.search}${url.hash}` : url.href;
 }
+
+/**
+ * The meeting URL with Teams' bot-identification token in its fragment (`#token=<TOKEN>`, as
+ * registered bots join: notes/getting-in-2026.md), replacing any fragment it had; unchanged
+ * without a token. The fragment never leaves the browser in a request.
+ */
+export function withBotToken(url: string, token: string | undefined): string {
+  if (!token) return url;
+  const at = url.indexOf("#");
+  return `${at < 0 ? url : url.slice(0, at)}#token=${encodeURIComponent(token)}`;
+}

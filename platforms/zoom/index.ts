@@ -21,9 +21,19 @@ export const zoomAdapter: PlatformAdapter = {
     return zoomWebClientUrl(zoomMeeting(info), zoomWebBaseUrl(urls.zoomWeb));
   },
 
-  async join(page: Page, { displayName, info, note = ignoreNote }): Promise<void> {
+  async join(page: Page, { displayName, info, note = ignoreNote, confirmSignedIn }): Promise<void> {
+    await confirmSignedIn?.();
     await clearDialogs(page, note);
-    await page.locator(ZOOM_HOOKS.nameInput).fill(displayName, { timeout: FORM_TIMEOUT_MS });
+    const nameInput = page.locator(ZOOM_HOOKS.nameInput);
+    if (!confirmSignedIn) {
+      await nameInput.fill(displayName, { timeout: FORM_TIMEOUT_MS });
+    } else if ((await nameInput.count()) > 0 && (await nameInput.first().inputValue()).trim() === "") {
+      // Signed in, the field is filled with the account's name; a build that leaves it empty gets it.
+      await nameInput.first().fill(displayName, { timeout: FORM_TIMEOUT_MS });
+      note("nameInput", "signed in, but the field was empty: typed the display name");
+    } else {
+      note("nameInput", "signed in: the account's name stands");
+    }
     const passcodeInput = await firstVisible(
       alternatives(ZOOM_HOOKS.passcodeInput).map((selector) => [selector, page.locator(selector)] as const),
     );

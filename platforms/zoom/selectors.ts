@@ -45,6 +45,16 @@ export const ZOOM_HOOKS = {
   joinButtonReady:
     "button.zm-btn.preview-join-button:not(.disabled):not([disabled]), #joinBtn:not(.disabled):not([disabled])",
 
+  /**
+   * Signed in, the name field comes filled with the account's name, or is absent. Not confirmed
+   * from a public source: the signed-in account's label, "Signed in as <name> (<email>)", which
+   * is what proves the pre-join signed in (a guest's field can be filled from an earlier visit).
+   */
+  accountLabel: '[aria-label^="Signed in as "]',
+  accountLabelPattern: "^Signed in as\\s+([\\s\\S]*?)\\s*\\(([^()\\s]+@[^()\\s]+)\\)\\s*$",
+  /** Zoom's sign-in page (app.zoom.us/signin), where a meeting for signed-in users sends guests. */
+  signInPathPattern: "^/signin(/|$)",
+
   // ---- in the call ----------------------------------------------------------------------------
   /** The audio dialog after admission; until it is answered the meeting is silent. */
   joinAudioButton: "button.join-audio-by-voip__join-btn",
@@ -131,11 +141,24 @@ export const ZOOM_HOOKS = {
      */
     notFound: ["This meeting link is invalid (3,001)", "Invalid meeting ID"],
     /**
-     * The bot wall ("…must use Zoom RTMS"). Trap: a reCAPTCHA frame alone proves nothing, the
-     * normal join page can carry an invisible one.
+     * The bot wall (2026: "…must use Zoom RTMS", either apostrophe) and its image captcha:
+     * BOT_BLOCKED, never solved. Trap: a reCAPTCHA frame alone proves nothing, the normal join
+     * page can carry an invisible one; and the wall's own "sign in to join the meeting" is no
+     * sign-in wall (it is checked first).
      */
-    blocked: ["We detected you may be a bot"],
-    signIn: ["This meeting is for authorized attendees only", "Sign in to join this meeting"],
+    botWall: [
+      "We detected you may be a bot",
+      "Automated bots aren't allowed to join",
+      "Automated bots aren’t allowed to join",
+      "Type the characters you see",
+    ],
+    /** A meeting for signed-in (or authorized) users only, to a guest: SIGN_IN_REQUIRED. */
+    signIn: [
+      "This meeting is for authorized attendees only",
+      "This meeting is for authorized participants only",
+      "Sign in to join this meeting",
+      "requires authentication on the commercial Zoom platform",
+    ],
     denied: ["removed you from the waiting room"],
     ended: ["This meeting has been ended by host"],
     removed: ["You have been removed"],

@@ -44,13 +44,16 @@ export function zoomSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
     ["denied", "denied"],
     ["left", "left"],
     ["not_found", "notFound"],
-    ["blocked", "blocked"],
+    ["bot_wall", "botWall"],
     ["sign_in", "signIn"],
     ["bad_passcode", "badPasscode"],
   ];
   for (const [phase, key] of screens) {
     const evidence = said(key);
     if (evidence) return { phase, participants: none, evidence };
+  }
+  if (new RegExp(hooks.signInPathPattern).test(location.pathname)) {
+    return { phase: "sign_in", participants: none, evidence: `signInPathPattern "${location.pathname}"` };
   }
 
   if (inCall) {
@@ -116,6 +119,16 @@ export function zoomSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
   const waitingRoom = said("waitingRoom");
   if (waitingRoom) return { phase: "lobby", participants: none, evidence: waitingRoom };
   const form = (["nameInput", "joinButton", "termsAgree"] as const).find((key) => has(hooks[key]));
-  if (form) return { phase: "prejoin", participants: none, evidence: form };
+  if (form) {
+    const snap: PageSnapshot = { phase: "prejoin", participants: none, evidence: form };
+    const label = document.querySelector(hooks.accountLabel)?.getAttribute("aria-label");
+    if (label) {
+      const parts = new RegExp(hooks.accountLabelPattern).exec(label);
+      const bare = label.replace(/^Signed in as\s+/, "").trim();
+      snap.account = { name: (parts ? parts[1]?.trim() : bare) || null, email: parts?.[2] ?? null };
+      snap.evidence = `${form} + accountLabel`;
+    }
+    return snap;
+  }
   return { phase: "loading", participants: none };
 }

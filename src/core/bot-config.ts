@@ -121,6 +121,13 @@ export const BotConfig = z.object({
    * A secret: it must never be logged, reported or saved in an artifact or trace.
    */
   login: RunnerLogin.optional(),
+  /**
+   * Teams bot identification: a token the server mints (client-credentials flow, scope
+   * https://ic3.teams.office.com/.default) just before deploy. The runner opens the Teams meeting
+   * URL with `#token=<TOKEN>`, so Teams files the bot in its ordinary lobby, not under "Suspected
+   * threats". A secret like `login`: never logged, reported or kept in an artifact or trace.
+   */
+  teamsBotToken: z.string().min(1).max(16_384).optional(),
   ...RunnerSettings.shape,
 });
 export type BotConfig = z.infer<typeof BotConfig>;

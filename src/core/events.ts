@@ -84,6 +84,11 @@ export const StatusChangeEvent = envelope(
     message: z.string().max(2000).optional(),
     /** Where debugging artifacts (screenshot, page HTML) were kept, when the runner saved some. */
     artifacts: z.array(z.string().max(500)).max(20).optional(),
+    /**
+     * With IN_CALL: the name the bot joined under, as the meeting shows it: its display name, or
+     * a signed-in account's own name (which the platform shows instead).
+     */
+    joinedAs: z.string().max(300).optional(),
   }),
 );
 export const ParticipantJoinedEvent = envelope("participant.joined", Participant);
@@ -186,9 +191,11 @@ export function deriveEvents(
   const aggregatedEvents: DerivedEvent<AggregatedEventType>[] = [];
   switch (event.type) {
     case "status": {
-      const { status, subCode, message } = event.data;
+      const { status, subCode, message, joinedAs } = event.data;
       const detail = { ...(subCode ? { subCode } : {}), ...(message ? { message } : {}) };
-      if (status === "IN_CALL") botEvents.push({ eventType: "BOT_JOINED", data: { ...context } });
+      if (status === "IN_CALL") {
+        botEvents.push({ eventType: "BOT_JOINED", data: { ...context, ...(joinedAs ? { joinedAs } : {}) } });
+      }
       if (status === "CALL_ENDED") botEvents.push({ eventType: "BOT_LEFT", data: detail });
       if (status === "FATAL") {
         botEvents.push({

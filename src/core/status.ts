@@ -76,7 +76,8 @@ export const SUB_CODES = [
   // its account expired.
   "SESSION_EXPIRED",
   // Set by the server at deploy: no account of the bot's login was free (all in use, disabled
-  // or expired). The runner never ran.
+  // or expired); the runner never ran. Or by the runner: the account is already in the call and
+  // the platform offers only to move that session here (Meet's "Switch here"), never taken.
   "LOGIN_UNAVAILABLE",
   "BAD_PASSCODE",
   "HOST_NOT_STARTED",

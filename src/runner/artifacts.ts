@@ -12,6 +12,7 @@ export async function saveFailureArtifacts(
   browser: BotBrowser,
   dir: string,
   log: Logger,
+  opts: { trace: boolean } = { trace: true },
 ): Promise<SavedArtifact[]> {
   await mkdir(dir, { recursive: true });
   const saved: SavedArtifact[] = [];
@@ -29,6 +30,7 @@ export async function saveFailureArtifacts(
     await keep("failure.png", (path) => page.screenshot({ path, timeout: 5_000 }));
     await keep("failure.html", async (path) => writeFile(path, await page.content()));
   }
-  await keep("trace.zip", (path) => context.tracing.stop({ path }));
+  // No trace unless one was started: a bot with a secret in its browser never traces.
+  if (opts.trace) await keep("trace.zip", (path) => context.tracing.stop({ path }));
   return saved;
 }

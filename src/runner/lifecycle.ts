@@ -5,11 +5,13 @@ import {
   END_PHASES,
   FAILURE_PHASES,
   JoinRefused,
+  type JoinNote,
+  type PageSnapshot,
   type Phase,
   type PlatformAdapter,
   WAITING_PHASES,
 } from "../../platforms/adapter.js";
-import type { BotConfig, SubCode } from "../core/index.js";
+import type { BotConfig, StorageState, SubCode } from "../core/index.js";
 import { BotFailure } from "./errors.js";
 import { type PageWatcher, PhaseTimeout } from "./page-watcher.js";
 import type { LifecyclePorts, RecorderPort, StagePort } from "./ports.js";
@@ -19,6 +21,13 @@ import { watchCall } from "./watch-call.js";
 
 const PAGE_LOAD_TIMEOUT_MS = 30_000;
 const JOIN_RESPONSE_TIMEOUT_MS = 30_000;
+/** The longest the adapter's join form may take: a wall that shows meanwhile ends it at once. */
+const JOIN_FORM_TIMEOUT_MS = 120_000;
+/** How long a signed-in bot's pre-join form may take to show the account before it counts as signed out. */
+const SIGNED_IN_SHOWN_MS = 5_000;
+
+/** The account the pre-join showed, once the bot is signed in. */
+type SignedInAs = NonNullable<PageSnapshot["account"]>;
 
 /** Why the runner was asked to stop (SIGTERM/SIGINT): not a failure of the bot. */
 export class StopRequested extends Error {
@@ -42,6 +51,10 @@ export class BotLifecycle {
   /** The recorded sound's level, from the recorder to the silence clock. */
   private readonly levels: AudioLevels = new EventEmitter();
   private readonly reporter: LifecyclePorts["reporter"];
+  /** Set once the pre-join showed the login's account: the bot is signed in. */
+  private signedInAs: SignedInAs | null = null;
+  /** The browser's session when the call ended, to write back before the last status report. */
+  private sessionToWriteBack: StorageState | null = null;
 
   constructor(
     private readonly config: BotConfig,
@@ -62,6 +75,7 @@ export class BotLifecycle {
     try {
       const endedBy = await this.joinAndAttend();
       await this.finishRecording();
+      await this.writeBackSession();
       this.reporter.report({ type: "status", data: { status: "DONE" } });
       this.log.info({ endedBy }, "done");
       return { status: "DONE" };
@@ -78,8 +92,9 @@ export class BotLifecycle {
     const stage = await this.ports.prepareStage();
     this.stage = stage;
     const { page } = stage;
-    // A trace of the join, kept only if the bot fails.
-    await stage.startTrace();
+    // A trace of the join, kept only if the bot fails; never with a secret in the browser (a
+    // trace records cookies, storage and the URLs opened).
+    if (!this.config.login && !this.config.teamsBotToken) await stage.startTrace();
     stage.onCrash((what) => this.interrupt.abort(new BotFailure("BROWSER_CRASHED", what)));
     const watcher = await stage.watch(this.adapter.snapshot, {
       ...this.adapter.hooks,
@@ -95,22 +110,25 @@ export class BotLifecycle {
     const note = (hook: string, variant: string) => this.log.info({ hook, variant }, "join hook matched");
 
     this.status("JOINING_CALL");
-    await this.open(stage);
-    const waiting = Object.keys(WAITING_PHASES) as Phase[];
-    await this.waitFor(watcher, ["prejoin", ...waiting, "in_call"], PAGE_LOAD_TIMEOUT_MS, "JOIN_FAILED");
-    if (watcher.current.phase === "prejoin") {
-      this.throwIfInterrupted();
-      await this.adapter
-        .join(page, { displayName: this.config.botDisplayName, info: this.config.meetingInfo, note })
-        .catch((error: Error) => {
-          this.throwIfInterrupted();
-          if (error instanceof JoinRefused) throw new BotFailure(error.subCode, error.message);
-          throw new BotFailure("JOIN_FAILED", `could not complete the join form: ${error.message}`);
-        });
+    const login = this.config.login;
+    if (login?.mode === "always") {
+      await this.signIn(stage, watcher, note);
+    } else {
+      await this.open(stage);
+      try {
+        await this.getIn(watcher, page, note, false);
+      } catch (error) {
+        // only_if_required: a meeting that refuses anonymous guests gets one more try, signed in.
+        const refused = error instanceof BotFailure && error.subCode === "SIGN_IN_REQUIRED";
+        if (!(login && refused)) throw error;
+        this.announce(
+          `the meeting refuses anonymous guests (${error.message}); trying again signed in with account ${login.accountId}`,
+        );
+        await this.signIn(stage, watcher, note);
+      }
     }
-    await this.admission(watcher);
 
-    this.status("IN_CALL");
+    this.status("IN_CALL", undefined, this.joinedAs());
     // The recording starts at once; opening the roster (which a toast or a slow page can hold up
     // for seconds) goes on beside it, and the call is watched once the roster is as open as it gets.
     const afterAdmission = Promise.resolve(this.adapter.afterAdmission?.(page, { note })).catch(
@@ -139,28 +157,239 @@ export class BotLifecycle {
     });
     if (!(endedBy in END_PHASES_BY_CODE)) await this.adapter.leave(page);
     this.status("CALL_ENDED", endedBy);
+    await this.keepSession(stage);
     return endedBy;
+  }
+
+  /**
+   * Signed in: the login's session goes into the browser, the meeting is opened, and the pre-join
+   * must show the account (no name field) before anything is clicked. A session that does not
+   * sign in (a sign-in page, a guest's pre-join) ends the bot SESSION_EXPIRED: it never joins
+   * signed out, and nothing is written back.
+   */
+  private async signIn(stage: StagePort, watcher: PageWatcher, note: JoinNote): Promise<void> {
+    const login = this.config.login as NonNullable<BotConfig["login"]>;
+    await stage.restoreSession(login.session);
+    this.log.info(
+      {
+        accountId: login.accountId,
+        cookies: login.session.cookies.length,
+        origins: login.session.origins.length,
+      },
+      "login session restored",
+    );
+    // A reading of the page before this one (an anonymous try's wall) must not count.
+    watcher.update({ phase: "loading", participants: [] });
+    await this.open(stage);
+    await this.getIn(watcher, stage.page, note, true);
+  }
+
+  /**
+   * From the opened meeting page to the call: the pre-join (signed in, when `signedIn` says the
+   * bot must be), the join form, admission. A wall that shows at any point ends it at once with
+   * its subCode.
+   */
+  private async getIn(watcher: PageWatcher, page: StagePort["page"], note: JoinNote, signedIn: boolean) {
+    const waiting = Object.keys(WAITING_PHASES) as Phase[];
+    try {
+      await this.waitFor(watcher, ["prejoin", ...waiting, "in_call"], PAGE_LOAD_TIMEOUT_MS, "JOIN_FAILED");
+    } catch (error) {
+      // Signed in, a sign-in page (or a wall meant for anonymous guests) means the session did not sign in.
+      if (signedIn && error instanceof BotFailure && error.subCode === "SIGN_IN_REQUIRED") {
+        throw this.sessionExpired(`the meeting page asks for a sign-in (${error.message})`);
+      }
+      throw error;
+    }
+    // Signed in, nothing is clicked before the pre-join shows the account: a page that skipped the
+    // pre-join altogether proved nothing.
+    if (signedIn && watcher.current.phase !== "prejoin") {
+      throw this.sessionExpired(`the page went to "${watcher.current.phase}" without a signed-in pre-join`);
+    }
+    if (watcher.current.phase === "prejoin") {
+      this.throwIfInterrupted();
+      await this.joinForm(watcher, page, note, signedIn);
+    }
+    await this.admission(watcher);
+  }
+
+  /**
+   * The adapter's join form, raced against the walls: a wall that shows while the form is being
+   * filled (a bot wall after "Join") ends the bot with its subCode at once, not when a step of the
+   * form times out.
+   */
+  private async joinForm(watcher: PageWatcher, page: StagePort["page"], note: JoinNote, signedIn: boolean) {
+    const failures = Object.keys(FAILURE_PHASES) as Phase[];
+    const stopWatching = new AbortController();
+    const wall = watcher
+      .waitForPhase(
+        failures,
+        JOIN_FORM_TIMEOUT_MS,
+        AbortSignal.any([stopWatching.signal, this.interrupt.signal]),
+      )
+      .then(
+        (snap) => {
+          throw this.wallFailure(snap.phase, signedIn);
+        },
+        () => new Promise<never>(() => {}),
+      );
+    const confirmSignedIn = () => this.confirmSignedIn(watcher);
+    const form = this.adapter
+      .join(page, {
+        displayName: this.config.botDisplayName,
+        info: this.config.meetingInfo,
+        note,
+        ...(signedIn ? { confirmSignedIn } : {}),
+      })
+      .catch((error: Error) => {
+        this.throwIfInterrupted();
+        if (error instanceof BotFailure) throw error;
+        // A wall that shows as the form fails is the reason, not the form's own error.
+        if (FAILURE_PHASES[watcher.current.phase]) throw this.wallFailure(watcher.current.phase, signedIn);
+        if (error instanceof JoinRefused) throw new BotFailure(error.subCode, error.message);
+        throw new BotFailure(
+          "JOIN_FAILED",
+          `could not complete the join form: ${this.redact(error.message)}`,
+        );
+      });
+    try {
+      await Promise.race([form, wall]);
+    } finally {
+      stopWatching.abort();
+      form.catch(() => {});
+    }
+  }
+
+  /**
+   * A wall's FATAL failure. Signed in but not yet confirmed so, a sign-in wall means the session
+   * did not sign in: SESSION_EXPIRED.
+   */
+  private wallFailure(phase: Phase, signedIn: boolean): BotFailure {
+    const subCode = FAILURE_PHASES[phase] as SubCode;
+    const message = `the meeting page says: ${phase.replace("_", " ")}`;
+    if (signedIn && !this.signedInAs && subCode === "SIGN_IN_REQUIRED") return this.sessionExpired(message);
+    return new BotFailure(subCode, message);
+  }
+
+  /**
+   * Called by the adapter once its pre-join form is on screen: resolves when the page shows the
+   * login's account (it is then the name the bot joins as), rejects SESSION_EXPIRED when the page
+   * asks for a sign-in or shows a guest's form (after SIGNED_IN_SHOWN_MS, for a page still
+   * rendering its account control).
+   */
+  private async confirmSignedIn(watcher: PageWatcher): Promise<void> {
+    const failures = Object.keys(FAILURE_PHASES) as Phase[];
+    const snap = await watcher
+      .waitUntil(
+        (s) => (s.phase === "prejoin" && s.account !== undefined) || failures.includes(s.phase),
+        SIGNED_IN_SHOWN_MS,
+        this.interrupt.signal,
+        ["prejoin"],
+      )
+      .catch((error: unknown) => {
+        if (error instanceof PhaseTimeout) {
+          throw this.sessionExpired(
+            watcher.current.phase === "prejoin"
+              ? "the pre-join shows no signed-in account (a guest's form)"
+              : `the page stayed "${watcher.current.phase}" instead of a signed-in pre-join`,
+          );
+        }
+        throw error;
+      });
+    if (snap.phase !== "prejoin" || !snap.account) throw this.wallFailure(snap.phase, true);
+    this.signedInAs = snap.account;
+    this.log.info({ accountName: snap.account.name, evidence: snap.evidence }, "signed in");
+  }
+
+  private sessionExpired(why: string): BotFailure {
+    const accountId = this.config.login?.accountId;
+    return new BotFailure(
+      "SESSION_EXPIRED",
+      `the session of account ${accountId} no longer signs in: ${why}`,
+    );
+  }
+
+  /** The name the meeting shows for the bot: the account's own when signed in. */
+  private joinedAs(): string {
+    if (!this.signedInAs) return this.config.botDisplayName;
+    return this.signedInAs.name ?? this.config.login?.accountName ?? this.config.botDisplayName;
+  }
+
+  /** Keeps the signed-in browser's session as the call ended, for the write-back. */
+  private async keepSession(stage: StagePort): Promise<void> {
+    if (!this.signedInAs) return;
+    try {
+      this.sessionToWriteBack = await stage.sessionState();
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message }, "could not read the session to write it back");
+    }
+  }
+
+  /**
+   * Writes the signed-in session back (platforms rotate their cookies), before the last status
+   * report. A failure is a warning: the bot's outcome stands.
+   */
+  private async writeBackSession(): Promise<void> {
+    const session = this.sessionToWriteBack;
+    if (!session) return;
+    this.sessionToWriteBack = null;
+    try {
+      const kept = await this.ports.uploader.writeBackSession({
+        session,
+        accountName: this.signedInAs?.name ?? null,
+        accountEmail: this.signedInAs?.email ?? null,
+      });
+      this.log.info({ kept, cookies: session.cookies.length }, "login session written back");
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message }, "could not write the login session back");
+    }
+  }
+
+  /** Says something the bot's owner should see, in its logs and as a log event. */
+  private announce(message: string): void {
+    this.log.info(message);
+    this.reporter.report({ type: "log", data: { level: "info", message: message.slice(0, 4000) } });
+  }
+
+  /** `text` without the secrets of this bot's config (the Teams bot token, the session's values). */
+  private redact(text: string): string {
+    const secrets = [
+      this.config.teamsBotToken,
+      ...(this.config.login?.session.cookies.map((cookie) => cookie.value) ?? []),
+    ].filter((secret): secret is string => typeof secret === "string" && secret.length >= 8);
+    let out = text;
+    for (const secret of secrets) {
+      out = out.split(secret).join("[secret]");
+      const encoded = encodeURIComponent(secret);
+      if (encoded !== secret) out = out.split(encoded).join("[secret]");
+    }
+    return out;
   }
 
   private async open(stage: StagePort): Promise<void> {
     let url: string;
     try {
-      url = this.adapter.meetingUrl(this.config.meetingInfo, this.config.platformUrls);
+      url = this.adapter.meetingUrl(this.config.meetingInfo, this.config.platformUrls, {
+        ...(this.config.teamsBotToken ? { botToken: this.config.teamsBotToken } : {}),
+      });
     } catch (error) {
       throw new BotFailure(
         "MEETING_NOT_FOUND",
-        `not a meeting this bot can open: ${(error as Error).message}`,
+        `not a meeting this bot can open: ${this.redact((error as Error).message)}`,
       );
     }
+    const shown = this.redact(url);
     try {
       const status = await stage.open(url, PAGE_LOAD_TIMEOUT_MS);
       if (status === 404) {
-        throw new BotFailure("MEETING_NOT_FOUND", `the meeting page answered 404 (${url})`);
+        throw new BotFailure("MEETING_NOT_FOUND", `the meeting page answered 404 (${shown})`);
       }
     } catch (error) {
       if (error instanceof BotFailure) throw error;
       this.throwIfInterrupted();
-      throw new BotFailure("JOIN_FAILED", `could not open ${url}: ${(error as Error).message}`);
+      throw new BotFailure(
+        "JOIN_FAILED",
+        `could not open ${shown}: ${this.redact((error as Error).message)}`,
+      );
     }
   }
 
@@ -247,7 +476,8 @@ export class BotLifecycle {
         : reason instanceof StopRequested
           ? new BotFailure("KILLED", "stopped on request before the call started")
           : new BotFailure("INTERNAL_ERROR", (reason as Error)?.message ?? String(reason));
-    this.log.error({ subCode: failure.subCode, err: failure.message }, "bot failed");
+    const message = this.redact(failure.message);
+    this.log.error({ subCode: failure.subCode, err: message }, "bot failed");
     const artifacts = await this.saveArtifacts();
     // Whatever was recorded is still finalized and delivered.
     try {
@@ -256,16 +486,18 @@ export class BotLifecycle {
     } catch (uploadError) {
       this.log.error({ err: (uploadError as Error).message }, "could not deliver the partial recording");
     }
+    // After CALL_ENDED (the upload failed, say) the session is still written back.
+    await this.writeBackSession();
     this.reporter.report({
       type: "status",
       data: {
         status: "FATAL",
         subCode: failure.subCode,
-        message: failure.message.slice(0, 2000),
+        message: message.slice(0, 2000),
         ...(artifacts.length > 0 ? { artifacts } : {}),
       },
     });
-    return { status: "FATAL", subCode: failure.subCode, message: failure.message };
+    return { status: "FATAL", subCode: failure.subCode, message };
   }
 
   /** Saves what the page showed and uploads it; returns the names the control plane has. */
@@ -294,9 +526,20 @@ export class BotLifecycle {
     });
   }
 
-  private status(status: "JOINING_CALL" | "IN_WAITING_ROOM" | "IN_CALL" | "CALL_ENDED", subCode?: SubCode) {
-    this.log.info({ status, subCode, uptimeMs: Math.round(process.uptime() * 1000) }, "status");
-    this.reporter.report({ type: "status", data: { status, ...(subCode ? { subCode } : {}) } });
+  private status(
+    status: "JOINING_CALL" | "IN_WAITING_ROOM" | "IN_CALL" | "CALL_ENDED",
+    subCode?: SubCode,
+    joinedAs?: string,
+  ) {
+    this.log.info({ status, subCode, joinedAs, uptimeMs: Math.round(process.uptime() * 1000) }, "status");
+    this.reporter.report({
+      type: "status",
+      data: {
+        status,
+        ...(subCode ? { subCode } : {}),
+        ...(joinedAs ? { joinedAs: joinedAs.slice(0, 300) } : {}),
+      },
+    });
   }
 
   private throwIfInterrupted(): void {

@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
-import type { BotConfig } from "../core/index.js";
+import { type BotConfig, StorageState } from "../core/index.js";
 import { saveFailureArtifacts } from "./artifacts.js";
 import { PageWatcher } from "./page-watcher.js";
 import type { LifecyclePorts, RecorderEvents, RecorderPort, ReporterPort, StagePort } from "./ports.js";
 import { Recorder } from "./recorder.js";
 import { SegmentUploader } from "./segment-upload.js";
 import { prepareStage, type Stage } from "./stage.js";
-import { uploadArtifact, uploadRecording } from "./upload.js";
+import { uploadArtifact, uploadRecording, writeBackSession } from "./upload.js";
 
 /**
  * The lifecycle's ports as a real run has them: Chromium on Xvfb and PulseAudio, ffmpeg, and the
@@ -40,11 +40,14 @@ export function livePorts(opts: {
     uploader: {
       uploadRecording: (recording) => uploadRecording(config, recording, log),
       uploadArtifact: (name, path) => uploadArtifact(config, name, path, log),
+      writeBackSession: (body) => writeBackSession(config, body, log),
     },
   };
 }
 
 class LiveStage implements StagePort {
+  private tracing = false;
+
   constructor(
     private readonly stage: Stage,
     private readonly config: BotConfig,
@@ -70,15 +73,30 @@ class LiveStage implements StagePort {
   async startTrace(): Promise<void> {
     // Actions, DOM snapshots, console and network; page screenshots are off, so it costs next to
     // nothing during the call. It is kept only if the bot fails.
-    await this.stage.browser.context.tracing
-      .start({ snapshots: true, screenshots: false })
-      .catch((error: Error) => {
+    await this.stage.browser.context.tracing.start({ snapshots: true, screenshots: false }).then(
+      () => {
+        this.tracing = true;
+      },
+      (error: Error) => {
         this.log.warn({ err: error.message }, "could not start the Playwright trace");
-      });
+      },
+    );
+  }
+
+  async restoreSession(session: StorageState): Promise<void> {
+    // Session-only cookies (expires -1) go in as they are: they live as long as this browser, as
+    // they would in the profile that saved them. setStorageState replaces what the browser held.
+    await this.stage.browser.context.setStorageState(session);
+  }
+
+  async sessionState(): Promise<StorageState> {
+    const state = await this.stage.browser.context.storageState();
+    // Only cookies and localStorage travel (src/core/login.ts): the schema drops the rest.
+    return StorageState.parse({ cookies: state.cookies, origins: state.origins });
   }
 
   saveFailureArtifacts(dir: string) {
-    return saveFailureArtifacts(this.stage.browser, dir, this.log);
+    return saveFailureArtifacts(this.stage.browser, dir, this.log, { trace: this.tracing });
   }
 
   recorder(path: string, events: RecorderEvents): RecorderPort {

@@ -35,7 +35,20 @@ export class PageWatcher extends EventEmitter<{ change: [PageSnapshot] }> {
    * rejects after `timeoutMs` or when `signal` aborts.
    */
   waitForPhase(phases: readonly Phase[], timeoutMs: number, signal?: AbortSignal): Promise<PageSnapshot> {
-    if (phases.includes(this.current.phase)) return Promise.resolve(this.current);
+    return this.waitUntil((snap) => phases.includes(snap.phase), timeoutMs, signal, phases);
+  }
+
+  /**
+   * Resolves with the first snapshot (the current one included) for which `test` holds; rejects
+   * with a PhaseTimeout after `timeoutMs` (naming `wanted`) or when `signal` aborts.
+   */
+  waitUntil(
+    test: (snap: PageSnapshot) => boolean,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    wanted: readonly Phase[] = [],
+  ): Promise<PageSnapshot> {
+    if (test(this.current)) return Promise.resolve(this.current);
     return new Promise((resolve, reject) => {
       const done = () => {
         clearTimeout(timer);
@@ -43,7 +56,7 @@ export class PageWatcher extends EventEmitter<{ change: [PageSnapshot] }> {
         signal?.removeEventListener("abort", onAbort);
       };
       const onChange = (snap: PageSnapshot) => {
-        if (!phases.includes(snap.phase)) return;
+        if (!test(snap)) return;
         done();
         resolve(snap);
       };
@@ -53,7 +66,7 @@ export class PageWatcher extends EventEmitter<{ change: [PageSnapshot] }> {
       };
       const timer = setTimeout(() => {
         done();
-        reject(new PhaseTimeout(this.current.phase, phases, timeoutMs));
+        reject(new PhaseTimeout(this.current.phase, wanted, timeoutMs));
       }, timeoutMs);
       this.on("change", onChange);
       signal?.addEventListener("abort", onAbort, { once: true });

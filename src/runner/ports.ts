@@ -1,6 +1,6 @@
 import type { Page } from "playwright";
 import type { PageSnapshot, SnapshotHooks } from "../../platforms/adapter.js";
-import type { CallbackEventBody } from "../core/index.js";
+import type { CallbackEventBody, LoginSessionWriteBack, StorageState } from "../core/index.js";
 import type { BotFailure } from "./errors.js";
 import type { PageWatcher } from "./page-watcher.js";
 import type { RecordingResult } from "./recorder.js";
@@ -27,8 +27,18 @@ export interface StagePort {
   open(url: string, timeoutMs: number): Promise<number | null>;
   /** `listener` is called if the page crashes or the browser goes away. */
   onCrash(listener: (what: string) => void): void;
-  /** Starts the trace kept with the failure artifacts; best effort (never throws). */
+  /**
+   * Starts the trace kept with the failure artifacts; best effort (never throws). Never for a bot
+   * with a secret in the browser (a login's session, a Teams bot token): a trace records them.
+   */
   startTrace(): Promise<void>;
+  /**
+   * Puts a login's session into the browser (Playwright's storage state: cookies, session-only ones
+   * included, and localStorage), replacing what it held, before the meeting is opened.
+   */
+  restoreSession(session: StorageState): Promise<void>;
+  /** The browser's current storage state (cookies and localStorage), to write a session back. */
+  sessionState(): Promise<StorageState>;
   /** Saves what the page shows (screenshot, HTML, trace) into `dir`; best effort. */
   saveFailureArtifacts(dir: string): Promise<SavedArtifact[]>;
   /** A recorder of this stage's display and sound card, writing to `path`. */
@@ -63,4 +73,6 @@ export interface ReporterPort {
 export interface UploaderPort {
   uploadRecording(recording: RecordingResult): Promise<void>;
   uploadArtifact(name: string, path: string): Promise<void>;
+  /** PUTs the login's refreshed session to the control plane (retried); answers whether it was kept. */
+  writeBackSession(body: LoginSessionWriteBack): Promise<boolean>;
 }

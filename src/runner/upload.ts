@@ -3,7 +3,12 @@ import { rm, stat } from "node:fs/promises";
 import pRetry, { AbortError } from "p-retry";
 import type { Logger } from "pino";
 import { request } from "undici";
-import type { BotConfig } from "../core/index.js";
+import {
+  type BotConfig,
+  type LoginSessionWriteBack,
+  LoginSessionWriteBackResult,
+  loginSessionUrl,
+} from "../core/index.js";
 import { controlPlaneDispatcher } from "./control-plane-tls.js";
 
 type UploadConfig = Pick<BotConfig, "botId" | "upload" | "callback">;
@@ -127,4 +132,49 @@ async function putFile(
     },
   );
   return size;
+}
+
+/**
+ * PUTs a login's refreshed session to the control plane (`LoginSessionWriteBack`), retried like
+ * the other deliveries; answers whether the server kept it. The body is a secret: it is never
+ * logged, and neither is anything the server answers beyond its status.
+ */
+export async function writeBackSession(
+  config: UploadConfig,
+  body: LoginSessionWriteBack,
+  log: Logger,
+): Promise<boolean> {
+  const url = loginSessionUrl(config);
+  let kept = false;
+  await pRetry(
+    async () => {
+      const response = await request(url, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${config.callback.token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+        headersTimeout: 60_000,
+        bodyTimeout: 60_000,
+        dispatcher: controlPlaneDispatcher(config.callback),
+      });
+      const text = await response.body.text();
+      if (response.statusCode < 300) {
+        const answer = LoginSessionWriteBackResult.safeParse(JSON.parse(text || "{}"));
+        kept = answer.success ? answer.data.kept : true;
+        return;
+      }
+      const failure = new Error(`session write-back refused: HTTP ${response.statusCode}`);
+      if (response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429) {
+        throw new AbortError(failure);
+      }
+      throw failure;
+    },
+    {
+      retries: 5,
+      minTimeout: 500,
+      maxTimeout: 10_000,
+      onFailedAttempt: ({ error, attemptNumber }) =>
+        log.warn({ attempt: attemptNumber, url, err: error.message }, "session write-back failed, retrying"),
+    },
+  );
+  return kept;
 }

@@ -260,9 +260,9 @@ describe("dead ends", () => {
     expect(await page.locator(NAME_INPUT).count()).toBe(0);
   });
 
-  it("page=blocked shows You can't join this video call", async () => {
+  it("page=blocked shows There is a problem connecting to this video call", async () => {
     await page.goto(`${host.url}/meet/${newCode()}?page=blocked`);
-    await text("You can't join this video call").waitFor(WAIT);
+    await text("There is a problem connecting to this video call").waitFor(WAIT);
     expect(await page.locator(NAME_INPUT).count()).toBe(0);
   });
 

@@ -384,7 +384,7 @@ describe("dead ends (after Continue on this browser, as on the real site)", () =
     await page.goto(joinLink(newId(), "page=blocked"));
     await page.locator(JOIN_ON_WEB).click();
     await text("Verify you're a real person").waitFor(WAIT);
-    expect((await snapshot()).phase).toBe("blocked");
+    expect((await snapshot()).phase).toBe("bot_wall");
   });
 });
 

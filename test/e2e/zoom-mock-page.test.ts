@@ -461,7 +461,7 @@ describe("dead ends", () => {
     await page.goto(`${host.url}/wc/${newId()}/join?page=blocked`);
     await text("We detected you may be a bot").waitFor(WAIT);
     expect(await page.locator(H.nameInput).count()).toBe(0);
-    expect(await phase()).toBe("blocked");
+    expect(await phase()).toBe("bot_wall");
   });
 
   it("page=sign_in shows the authorized-attendees wall", async () => {

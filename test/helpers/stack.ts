@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockHost } from "../../fixtures/host/server.js";
 import { ApiClient } from "../../src/client/api-client.js";
+import type { BotConfig } from "../../src/core/index.js";
 import { inspectRecording, type RecordingInspection } from "../../src/runner/probe.js";
 import { resolveConfig, type WatchdogConfig } from "../../src/server/config.js";
 import {
@@ -24,6 +25,11 @@ export async function startStack(
     /** Set in the server's environment (as on `meetbot serve`) besides this process's. */
     env?: NodeJS.ProcessEnv;
     watchdog?: Partial<WatchdogConfig>;
+    /**
+     * Changes each BotConfig the server launches, as a test that plays the server's part (a login
+     * the server does not yet hand out, a callback address) writes it.
+     */
+    editConfig?: (config: BotConfig) => BotConfig | Promise<BotConfig>;
   } = {},
 ) {
   if (!existsSync(join(findRepoRoot(), "dist", "src", "cli.js"))) {
@@ -52,6 +58,11 @@ export async function startStack(
   const newLauncher = (warmRunners: number) =>
     new LocalProcessLauncher({ ...launcherOptions(resolveConfig(serverOptions)), warmRunners });
   const launcher = newLauncher(opts.warmRunners ?? 0);
+  if (opts.editConfig) {
+    const edit = opts.editConfig;
+    const launch = launcher.launch.bind(launcher);
+    launcher.launch = async (config) => launch(await edit(config));
+  }
   let server = await startServer({ ...serverOptions, port: 0, launcher });
   const api = new ApiClient(server.url);
   await api.register(`e2e-${Date.now()}@example.com`, "e2e-password-123", "E2E");

@@ -190,6 +190,10 @@ describe("control API: configuring meetings", () => {
       leaveAfterMs: 30000,
       media: "speech",
       page: "blocked",
+      anonymous: "allowed",
+      botWall: "none",
+      botLobby: false,
+      joinHereToo: true,
       ui: [],
     });
     expect(created.participants.map((p) => p.name)).toEqual([

@@ -3,13 +3,21 @@ import pino from "pino";
 import type { Page } from "playwright";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
+  type JoinOptions,
   JoinRefused,
   type PageSnapshot,
   type Participant,
   type Phase,
   type PlatformAdapter,
 } from "../../platforms/adapter.js";
-import { type AutomaticLeave, BotConfig, type CallbackEventBody } from "../../src/core/index.js";
+import {
+  type AutomaticLeave,
+  BotConfig,
+  type BotConfigInput,
+  type CallbackEventBody,
+  type LoginSessionWriteBack,
+  type StorageState,
+} from "../../src/core/index.js";
 import { BotFailure } from "../../src/runner/errors.js";
 import { BotLifecycle, type Outcome } from "../../src/runner/lifecycle.js";
 import { PageWatcher } from "../../src/runner/page-watcher.js";
@@ -98,7 +106,23 @@ class FakeStage implements StagePort {
     this.crash = listener;
   }
 
-  async startTrace(): Promise<void> {}
+  async startTrace(): Promise<void> {
+    this.traced = true;
+  }
+
+  traced = false;
+  /** The sessions restored into the browser, in order. */
+  restored: StorageState[] = [];
+  /** What the browser holds when the session is read back. */
+  held: StorageState = { cookies: [], origins: [] };
+
+  async restoreSession(session: StorageState): Promise<void> {
+    this.restored.push(session);
+  }
+
+  async sessionState(): Promise<StorageState> {
+    return this.held;
+  }
 
   async saveFailureArtifacts(dir: string): Promise<SavedArtifact[]> {
     return ["failure.png", "failure.html"].map((name) => ({ name, path: `${dir}/${name}` }));
@@ -116,11 +140,12 @@ class FakeStage implements StagePort {
 }
 
 /** One bot against one fake meeting, with everything it reported, uploaded and logged. */
-function setUp(automaticLeave: Partial<AutomaticLeave> = {}) {
+function setUp(automaticLeave: Partial<AutomaticLeave> = {}, extra: Partial<BotConfigInput> = {}) {
   const stage = new FakeStage();
   const reported: CallbackEventBody[] = [];
   const uploads: RecordingResult[] = [];
   const artifacts: string[] = [];
+  const writtenBack: LoginSessionWriteBack[] = [];
   const logs: Array<{ msg: string; [key: string]: unknown }> = [];
   let uploadFailure: Error | null = null;
   const adapter = {
@@ -129,7 +154,7 @@ function setUp(automaticLeave: Partial<AutomaticLeave> = {}) {
     snapshot: () => snap("loading"),
     hooks: {},
     /** What the meeting does when the bot asks to join; by default it lets the bot in, alone. */
-    join: vi.fn(async () => stage.watcher.update(snap("in_call"))),
+    join: vi.fn(async (_page: Page, _opts: JoinOptions) => stage.watcher.update(snap("in_call"))),
     leave: vi.fn(async () => {}),
   } satisfies PlatformAdapter;
   const ports: LifecyclePorts = {
@@ -145,6 +170,10 @@ function setUp(automaticLeave: Partial<AutomaticLeave> = {}) {
       uploadArtifact: async (name) => {
         artifacts.push(name);
       },
+      writeBackSession: async (body) => {
+        writtenBack.push(body);
+        return true;
+      },
     },
   };
   const config = BotConfig.parse({
@@ -153,6 +182,7 @@ function setUp(automaticLeave: Partial<AutomaticLeave> = {}) {
     automaticLeave,
     callback: { baseUrl: "http://127.0.0.1:9", token: "0123456789abcdef0123" },
     upload: { url: "http://127.0.0.1:9/v1/bot-callbacks/1/recording" },
+    ...extra,
   });
   const log = pino(
     { level: "info" },
@@ -172,7 +202,10 @@ function setUp(automaticLeave: Partial<AutomaticLeave> = {}) {
     lifecycle,
     uploads,
     artifacts,
+    writtenBack,
+    reported,
     logs: () => logs.map((line) => line.msg),
+    logLines: () => logs,
     failUploadsWith: (error: Error) => {
       uploadFailure = error;
     },
@@ -464,5 +497,177 @@ describe("BotLifecycle: failures", () => {
       "recording kept at /work/bot-1/recording.mp4: upload refused: HTTP 413",
     );
     expect(bot.outcome()).toMatchObject({ status: "FATAL", subCode: "UPLOAD_FAILED" });
+  });
+});
+
+describe("BotLifecycle: signed-in bots and walls", () => {
+  const SESSION: StorageState = {
+    cookies: [
+      {
+        name: "SID",
+        value: "google.secret-session-value-1",
+        domain: "meet.example.com",
+        path: "/",
+        expires: -1,
+        httpOnly: true,
+        secure: true,
+        sameSite: "Lax",
+      },
+    ],
+    origins: [{ origin: "https://meet.example.com", localStorage: [{ name: "k", value: "v" }] }],
+  };
+  const ROTATED: StorageState = {
+    cookies: [
+      { ...(SESSION.cookies[0] as StorageState["cookies"][number]), value: "google.rotated-value-2" },
+    ],
+    origins: SESSION.origins,
+  };
+  const login = (mode: "always" | "only_if_required") => ({
+    login: { mode, accountId: 7, accountName: "Bot Account", session: SESSION },
+  });
+  const signedInPrejoin = (): PageSnapshot => ({
+    phase: "prejoin",
+    participants: [],
+    account: { name: "Robo Account", email: "robo@example.com" },
+  });
+
+  /** A bot whose join confirms the sign-in (when asked to) before it clicks, and records the click. */
+  function signedInBot(mode: "always" | "only_if_required", automaticLeave: Partial<AutomaticLeave> = {}) {
+    const bot = setUp({ noOneJoinedTimeout: LONG, ...automaticLeave }, login(mode));
+    const clicked: boolean[] = [];
+    bot.adapter.join.mockImplementation(async (_page: Page, opts: JoinOptions) => {
+      await opts.confirmSignedIn?.();
+      clicked.push(opts.confirmSignedIn !== undefined);
+      bot.stage.watcher.update(snap("in_call"));
+    });
+    bot.stage.held = ROTATED;
+    return { ...bot, clicked };
+  }
+
+  const joinedAs = (bot: ReturnType<typeof setUp>) =>
+    bot.reported.flatMap((e) =>
+      e.type === "status" && e.data.status === "IN_CALL" ? [e.data.joinedAs] : [],
+    );
+
+  it("always: restores the session before opening, joins under the account's name and writes the rotated session back before DONE", async () => {
+    const bot = signedInBot("always");
+    bot.stage.onOpen = () => bot.stage.watcher.update(signedInPrejoin());
+    bot.start();
+    await elapse(1_000);
+    expect(bot.stage.restored).toEqual([SESSION]);
+    expect(bot.clicked).toEqual([true]);
+    expect(joinedAs(bot)).toEqual(["Robo Account"]);
+    // Never a trace with a session in the browser.
+    expect(bot.stage.traced).toBe(false);
+    bot.stage.watcher.update(snap("ended"));
+    await elapse(0);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED MEETING_ENDED", "DONE"]);
+    expect(bot.writtenBack).toEqual([
+      { session: ROTATED, accountName: "Robo Account", accountEmail: "robo@example.com" },
+    ]);
+    // Written back before the last status report.
+    const lastStatus = bot.reported.findLastIndex((e) => e.type === "status");
+    expect(bot.reported.length - 1).toBe(lastStatus);
+  });
+
+  it("always: a guest's pre-join (no account) ends SESSION_EXPIRED without a click or a write-back", async () => {
+    const bot = signedInBot("always");
+    bot.stage.onOpen = () => bot.stage.watcher.update(snap("prejoin"));
+    bot.start();
+    await elapse(4_999);
+    expect(bot.outcome()).toBeUndefined();
+    await elapse(1);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL SESSION_EXPIRED"]);
+    expect(bot.clicked).toEqual([]);
+    expect(bot.writtenBack).toEqual([]);
+  });
+
+  it("always: a sign-in page ends SESSION_EXPIRED at once; the session's values are in no report or log", async () => {
+    const bot = signedInBot("always");
+    bot.stage.onOpen = () => bot.stage.watcher.update(snap("sign_in"));
+    bot.start();
+    await elapse(0);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL SESSION_EXPIRED"]);
+    expect(bot.adapter.join).not.toHaveBeenCalled();
+    const everything = JSON.stringify([bot.reported, bot.logLines()]);
+    expect(everything).not.toContain("secret-session-value");
+  });
+
+  it("only_if_required: joins anonymously, and on SIGN_IN_REQUIRED tries once more signed in, saying so", async () => {
+    const bot = signedInBot("only_if_required");
+    let opens = 0;
+    bot.stage.onOpen = () => {
+      opens += 1;
+      bot.stage.watcher.update(opens === 1 ? snap("sign_in") : signedInPrejoin());
+    };
+    bot.start();
+    await elapse(1_000);
+    expect(bot.stage.opened).toHaveLength(2);
+    expect(bot.stage.restored).toEqual([SESSION]);
+    expect(bot.statuses()).toEqual(RECORDED);
+    expect(joinedAs(bot)).toEqual(["Robo Account"]);
+    const said = bot.reported.flatMap((e) => (e.type === "log" ? [e.data.message] : []));
+    expect(said.some((m) => m.includes("trying again signed in with account 7"))).toBe(true);
+  });
+
+  it("only_if_required: a meeting open to guests is joined anonymously, under the display name, with nothing written back", async () => {
+    const bot = signedInBot("only_if_required");
+    bot.start();
+    await elapse(1_000);
+    expect(bot.stage.restored).toEqual([]);
+    expect(bot.clicked).toEqual([false]);
+    expect(joinedAs(bot)).toEqual(["Meetbot"]);
+    bot.stage.watcher.update(snap("ended"));
+    await elapse(0);
+    expect(bot.writtenBack).toEqual([]);
+  });
+
+  it("anonymous: a sign-in wall is SIGN_IN_REQUIRED, with no second try", async () => {
+    const bot = setUp();
+    bot.stage.onOpen = () => bot.stage.watcher.update(snap("sign_in"));
+    bot.start();
+    await elapse(0);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL SIGN_IN_REQUIRED"]);
+    expect(bot.stage.opened).toHaveLength(1);
+  });
+
+  it("a bot wall that shows while the join form is being filled ends BOT_BLOCKED at once", async () => {
+    const bot = setUp();
+    // The form never finishes: the wall replaced it.
+    bot.adapter.join.mockImplementationOnce(async () => {
+      bot.stage.watcher.update(snap("bot_wall"));
+      await new Promise(() => {});
+    });
+    bot.start();
+    await elapse(0);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL BOT_BLOCKED"]);
+  });
+
+  it("only 'Switch here' offered (the account is busy): LOGIN_UNAVAILABLE", async () => {
+    const bot = signedInBot("always");
+    bot.stage.onOpen = () => bot.stage.watcher.update(signedInPrejoin());
+    bot.adapter.join.mockImplementationOnce(async () => {
+      throw new JoinRefused("LOGIN_UNAVAILABLE", "only Switch here");
+    });
+    bot.start();
+    await elapse(0);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL LOGIN_UNAVAILABLE"]);
+  });
+
+  it("the Teams bot token goes to the adapter's URL, never into a report or log", async () => {
+    const token = "eyJ0eXAiOiJKV1QiLCJhbGciOi.teams-bot-token";
+    const bot = setUp({}, { teamsBotToken: token });
+    const urls: Array<string | undefined> = [];
+    bot.adapter.meetingUrl = ((_info: unknown, _urls: unknown, extras?: { botToken?: string }) => {
+      urls.push(extras?.botToken);
+      return `${MEETING_URL}#token=${extras?.botToken}`;
+    }) as typeof bot.adapter.meetingUrl;
+    bot.adapter.join.mockRejectedValueOnce(new Error(`timeout at ${MEETING_URL}#token=${token}`));
+    bot.start();
+    await elapse(0);
+    expect(urls).toEqual([token]);
+    expect(bot.stage.traced).toBe(false);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL JOIN_FAILED"]);
+    expect(JSON.stringify([bot.reported, bot.logLines(), bot.outcome()])).not.toContain(token);
   });
 });
