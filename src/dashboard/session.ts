@@ -1,3 +1,5 @@
+import { recordRotation } from "./rotation.js";
+
 /**
  * The signed-in user's tokens. They live in localStorage so that a reload or a second tab stays
  * signed in; the page's Content-Security-Policy admits no script but ours, which is what keeps
@@ -28,7 +30,10 @@ export function currentTokens(): Tokens | null {
 
 export function saveTokens(tokens: Tokens | null): void {
   if (tokens) localStorage.setItem(KEY, JSON.stringify(tokens));
-  else localStorage.removeItem(KEY);
+  else {
+    localStorage.removeItem(KEY);
+    void recordRotation(null);
+  }
   for (const listener of listeners) listener(tokens);
 }
 

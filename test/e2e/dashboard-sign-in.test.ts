@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { decodeJwt } from "jose";
 import type { Browser } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JwtIssuer, loadServerSecret } from "../../src/server/auth/tokens.js";
 import { DASHBOARD_CSP } from "../../src/server/http/dashboard.js";
 import {
   type DashboardTab,
@@ -77,6 +79,57 @@ describe("the dashboard's front door", () => {
     await tab.page.getByText(email).waitFor();
     // The wrong password's 401 is the only thing the console saw.
     expectNoProblems(tab, { refusals: /^401 POST \/v1\/auth\/login$/ });
+  });
+
+  it("refreshes an expired access token, keeps the rotated refresh token, and two tabs take turns", async () => {
+    const user = await registerUser(server.api);
+    const { gen, fam } = decodeJwt(user.token) as { gen: number; fam: string };
+    const jwt = new JwtIssuer(await loadServerSecret(server.dataDir));
+    const expired = await jwt.sign(Number(user.userId.slice(4)), "access", new Date(Date.now() - 3_600_000), {
+      gen,
+      fam,
+    });
+    const tab = await open();
+    const { page } = tab;
+    // A missing element fails the test naming its locator, well before the test's own timeout.
+    tab.context.setDefaultTimeout(10_000);
+    const stored = () =>
+      page.evaluate(
+        () => JSON.parse(localStorage.getItem("meetbot.session") ?? "null") as Record<string, string>,
+      );
+    const expire = (refresh: string) =>
+      page.evaluate(
+        ([access, refresh]) => localStorage.setItem("meetbot.session", JSON.stringify({ access, refresh })),
+        [expired, refresh] as const,
+      );
+
+    // Every call of the page meets a 401 at first; one refresh serves them all.
+    await expire(user.refreshToken);
+    await page.reload();
+    await page.getByText(user.email).waitFor();
+    const first = await stored();
+    expect(first.access).not.toBe(expired);
+    expect(first.refresh).not.toBe(user.refreshToken);
+
+    // Expired again: the refresh token kept is the rotated one, and it works.
+    await expire(first.refresh!);
+    await page.reload();
+    await page.getByText(user.email).waitFor();
+    const second = await stored();
+    expect(second.refresh).not.toBe(first.refresh);
+
+    // Two tabs of one browser, one pair of tokens, both expired at once: they take turns, so no
+    // refresh token is used twice (which would end the sign-in), and both stay signed in.
+    await expire(second.refresh!);
+    const other = await tab.context.newPage();
+    await Promise.all([page.reload(), other.goto(`${server.url}/`)]);
+    await page.getByText(user.email).waitFor();
+    await other.getByText(user.email).waitFor();
+    const last = await stored();
+    expect((await server.api.get("/v1/bots", { token: last.access })).status).toBe(200);
+    const next = await server.api.post("/v1/auth/refresh", { body: { refresh_token: last.refresh } });
+    expect(next.status).toBe(200);
+    expectNoProblems(tab, { refusals: /^401 (GET|POST) \/v1\/(?!auth\/refresh)/ });
   });
 
   it("shows the API's own words when registering fails, and keeps what was typed", async () => {

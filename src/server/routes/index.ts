@@ -6,7 +6,7 @@ import { logApiRequest } from "../http/request-log.js";
 import type { Services } from "../services/index.js";
 import { apiKeyUsageRoutes } from "./api-key-usage.js";
 import { apiKeyRoutes } from "./api-keys.js";
-import { authRoutes, logoutRoutes } from "./auth.js";
+import { authRoutes, sessionRoutes } from "./auth.js";
 import { botRoutes } from "./bots.js";
 import { callbackRoutes } from "./callbacks.js";
 import { eventRoutes } from "./events.js";
@@ -54,7 +54,7 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
     authenticated.addHook("onRequest", limitPerCredential(rateLimiter));
     authenticated.addHook("onResponse", logApiRequest(services.apiLogs));
     authenticated.addHook("onRoute", documentBearerAuth);
-    await authenticated.register(logoutRoutes);
+    await authenticated.register(sessionRoutes, { services });
     await authenticated.register(apiKeyRoutes, { services });
     await authenticated.register(botRoutes, { services });
     await authenticated.register(eventRoutes, { services });
