@@ -236,9 +236,52 @@ describe("signing in with an OAuth provider", () => {
     await page.waitForURL(`${oauthServer.url}/`);
     await page.getByText(account.email!).waitFor();
     expect(page.url()).not.toContain("token");
-    expect(await page.evaluate(() => sessionStorage.getItem("meetbot.oauth-pending"))).toBeNull();
+    expect(await page.evaluate(() => sessionStorage.getItem("meetbot.oauth-state"))).toBeNull();
     // Only the stand-in's own page (it has none for GET /interaction/…) failed to load.
     expect(tab.problems.filter((p) => !p.includes("404"))).toEqual([]);
+  });
+
+  it("keeps no tokens from a link opened in a tab whose own sign-in is under way, and says so", async () => {
+    // Someone signs in to their own account and sends the result as a link.
+    const attacker = await registerUser(oauthServer.api);
+    const link = `${oauthServer.url}/auth/callback?access_token=${attacker.token}&refresh_token=${attacker.refreshToken}`;
+    for (const forged of [link, `${link}&state=${"0".repeat(64)}`]) {
+      const tab = await openDashboard(browser, oauthServer.url);
+      oauthTabs.push(tab);
+      const { page } = tab;
+      // The victim starts signing in with Google, then opens the link in the same tab.
+      const start = page.waitForRequest((request) => request.url().includes("/v1/auth/oauth/google"));
+      await page.getByRole("button", { name: "Sign in with Google" }).click();
+      // The sign-in carries the tab's own state (kept in its sessionStorage, not readable from here).
+      expect(new URL((await start).url()).searchParams.get("state")).toMatch(/^[0-9a-f]{64}$/);
+      await page.waitForURL((url) => url.origin === idp.issuer);
+      await page.goto(forged);
+
+      await page.getByRole("heading", { name: "Not signed in" }).waitFor();
+      expect(await page.getByRole("alert").textContent()).toMatch(
+        /not started from the dashboard in this tab.*nothing was kept/s,
+      );
+      expect(await page.locator("textarea").count()).toBe(0);
+      expect(new URL(page.url()).search).toBe("");
+      expect(await page.evaluate(() => localStorage.getItem("meetbot.session"))).toBeNull();
+      // Nor does a second look at it: the tab's state is used up.
+      expect(await page.evaluate(() => sessionStorage.getItem("meetbot.oauth-state"))).toBeNull();
+      await page.goto(`${oauthServer.url}/`);
+      await page.getByRole("heading", { name: "Sign in" }).waitFor();
+      expect(tab.problems.filter((p) => !p.includes("404"))).toEqual([]);
+    }
+  });
+
+  it("keeps no tokens from a link with a state in a tab that started no sign-in", async () => {
+    const attacker = await registerUser(oauthServer.api);
+    const tab = await openDashboard(browser, oauthServer.url);
+    oauthTabs.push(tab);
+    await tab.page.goto(
+      `${oauthServer.url}/auth/callback?access_token=${attacker.token}&refresh_token=${attacker.refreshToken}&state=${"1".repeat(64)}`,
+    );
+    await tab.page.getByRole("heading", { name: "Not signed in" }).waitFor();
+    expect(await tab.page.evaluate(() => localStorage.getItem("meetbot.session"))).toBeNull();
+    expect(tab.problems).toEqual([]);
   });
 
   it("leaves /auth/callback showing the tokens when the dashboard did not start the sign-in", async () => {
