@@ -1,3 +1,4 @@
+import { lastRotation, recordRotation } from "./rotation.js";
 import { currentTokens, saveTokens } from "./session.js";
 
 /** An answer other than 2xx, with the API's `{detail}` made readable. */
@@ -41,9 +42,10 @@ interface CallOptions {
 
 /** One call to the /v1 API with the signed-in user's token; a 401 refreshes it once and retries. */
 export async function api<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
-  let response = await send(method, path, options);
-  if (response.status === 401 && !options.anonymous && (await refreshAccessToken())) {
-    response = await send(method, path, options);
+  const token = currentTokens()?.access;
+  let response = await send(method, path, options, token);
+  if (response.status === 401 && !options.anonymous && (await refreshAccessToken(token))) {
+    response = await send(method, path, options, currentTokens()?.access);
   }
   if (response.status === 401 && !options.anonymous) saveTokens(null);
   const text = await response.text();
@@ -58,13 +60,14 @@ export async function api<T>(method: string, path: string, options: CallOptions 
 
 /** A fetch with the bearer token, for answers that are not JSON (SSE, images). */
 export async function authorizedFetch(path: string, init: RequestInit = {}): Promise<Response> {
-  const attempt = () =>
+  const attempt = (token: string | undefined) =>
     fetch(relativeUrl(path), {
       ...init,
-      headers: { ...init.headers, authorization: `Bearer ${currentTokens()?.access ?? ""}` },
+      headers: { ...init.headers, authorization: `Bearer ${token ?? ""}` },
     });
-  const response = await attempt();
-  if (response.status === 401 && (await refreshAccessToken())) return attempt();
+  const token = currentTokens()?.access;
+  const response = await attempt(token);
+  if (response.status === 401 && (await refreshAccessToken(token))) return attempt(currentTokens()?.access);
   return response;
 }
 
@@ -76,9 +79,13 @@ export function relativeUrl(path: string): string {
   return path.replace(/^\//, "");
 }
 
-function send(method: string, path: string, options: CallOptions): Promise<Response> {
+function send(
+  method: string,
+  path: string,
+  options: CallOptions,
+  token: string | undefined,
+): Promise<Response> {
   const headers: Record<string, string> = { accept: "application/json" };
-  const token = currentTokens()?.access;
   if (token && !options.anonymous) headers.authorization = `Bearer ${token}`;
   if (options.body !== undefined) headers["content-type"] = "application/json";
   return fetch(relativeUrl(path), {
@@ -92,21 +99,46 @@ function send(method: string, path: string, options: CallOptions): Promise<Respo
 // Several calls failing at once share one refresh.
 let refreshing: Promise<boolean> | null = null;
 
-function refreshAccessToken(): Promise<boolean> {
-  refreshing ??= (async () => {
+/**
+ * After a 401 with the access token `stale`: true when a newer one is in place to retry with.
+ * Refresh tokens work once (the server rotates them, and a used one coming back ends the sign-in
+ * for everyone holding it), and every tab shares one pair, so tabs take turns (a Web Lock, where
+ * the browser has them: https and localhost), and a tab whose pair another tab has renewed in the
+ * meantime takes the new one (rotation.ts) instead of trading the old one again.
+ */
+function refreshAccessToken(stale: string | undefined): Promise<boolean> {
+  refreshing ??= withRefreshLock(async () => {
     const tokens = currentTokens();
     if (!tokens) return false;
+    if (tokens.access !== stale) return true;
+    const done = await lastRotation();
+    if (done?.used === tokens.refresh) {
+      saveTokens({ access: done.access, refresh: done.refresh });
+      return true;
+    }
     const response = await fetch(relativeUrl("/v1/auth/refresh"), {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ refresh_token: tokens.refresh }),
     });
     if (!response.ok) return false;
-    const { access_token } = (await response.json()) as { access_token: string };
-    saveTokens({ access: access_token, refresh: tokens.refresh });
+    const { access_token, refresh_token } = (await response.json()) as {
+      access_token: string;
+      refresh_token: string;
+    };
+    // Stored before the lock goes to the next tab.
+    await recordRotation({ used: tokens.refresh, access: access_token, refresh: refresh_token });
+    saveTokens({ access: access_token, refresh: refresh_token });
     return true;
-  })().finally(() => {
+  }).finally(() => {
     refreshing = null;
   });
   return refreshing;
+}
+
+function withRefreshLock(run: () => Promise<boolean>): Promise<boolean> {
+  // Absent outside secure contexts (plain http to another host): then tabs do not wait for each other.
+  const locks = (navigator as Partial<Navigator>).locks;
+  // (request's type says it resolves to the callback's promise; it resolves to what that gives)
+  return locks ? locks.request("meetbot.refresh", run).then((granted) => granted) : run();
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { decodeJwt } from "jose";
 import type { Browser } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JwtIssuer, loadServerSecret } from "../../src/server/auth/tokens.js";
 import { DASHBOARD_CSP } from "../../src/server/http/dashboard.js";
 import {
   type DashboardTab,
@@ -77,6 +79,57 @@ describe("the dashboard's front door", () => {
     await tab.page.getByText(email).waitFor();
     // The wrong password's 401 is the only thing the console saw.
     expectNoProblems(tab, { refusals: /^401 POST \/v1\/auth\/login$/ });
+  });
+
+  it("refreshes an expired access token, keeps the rotated refresh token, and two tabs take turns", async () => {
+    const user = await registerUser(server.api);
+    const { gen, fam } = decodeJwt(user.token) as { gen: number; fam: string };
+    const jwt = new JwtIssuer(await loadServerSecret(server.dataDir));
+    const expired = await jwt.sign(Number(user.userId.slice(4)), "access", new Date(Date.now() - 3_600_000), {
+      gen,
+      fam,
+    });
+    const tab = await open();
+    const { page } = tab;
+    // A missing element fails the test naming its locator, well before the test's own timeout.
+    tab.context.setDefaultTimeout(10_000);
+    const stored = () =>
+      page.evaluate(
+        () => JSON.parse(localStorage.getItem("meetbot.session") ?? "null") as Record<string, string>,
+      );
+    const expire = (refresh: string) =>
+      page.evaluate(
+        ([access, refresh]) => localStorage.setItem("meetbot.session", JSON.stringify({ access, refresh })),
+        [expired, refresh] as const,
+      );
+
+    // Every call of the page meets a 401 at first; one refresh serves them all.
+    await expire(user.refreshToken);
+    await page.reload();
+    await page.getByText(user.email).waitFor();
+    const first = await stored();
+    expect(first.access).not.toBe(expired);
+    expect(first.refresh).not.toBe(user.refreshToken);
+
+    // Expired again: the refresh token kept is the rotated one, and it works.
+    await expire(first.refresh!);
+    await page.reload();
+    await page.getByText(user.email).waitFor();
+    const second = await stored();
+    expect(second.refresh).not.toBe(first.refresh);
+
+    // Two tabs of one browser, one pair of tokens, both expired at once: they take turns, so no
+    // refresh token is used twice (which would end the sign-in), and both stay signed in.
+    await expire(second.refresh!);
+    const other = await tab.context.newPage();
+    await Promise.all([page.reload(), other.goto(`${server.url}/`)]);
+    await page.getByText(user.email).waitFor();
+    await other.getByText(user.email).waitFor();
+    const last = await stored();
+    expect((await server.api.get("/v1/bots", { token: last.access })).status).toBe(200);
+    const next = await server.api.post("/v1/auth/refresh", { body: { refresh_token: last.refresh } });
+    expect(next.status).toBe(200);
+    expectNoProblems(tab, { refusals: /^401 (GET|POST) \/v1\/(?!auth\/refresh)/ });
   });
 
   it("shows the API's own words when registering fails, and keeps what was typed", async () => {
@@ -183,9 +236,52 @@ describe("signing in with an OAuth provider", () => {
     await page.waitForURL(`${oauthServer.url}/`);
     await page.getByText(account.email!).waitFor();
     expect(page.url()).not.toContain("token");
-    expect(await page.evaluate(() => sessionStorage.getItem("meetbot.oauth-pending"))).toBeNull();
+    expect(await page.evaluate(() => sessionStorage.getItem("meetbot.oauth-state"))).toBeNull();
     // Only the stand-in's own page (it has none for GET /interaction/…) failed to load.
     expect(tab.problems.filter((p) => !p.includes("404"))).toEqual([]);
+  });
+
+  it("keeps no tokens from a link opened in a tab whose own sign-in is under way, and says so", async () => {
+    // Someone signs in to their own account and sends the result as a link.
+    const attacker = await registerUser(oauthServer.api);
+    const link = `${oauthServer.url}/auth/callback?access_token=${attacker.token}&refresh_token=${attacker.refreshToken}`;
+    for (const forged of [link, `${link}&state=${"0".repeat(64)}`]) {
+      const tab = await openDashboard(browser, oauthServer.url);
+      oauthTabs.push(tab);
+      const { page } = tab;
+      // The victim starts signing in with Google, then opens the link in the same tab.
+      const start = page.waitForRequest((request) => request.url().includes("/v1/auth/oauth/google"));
+      await page.getByRole("button", { name: "Sign in with Google" }).click();
+      // The sign-in carries the tab's own state (kept in its sessionStorage, not readable from here).
+      expect(new URL((await start).url()).searchParams.get("state")).toMatch(/^[0-9a-f]{64}$/);
+      await page.waitForURL((url) => url.origin === idp.issuer);
+      await page.goto(forged);
+
+      await page.getByRole("heading", { name: "Not signed in" }).waitFor();
+      expect(await page.getByRole("alert").textContent()).toMatch(
+        /not started from the dashboard in this tab.*nothing was kept/s,
+      );
+      expect(await page.locator("textarea").count()).toBe(0);
+      expect(new URL(page.url()).search).toBe("");
+      expect(await page.evaluate(() => localStorage.getItem("meetbot.session"))).toBeNull();
+      // Nor does a second look at it: the tab's state is used up.
+      expect(await page.evaluate(() => sessionStorage.getItem("meetbot.oauth-state"))).toBeNull();
+      await page.goto(`${oauthServer.url}/`);
+      await page.getByRole("heading", { name: "Sign in" }).waitFor();
+      expect(tab.problems.filter((p) => !p.includes("404"))).toEqual([]);
+    }
+  });
+
+  it("keeps no tokens from a link with a state in a tab that started no sign-in", async () => {
+    const attacker = await registerUser(oauthServer.api);
+    const tab = await openDashboard(browser, oauthServer.url);
+    oauthTabs.push(tab);
+    await tab.page.goto(
+      `${oauthServer.url}/auth/callback?access_token=${attacker.token}&refresh_token=${attacker.refreshToken}&state=${"1".repeat(64)}`,
+    );
+    await tab.page.getByRole("heading", { name: "Not signed in" }).waitFor();
+    expect(await tab.page.evaluate(() => localStorage.getItem("meetbot.session"))).toBeNull();
+    expect(tab.problems).toEqual([]);
   });
 
   it("leaves /auth/callback showing the tokens when the dashboard did not start the sign-in", async () => {

@@ -226,3 +226,17 @@ describe("path ids and query strings", () => {
     expect((await server.api.get("/v1/bots?colour=blue", { token: user.token })).status).toBe(200);
   });
 });
+
+describe("closing the server", () => {
+  it("does not wait for a connection that never sent a request (a preconnect, a pool's spare)", async () => {
+    const closing = await startTestServer();
+    const { hostname, port } = new URL(closing.url);
+    const socket = connect(Number(port), hostname);
+    await new Promise((resolve) => socket.once("connect", resolve));
+    const ended = new Promise((resolve) => socket.once("close", resolve));
+    // Without the sweep, close() waits for as long as the client keeps the connection.
+    await closing.close();
+    await ended;
+    expect(socket.bytesRead).toBe(0);
+  });
+});

@@ -125,6 +125,7 @@ describe("the OAuth callback", () => {
     expect((await server.api.get("/v1/bots", { token: access })).status).toBe(200);
     const refreshed = await server.api.post("/v1/auth/refresh", { body: { refresh_token: refresh } });
     expect(refreshed.status).toBe(200);
+    expect(new URL(tokensFrom(response).location).searchParams.has("state")).toBe(false);
     // the flow cookie is gone
     expect(browser.cookie(server.url, "meetbot_oauth")).toBeUndefined();
 
@@ -146,6 +147,44 @@ describe("the OAuth callback", () => {
       expect(user.password_hash).not.toMatch(/^\$argon2/);
     } finally {
       await db.close();
+    }
+  });
+
+  it("starts a sign-in whose refresh tokens rotate, and a reused one ends it", async () => {
+    const { access, refresh } = tokensFrom((await signIn(newAccount().sub)).response);
+    const refreshOnce = (token: string) =>
+      server.api.post("/v1/auth/refresh", { body: { refresh_token: token } });
+    const first = await refreshOnce(refresh);
+    expect(first.status).toBe(200);
+    const second = await refreshOnce(first.body.refresh_token);
+    expect(second.status).toBe(200);
+    expect((await server.api.get("/v1/bots", { token: second.body.access_token })).status).toBe(200);
+
+    expect((await refreshOnce(refresh)).status).toBe(401);
+    expect((await refreshOnce(second.body.refresh_token)).status).toBe(401);
+    for (const token of [access, first.body.access_token, second.body.access_token]) {
+      expect((await server.api.get("/v1/bots", { token })).status).toBe(401);
+    }
+  });
+
+  it("hands the start's state back with the tokens, and refuses a malformed one", async () => {
+    const state = "a-client-state_0123456789";
+    const browser = new Browser();
+    const back = await idp.authorize(browser, `${server.url}/v1/auth/oauth/google?state=${state}`, {
+      sub: newAccount().sub,
+    });
+    const { location, access } = tokensFrom(await browser.get(back.href));
+    expect(location.searchParams.get("state")).toBe(state);
+    // Not the state we gave the provider: that one is ours, and stays in the sealed cookie.
+    expect(back.searchParams.get("state")).not.toBe(state);
+    expect((await server.api.get("/v1/bots", { token: access })).status).toBe(200);
+
+    for (const bad of ["short", "x".repeat(129), "has space in it 0123"]) {
+      const res = await new Browser().get(
+        `${server.url}/v1/auth/oauth/google?state=${encodeURIComponent(bad)}`,
+      );
+      expect(res.status, bad).toBe(422);
+      expect((await res.json()).detail[0].loc).toEqual(["query", "state"]);
     }
   });
 
@@ -269,7 +308,10 @@ describe("GET /auth/callback (the default post-login page)", () => {
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(res.headers.get("referrer-policy")).toBe("no-referrer");
     expect(res.headers.get("content-security-policy")).toMatch(/default-src 'none'; script-src 'sha256-/);
-    expect(await res.text()).toContain(access);
+    const html = await res.text();
+    expect(html).toContain(access);
+    // What a tab shows when the result is not its own sign-in's (the page's script unhides it).
+    expect(html).toMatch(/<div id="refused" hidden>[\s\S]*nothing was kept/);
   });
 
   it("says so when there is no sign-in result", async () => {

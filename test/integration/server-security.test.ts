@@ -80,6 +80,13 @@ beforeAll(async () => {
   const ownerId = Number(owner.userId.slice(4));
   const key = await server.api.post("/v1/api-keys", { token: owner.token, body: { name: "revoked" } });
   await server.api.delete(`/v1/api-keys/${key.body.id}`, { token: owner.token });
+  // A second sign-in of the owner, ended by a reused refresh token.
+  const ended = await server.api.post("/v1/auth/login", {
+    body: { email: owner.email, password: owner.password },
+  });
+  for (let i = 0; i < 2; i++) {
+    await server.api.post("/v1/auth/refresh", { body: { refresh_token: ended.body.refresh_token } });
+  }
   badTokens = [
     ["no token", undefined],
     ["garbage", "garbage.token.here"],
@@ -91,6 +98,7 @@ beforeAll(async () => {
     ["token signed with another secret", await new JwtIssuer(Buffer.alloc(32, 1)).sign(ownerId, "access")],
     ["callback token", bot.config.callback.token],
     ["revoked API key", key.body.key],
+    ["access token of an ended sign-in", ended.body.access_token],
   ];
   const doc = (await server.api.get("/openapi.json")).body as {
     paths: Record<string, Record<string, { security?: Record<string, unknown>[] }>>;

@@ -76,8 +76,51 @@ describe("PATCH /v1/users/me", () => {
       server.api.post("/v1/auth/login", { body: { email: user.email, password } });
     expect((await login(user.password)).status).toBe(401);
     expect((await login("a whole new secret")).status).toBe(200);
-    // Tokens issued before stay valid (spec §5: no server-side invalidation).
-    expect((await server.api.get("/v1/users/me", { token: user.token })).status).toBe(200);
+  });
+
+  it("ends every session with a password change, and answers a new sign-in's tokens", async () => {
+    const user = await registerUser(server.api);
+    const other = await server.api.post("/v1/auth/login", {
+      body: { email: user.email, password: user.password },
+    });
+    const refresh = (token: string) =>
+      server.api.post("/v1/auth/refresh", { body: { refresh_token: token } });
+    const me = async (token: string) => (await server.api.get("/v1/users/me", { token })).status;
+
+    // Neither a name change nor a refused password change ends anything.
+    const renamed = await server.api.patch("/v1/users/me", { token: user.token, body: { name: "Renamed" } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.access_token).toBeUndefined();
+    const refused = await server.api.patch("/v1/users/me", {
+      token: user.token,
+      body: { password: "a whole new secret", currentPassword: "wrong" },
+    });
+    expect(refused.status).toBe(403);
+    expect(await me(user.token)).toBe(200);
+
+    const changed = await server.api.patch("/v1/users/me", {
+      token: user.token,
+      body: { password: "a whole new secret", currentPassword: user.password },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({ id: idOf(user), name: "Renamed", token_type: "bearer" });
+    // Every token issued before, of every sign-in, the caller's included, is refused.
+    for (const token of [user.token, other.body.access_token]) expect(await me(token)).toBe(401);
+    for (const token of [user.refreshToken, other.body.refresh_token]) {
+      const res = await refresh(token);
+      expect(res.status).toBe(401);
+      expect(typeof res.body.detail).toBe("string");
+    }
+    // The answer's tokens work (issued in the same second as the change, after it), and rotate.
+    expect(await me(changed.body.access_token)).toBe(200);
+    const rotated = await refresh(changed.body.refresh_token);
+    expect(rotated.status).toBe(200);
+    expect(await me(rotated.body.access_token)).toBe(200);
+    // So does a new login with the new password.
+    const fresh = await server.api.post("/v1/auth/login", {
+      body: { email: user.email, password: "a whole new secret" },
+    });
+    expect(await me(fresh.body.access_token)).toBe(200);
   });
 
   it("refuses an e-mail change, unknown fields and invalid values with 422, changing nothing", async () => {

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { api, relativeUrl } from "../api.js";
 import { ErrorNote, useAction, useApi } from "../components/ui.js";
-import { OAUTH_PENDING_KEY, saveTokens } from "../session.js";
+import { newOAuthState, OAUTH_STATE_KEY, saveTokens } from "../session.js";
 
 interface AuthResult {
   access_token: string;
@@ -30,10 +30,12 @@ export function SignInPage({ mode }: { mode: "sign-in" | "register" }) {
     }
   };
 
-  // The provider sends the browser back to /auth/callback, which hands the tokens to us.
+  // The provider sends the browser back to /auth/callback, which hands the tokens to us when
+  // they come with this tab's state.
   const startOAuth = (provider: string) => {
-    sessionStorage.setItem(OAUTH_PENDING_KEY, "1");
-    location.assign(relativeUrl(`/v1/auth/oauth/${provider}`));
+    const state = newOAuthState();
+    sessionStorage.setItem(OAUTH_STATE_KEY, state);
+    location.assign(relativeUrl(`/v1/auth/oauth/${encodeURIComponent(provider)}?state=${state}`));
   };
 
   return (

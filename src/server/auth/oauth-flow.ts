@@ -10,7 +10,16 @@ export interface OAuthFlow {
   state: string;
   nonce: string;
   codeVerifier: string;
+  /**
+   * The `state` the client that started the sign-in gave (the dashboard: a random value it keeps in
+   * the tab's sessionStorage); handed back with the tokens so that the client can tell its own
+   * sign-in's result from a link carrying someone else's tokens.
+   */
+  clientState?: string;
 }
+
+/** What a client's `state` may be: 16 to 128 URL-safe characters. */
+export const CLIENT_STATE = /^[A-Za-z0-9_-]{16,128}$/;
 
 export const OAUTH_FLOW_COOKIE = "meetbot_oauth";
 /** How long a user may take at the provider. */

@@ -32,6 +32,39 @@ export function deriveKey(secret: Uint8Array, purpose: string): Buffer {
   return createHmac("sha256", secret).update(`meetbot:${purpose}`).digest();
 }
 
+/**
+ * What ties a JWT to its sign-in (src/server/services/users.ts): the user's session generation
+ * when it was issued (a password change or a revoke of all sessions moves it on, so every token
+ * of an earlier generation is refused), and its refresh-token family (one per sign-in; refresh
+ * tokens rotate within it and a reused one ends it).
+ */
+export interface SessionClaims {
+  gen: number;
+  fam: string;
+}
+
+/** A valid, unexpired token of the expected type. */
+export interface VerifiedToken {
+  userId: number;
+  /** The token's own id; every token the server issues has one. */
+  jti: string | null;
+  /** Null for a token without well-formed session claims, which no sign-in accepts. */
+  session: SessionClaims | null;
+}
+
+/** A random id for a token (`jti`) or a refresh-token family: 16 bytes, base64url (22 characters). */
+export function newTokenId(): string {
+  return randomBytes(16).toString("base64url");
+}
+
+const TOKEN_ID = /^[A-Za-z0-9_-]{16,64}$/;
+
+/** When a token of this type issued at `now` expires (whole seconds, as in its `exp`). */
+export function tokenExpiry(typ: TokenType, now: Date): Date {
+  const iat = Math.floor(now.getTime() / 1000);
+  return new Date((iat + (typ === "access" ? ACCESS_TOKEN_TTL_S : REFRESH_TOKEN_TTL_S)) * 1000);
+}
+
 export class JwtIssuer {
   private readonly key: Uint8Array;
   private readonly sealKey: Uint8Array;
@@ -41,26 +74,48 @@ export class JwtIssuer {
     this.sealKey = deriveKey(secret, "sealed-state");
   }
 
-  async sign(userId: number, typ: TokenType, now = new Date()): Promise<string> {
+  /**
+   * A token for `userId`. Every token gets a `jti` (a fresh random one unless given), so that two
+   * tokens issued in the same second differ. Without `session` the token carries no session
+   * claims and the user service refuses it: only tests sign such tokens.
+   */
+  async sign(
+    userId: number,
+    typ: TokenType,
+    now = new Date(),
+    session?: SessionClaims & { jti?: string },
+  ): Promise<string> {
     const iat = Math.floor(now.getTime() / 1000);
-    return new SignJWT({ typ })
+    const claims = session ? { typ, gen: session.gen, fam: session.fam } : { typ };
+    return new SignJWT(claims)
       .setProtectedHeader({ alg: "HS256", typ: "JWT" })
       .setSubject(String(userId))
+      .setJti(session?.jti ?? newTokenId())
       .setIssuedAt(iat)
-      .setExpirationTime(iat + (typ === "access" ? ACCESS_TOKEN_TTL_S : REFRESH_TOKEN_TTL_S))
+      .setExpirationTime(tokenExpiry(typ, now).getTime() / 1000)
       .sign(this.key);
   }
 
-  /** The user id of a valid, unexpired token of the expected type; null otherwise. */
-  async verify(token: string, expected: TokenType): Promise<number | null> {
+  /** The user id and claims of a valid, unexpired token of the expected type; null otherwise. */
+  async verify(token: string, expected: TokenType): Promise<VerifiedToken | null> {
     try {
       const { payload } = await jwtVerify(token, this.key, {
         algorithms: ["HS256"],
         requiredClaims: ["exp", "sub"],
       });
-      const { sub } = payload as { sub: unknown };
+      const { sub, jti, gen, fam } = payload as { sub: unknown; jti: unknown; gen: unknown; fam: unknown };
       if (payload.typ !== expected || typeof sub !== "string" || !/^[1-9][0-9]{0,9}$/.test(sub)) return null;
-      return Number(sub);
+      const wellFormed =
+        typeof gen === "number" &&
+        Number.isSafeInteger(gen) &&
+        gen >= 0 &&
+        typeof fam === "string" &&
+        TOKEN_ID.test(fam);
+      return {
+        userId: Number(sub),
+        jti: typeof jti === "string" && TOKEN_ID.test(jti) ? jti : null,
+        session: wellFormed ? { gen, fam } : null,
+      };
     } catch (err) {
       if (err instanceof joseErrors.JOSEError) return null;
       throw err;

@@ -439,6 +439,35 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    "0011_session_revocation": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // Moved on by a password change or a revoke of all sessions; tokens carry the generation
+        // they were issued under. A counter, not a time: a token issued in the same second (or
+        // millisecond) as the revocation is on the right side of it.
+        await db.schema
+          .alterTable("users")
+          .addColumn("session_generation", "integer", (col) => col.notNull().defaultTo(0))
+          .execute();
+
+        // One row per sign-in: the one refresh token it may still use. Refreshing replaces it
+        // (a conditional UPDATE, so two uses of one token cannot both win); an older one revokes it.
+        await db.schema
+          .createTable("refresh_token_families")
+          .addColumn("id", "varchar(64)", (col) => col.primaryKey())
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("current_jti", "varchar(64)", (col) => col.notNull())
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("expires_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("revoked_at", "varchar(40)")
+          .execute();
+        await db.schema
+          .createIndex("refresh_token_families_user_idx")
+          .on("refresh_token_families")
+          .columns(["user_id", "expires_at"])
+          .execute();
+      },
+    },
     "0012_recording_data_deleted": {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
       async up(db: Kysely<any>) {

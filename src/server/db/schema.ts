@@ -25,6 +25,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   api_request_logs: ApiRequestLogsTable;
   user_identities: UserIdentitiesTable;
+  refresh_token_families: RefreshTokenFamiliesTable;
   webhooks: WebhooksTable;
   webhook_signing_secrets: WebhookSigningSecretsTable;
   webhook_deliveries: WebhookDeliveriesTable;
@@ -92,6 +93,29 @@ export interface UsersTable {
   created_at: string;
   /** "free" | "pro" | "enterprise" (src/notes/plans.ts); null: the configured default plan. */
   plan: string | null;
+  /**
+   * Moved on by a password change and by POST /v1/auth/sessions/revoke. Every JWT carries the
+   * value it was issued under (`gen`); one of another generation is refused.
+   */
+  session_generation: Generated<number>;
+}
+
+/**
+ * One sign-in (login, register, OAuth): its refresh tokens rotate, and only the newest
+ * (`current_jti`) may be used. Using an older one revokes the family, and with it every access
+ * and refresh token issued in it.
+ */
+export interface RefreshTokenFamiliesTable {
+  /** The `fam` claim of its tokens: 16 random bytes, base64url. */
+  id: string;
+  user_id: number;
+  /** The `jti` of the one refresh token of this family that may still be used. */
+  current_jti: string;
+  created_at: string;
+  /** When the current refresh token expires; the row may go after that. */
+  expires_at: string;
+  /** Set when a refresh token was used twice. */
+  revoked_at: string | null;
 }
 
 /** Notes-interface requests per user and clock hour (src/notes/plan-limits.ts). */

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import type { Socket } from "node:net";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { ServerConfig } from "../config.js";
 import { BadRequestError, clientErrorHandler, errorHandler } from "../errors.js";
@@ -111,11 +112,20 @@ export async function createApiServer(
  * Fastify closes idle keep-alive sockets once, when close() starts. A response that finishes just
  * after that (a client has all of a Content-Length body before the server's "finish") would leave
  * its socket open until the keep-alive timeout and hold close() up; sweep again after each one.
+ * Node's idle sweep also leaves connections that have not sent a byte (a browser's preconnect, a
+ * spare connection of a client's pool): they would hold close() up for as long as the client keeps
+ * them, so they are closed when it starts.
  */
 function closeKeepAliveSocketsOnShutdown(app: FastifyInstance): void {
   let closing = false;
+  const connections = new Set<Socket>();
+  app.server.on("connection", (socket: Socket) => {
+    connections.add(socket);
+    socket.once("close", () => connections.delete(socket));
+  });
   app.addHook("preClose", async () => {
     closing = true;
+    for (const socket of connections) if (socket.bytesRead === 0) socket.destroy();
   });
   app.addHook("onResponse", async () => {
     if (closing) setImmediate(() => app.server.closeIdleConnections());

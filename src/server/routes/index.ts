@@ -6,7 +6,7 @@ import { logApiRequest } from "../http/request-log.js";
 import type { Services } from "../services/index.js";
 import { apiKeyUsageRoutes } from "./api-key-usage.js";
 import { apiKeyRoutes } from "./api-keys.js";
-import { authRoutes, logoutRoutes } from "./auth.js";
+import { authRoutes, sessionRoutes } from "./auth.js";
 import { botAccountRoutes } from "./bot-accounts.js";
 import { botRoutes } from "./bots.js";
 import { callbackRoutes } from "./callbacks.js";
@@ -55,7 +55,7 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
     authenticated.addHook("onRequest", limitPerCredential(rateLimiter));
     authenticated.addHook("onResponse", logApiRequest(services.apiLogs));
     authenticated.addHook("onRoute", documentBearerAuth);
-    await authenticated.register(logoutRoutes);
+    await authenticated.register(sessionRoutes, { services });
     await authenticated.register(apiKeyRoutes, { services });
     await authenticated.register(botRoutes, { services });
     await authenticated.register(botAccountRoutes, { services });

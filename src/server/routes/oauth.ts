@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { FastifyPluginAsync } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { readFlowCookie } from "../auth/oauth-flow.js";
+import { CLIENT_STATE, readFlowCookie } from "../auth/oauth-flow.js";
 import { escapeHtml } from "../http/html.js";
 import type { Services } from "../services/index.js";
 
@@ -16,6 +16,17 @@ const ProviderList = z.object({
       }),
     )
     .describe("Only the providers configured on this server"),
+});
+const StartQuery = z.object({
+  state: z
+    .string()
+    .regex(CLIENT_STATE, "must be 16 to 128 characters of A-Z, a-z, 0-9, _ and -")
+    .optional()
+    .describe(
+      "A value of the client's, handed back with the tokens as `state` on the post-login URL. A " +
+        "browser client keeps it (the dashboard: in the tab's sessionStorage) and takes tokens only " +
+        "with its own value, so that a link carrying someone else's tokens cannot sign it in.",
+    ),
 });
 const CallbackQuery = z.object({
   state: z.string().optional(),
@@ -46,11 +57,15 @@ export const oauthRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
         summary: "Start signing in with an OAuth provider (a browser redirect)",
         security: [],
         params: ProviderParams,
+        querystring: StartQuery,
         response: { 302: z.null().describe("To the provider") },
       },
     },
     async (request, reply) => {
-      const { location, setCookie } = await services.oauth.start(request.params.provider);
+      const { location, setCookie } = await services.oauth.start(
+        request.params.provider,
+        request.query.state,
+      );
       reply.header("cache-control", "no-store").header("set-cookie", setCookie);
       return reply.redirect(location, 302);
     },
@@ -65,7 +80,11 @@ export const oauthRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
         security: [],
         params: ProviderParams,
         querystring: CallbackQuery,
-        response: { 302: z.null().describe("To the post-login URL with access_token and refresh_token") },
+        response: {
+          302: z
+            .null()
+            .describe("To the post-login URL with access_token, refresh_token and the start's state, if any"),
+        },
       },
     },
     async (request, reply) => {
@@ -84,15 +103,24 @@ export const oauthRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
 
 const TOKEN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 // Takes the tokens out of the address bar and history once the page has them. A sign-in the
-// dashboard started (its flag in sessionStorage) hands the tokens to it and goes back there; the
-// key names are the dashboard's (src/dashboard/session.ts).
+// dashboard started left a random state in this tab's sessionStorage and came back with the same
+// value in the address: then the page hands the tokens to the dashboard and goes back there. Any
+// other state (a link someone sent, with their own tokens) stores nothing and says so. The key
+// names are the dashboard's (src/dashboard/session.ts).
 const SCRIPT = [
+  'const state = new URLSearchParams(location.search).get("state");',
   'history.replaceState(null, "", location.pathname);',
-  'if (sessionStorage.getItem("meetbot.oauth-pending")) {',
-  '  sessionStorage.removeItem("meetbot.oauth-pending");',
+  'const expected = sessionStorage.getItem("meetbot.oauth-state");',
+  "if (expected !== null || state !== null) {",
+  '  sessionStorage.removeItem("meetbot.oauth-state");',
   '  const [access, refresh] = Array.from(document.querySelectorAll("textarea"), (t) => t.value);',
-  '  localStorage.setItem("meetbot.session", JSON.stringify({ access, refresh }));',
-  '  location.replace("../");',
+  '  document.getElementById("tokens").remove();',
+  "  if (expected !== null && state === expected) {",
+  '    localStorage.setItem("meetbot.session", JSON.stringify({ access, refresh }));',
+  '    location.replace("../");',
+  "  } else {",
+  '    document.getElementById("refused").hidden = false;',
+  "  }",
   "}",
 ].join("\n");
 const CSP = [
@@ -128,11 +156,21 @@ const notSignedIn = `<h1>Not signed in</h1>
 <code>/v1/auth/oauth/microsoft</code>.</p>`;
 
 function signedIn(access: string, refresh: string): string {
-  return `<h1>Signed in</h1>
+  return `<div id="tokens">
+<h1>Signed in</h1>
 <p>Send the access token as <code>Authorization: Bearer &lt;token&gt;</code>; it is valid for 30 minutes.
-<code>POST /v1/auth/refresh</code> with the refresh token (valid for 7 days) gives a new one.</p>
+<code>POST /v1/auth/refresh</code> with the refresh token (valid for 7 days) gives a new one of each;
+a refresh token works once.</p>
 <label>Access token<textarea readonly rows="4">${escapeHtml(access)}</textarea></label>
 <label>Refresh token<textarea readonly rows="4">${escapeHtml(refresh)}</textarea></label>
+</div>
+<div id="refused" hidden>
+<h1>Not signed in</h1>
+<p role="alert">This sign-in was not started from the dashboard in this tab, so nothing was kept.
+If you did not just sign in, someone may have sent you this link to sign you in to their account:
+close it. Otherwise start again from the dashboard.</p>
+<p><a href="../">Back to the dashboard</a></p>
+</div>
 <script>${SCRIPT}</script>`;
 }
 

@@ -6,6 +6,7 @@ import {
   ApiLogList,
   ApiLogsQuery,
   UpdateProfileBody,
+  UpdateProfileResult,
   Usage,
   UsageQuery,
   UserProfile,
@@ -25,9 +26,13 @@ export const userRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
     {
       schema: {
         operationId: "updateProfile",
-        summary: "Change your name, email or password",
+        summary: "Change your name or password",
+        description:
+          "A password change ends every session: each access and refresh token issued before it " +
+          "(the caller's too) is refused from then on. The answer then also carries a new sign-in's " +
+          "access_token and refresh_token. API keys stay valid.",
         body: UpdateProfileBody,
-        response: { 200: UserProfile },
+        response: { 200: UpdateProfileResult },
       },
     },
     async (request) => services.profile.update(currentUser(request).id, request.body),

@@ -26,8 +26,19 @@ export const AuthResult = z.object({
 });
 export type AuthResult = z.infer<typeof AuthResult>;
 
-export const RefreshResult = z.object({ access_token: z.string(), token_type: z.literal("bearer") });
+export const RefreshResult = z.object({
+  access_token: z.string(),
+  refresh_token: z
+    .string()
+    .describe(
+      "The refresh token to use next time: each refresh token works once, and using one again ends its sign-in",
+    ),
+  token_type: z.literal("bearer"),
+});
 export type RefreshResult = z.infer<typeof RefreshResult>;
 
 export const LogoutResult = z.object({ message: z.string() });
 export type LogoutResult = z.infer<typeof LogoutResult>;
+
+export const RevokeSessionsResult = z.object({ message: z.string() });
+export type RevokeSessionsResult = z.infer<typeof RevokeSessionsResult>;

@@ -44,6 +44,17 @@ export const UpdateProfileBody = z
   });
 export type UpdateProfileBody = z.infer<typeof UpdateProfileBody>;
 
+/** The profile; after a password change also a new sign-in's tokens (the old ones are refused). */
+export const UpdateProfileResult = UserProfile.extend({
+  access_token: z
+    .string()
+    .optional()
+    .describe("only when the password changed: every token issued before is refused now; use these"),
+  refresh_token: z.string().optional().describe("only when the password changed"),
+  token_type: z.literal("bearer").optional().describe("only when the password changed"),
+});
+export type UpdateProfileResult = z.infer<typeof UpdateProfileResult>;
+
 /**
  * Periods start no earlier than 1970: nothing meetbot keeps is older, and JavaScript's Date.UTC
  * reads years 0-99 as 1900-1999, so they are refused rather than misread.

@@ -100,7 +100,7 @@ export function createServices(ctx: ServiceContext): Services {
     watchdog: new BotWatchdog(ctx, bots, segments),
     artifacts: new ArtifactService(ctx, bots, ctx.artifactStore),
     apiLogs,
-    profile: new ProfileService(ctx, apiLogs),
+    profile: new ProfileService(ctx, apiLogs, users),
     webhooks: new WebhookService(ctx, new Deliverer({ db: ctx.db, now: ctx.now, outbound })),
     webhookWorker: new WebhookWorker({
       db: ctx.db,

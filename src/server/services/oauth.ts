@@ -8,6 +8,7 @@ import {
   type OAuthProviderName,
 } from "../auth/oauth-config.js";
 import {
+  CLIENT_STATE,
   clearedFlowCookie,
   type CookieScope,
   flowCookie,
@@ -70,8 +71,11 @@ export class OAuthService {
     }));
   }
 
-  /** The redirect to the provider's authorization endpoint, and the sealed flow cookie. */
-  async start(name: string): Promise<OAuthRedirect> {
+  /**
+   * The redirect to the provider's authorization endpoint, and the sealed flow cookie.
+   * `clientState` (checked by the route) comes back with the tokens as `state`.
+   */
+  async start(name: string, clientState?: string): Promise<OAuthRedirect> {
     const provider = this.provider(name);
     const config = await this.client(provider);
     const flow: OAuthFlow = {
@@ -79,6 +83,7 @@ export class OAuthService {
       state: oidc.randomState(),
       nonce: oidc.randomNonce(),
       codeVerifier: oidc.randomPKCECodeVerifier(),
+      ...(clientState === undefined ? {} : { clientState }),
     };
     const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: this.callbackUrl(provider),
@@ -97,7 +102,7 @@ export class OAuthService {
     return clearedFlowCookie(this.cookieScope());
   }
 
-  /** Completes the sign-in; the redirect carries access_token and refresh_token. */
+  /** Completes the sign-in; the redirect carries access_token, refresh_token and the client's state. */
   async finish(name: string, input: OAuthCallbackInput): Promise<string> {
     const provider = this.provider(name);
     const flow = await this.openFlow(provider, input.cookie);
@@ -137,6 +142,7 @@ export class OAuthService {
     const target = new URL(this.ctx.config.oauth.redirectUrl ?? `${this.ctx.publicBaseUrl()}/auth/callback`);
     target.searchParams.set("access_token", access_token);
     target.searchParams.set("refresh_token", refresh_token);
+    if (flow.clientState !== undefined) target.searchParams.set("state", flow.clientState);
     return target.href;
   }
 
@@ -175,7 +181,14 @@ export class OAuthService {
         `This sign-in attempt has expired or was started in another browser; start again at /v1/auth/oauth/${provider}`,
       );
     }
-    return { provider, state: flow.state, nonce: flow.nonce, codeVerifier: flow.codeVerifier };
+    const { state, nonce, codeVerifier, clientState } = flow;
+    return {
+      provider,
+      state,
+      nonce,
+      codeVerifier,
+      ...(typeof clientState === "string" && CLIENT_STATE.test(clientState) ? { clientState } : {}),
+    };
   }
 
   private client(provider: OAuthProviderName): Promise<oidc.Configuration> {

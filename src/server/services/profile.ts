@@ -7,12 +7,14 @@ import {
   type AnalyticsQuery,
   daysBetween,
   type UpdateProfileBody,
+  type UpdateProfileResult,
   type Usage,
   type UsageQuery,
   type UserProfile,
 } from "../schemas/index.js";
 import { type ApiLogService, utcDay, utcDays } from "./api-logs.js";
 import type { ServiceContext } from "./context.js";
+import type { UserService } from "./users.js";
 
 const DEFAULT_ANALYTICS_DAYS = 30;
 const MINUTE_MS = 60_000;
@@ -25,6 +27,7 @@ export class ProfileService {
   constructor(
     private readonly ctx: ServiceContext,
     private readonly apiLogs: ApiLogService,
+    private readonly users: UserService,
   ) {}
 
   async get(userId: number): Promise<UserProfile> {
@@ -55,9 +58,10 @@ export class ProfileService {
   /**
    * Name changes freely. A new password needs the current one (a stolen access token alone must
    * not be enough to take the account over); an OAuth-only account has none, so it cannot set one.
-   * Tokens already issued stay valid (spec §5: no server-side invalidation).
+   * A password change ends every session (each access and refresh token issued before, the
+   * caller's too) and answers a new sign-in's tokens with the profile.
    */
-  async update(userId: number, body: UpdateProfileBody): Promise<UserProfile> {
+  async update(userId: number, body: UpdateProfileBody): Promise<UpdateProfileResult> {
     const changes: { name?: string; password_hash?: string } = {};
     if (body.name !== undefined) changes.name = body.name;
     if (body.password !== undefined) {
@@ -72,10 +76,14 @@ export class ProfileService {
         throw new ForbiddenError("Current password is incorrect");
       changes.password_hash = await hashPassword(body.password);
     }
-    if (Object.keys(changes).length > 0) {
-      await this.ctx.db.updateTable("users").set(changes).where("id", "=", userId).execute();
-    }
-    return this.get(userId);
+    if (Object.keys(changes).length === 0) return this.get(userId);
+    const generation = await this.ctx.db.transaction().execute(async (trx) => {
+      await trx.updateTable("users").set(changes).where("id", "=", userId).execute();
+      return changes.password_hash === undefined ? null : this.users.revokeSessions(userId, trx);
+    });
+    const profile = await this.get(userId);
+    if (generation === null) return profile;
+    return { ...profile, ...(await this.users.issueTokens(userId, generation)), token_type: "bearer" };
   }
 
   /** A UTC calendar month: bots created in it (and their status now), recordings, API requests. */

@@ -1,8 +1,11 @@
+import type { Kysely } from "kysely";
 import { isApiKeyCandidate } from "../auth/api-keys.js";
 import type { AuthUser, Principal } from "../auth/guard.js";
 import { hashPassword, isPasswordHash, verifyAgainstDummy, verifyPassword } from "../auth/passwords.js";
+import { newTokenId, tokenExpiry } from "../auth/tokens.js";
 import { isUniqueViolation, toIso } from "../db/database.js";
 import { preparedQuery } from "../db/prepared.js";
+import type { Database } from "../db/schema.js";
 import { ConflictError, UnauthorizedError } from "../errors.js";
 import type { AuthResult, LoginBody, RefreshResult, RegisterBody } from "../schemas/index.js";
 import type { ApiKeyService } from "./api-keys.js";
@@ -15,11 +18,29 @@ export interface TokenPair {
   refresh_token: string;
 }
 
-// Prepared: every request with an access token looks its user up.
-const selectAuthUser = preparedQuery((db, id: number) =>
-  db.selectFrom("users").select(["id", "email", "name"]).where("id", "=", id),
+/**
+ * The guard's one query (prepared: it runs on every request with an access token): the user, if
+ * the token's generation is still the user's and its family is live. Two primary-key lookups.
+ */
+const selectSessionUser = preparedQuery((db, id: number, generation: number, family: string) =>
+  db
+    .selectFrom("users as u")
+    .innerJoin("refresh_token_families as f", "f.user_id", "u.id")
+    .select(["u.id", "u.email", "u.name"])
+    .where("u.id", "=", id)
+    .where("u.session_generation", "=", generation)
+    .where("f.id", "=", family)
+    .where("f.revoked_at", "is", null),
 );
 
+/**
+ * Accounts and sessions. A sign-in (register, login, OAuth) starts a refresh-token family; its
+ * refresh tokens rotate: each refresh answers a new one and only the newest may be used, and a
+ * reused one ends the family (whoever holds the other copy, thief or owner, has to sign in
+ * again). A password change or POST /v1/auth/sessions/revoke moves the user's session generation
+ * on, which ends every token issued before. All of it is in the database, so every server
+ * process sharing it agrees.
+ */
 export class UserService {
   constructor(
     private readonly ctx: ServiceContext,
@@ -64,32 +85,114 @@ export class UserService {
     return this.authResult(user, user.id);
   }
 
+  /**
+   * Rotation: the family's current refresh token is traded for a new access token and a new
+   * refresh token, in one conditional UPDATE, so that of two uses of the same token only one can
+   * win. A refresh token that is not its family's current one (used before) revokes the family.
+   */
   async refresh(refreshToken: string): Promise<RefreshResult> {
-    const userId = await this.ctx.jwt.verify(refreshToken, "refresh");
-    const user = userId === null ? undefined : await this.findById(userId);
-    if (!user) throw new UnauthorizedError("Invalid or expired refresh token");
-    return { access_token: await this.ctx.jwt.sign(user.id, "access", this.ctx.now()), token_type: "bearer" };
+    const token = await this.ctx.jwt.verify(refreshToken, "refresh");
+    if (!token?.session || !token.jti) throw new UnauthorizedError("Invalid or expired refresh token");
+    const { userId, jti, session } = token;
+    const [user] = await selectSessionUser(this.ctx.db, userId, session.gen, session.fam);
+    if (!user) throw new UnauthorizedError("Invalid, expired or revoked refresh token");
+
+    const now = this.ctx.now();
+    const next = newTokenId();
+    const rotated = await this.ctx.db
+      .updateTable("refresh_token_families")
+      .set({ current_jti: next, expires_at: toIso(tokenExpiry("refresh", now)) })
+      .where("id", "=", session.fam)
+      .where("user_id", "=", userId)
+      .where("current_jti", "=", jti)
+      .where("revoked_at", "is", null)
+      .executeTakeFirst();
+    if (Number(rotated.numUpdatedRows) !== 1) {
+      // Used before: one of two holders is not the owner. Neither keeps the session.
+      const revoked = await this.ctx.db
+        .updateTable("refresh_token_families")
+        .set({ revoked_at: toIso(now) })
+        .where("id", "=", session.fam)
+        .where("user_id", "=", userId)
+        .where("revoked_at", "is", null)
+        .executeTakeFirst();
+      if (Number(revoked.numUpdatedRows) > 0) {
+        this.ctx.log.warn({ userId }, "a refresh token was used again: its sign-in is ended");
+      }
+      throw new UnauthorizedError(
+        "This refresh token was already used; the sign-in it belongs to has been ended for safety. Sign in again",
+      );
+    }
+    return {
+      access_token: await this.ctx.jwt.sign(user.id, "access", now, session),
+      refresh_token: await this.ctx.jwt.sign(user.id, "refresh", now, { ...session, jti: next }),
+      token_type: "bearer",
+    };
   }
 
-  /** The guard's resolver: an API key ("mbk_…") or a JWT access token to its user. */
+  /** The guard's resolver: an API key ("mbk_…") or a JWT access token of a live session to its user. */
   async resolveBearer(token: string): Promise<Principal | null> {
     if (isApiKeyCandidate(token)) return this.apiKeys.resolve(token);
-    const userId = await this.ctx.jwt.verify(token, "access");
-    const user = userId === null ? undefined : await this.findById(userId);
+    const verified = await this.ctx.jwt.verify(token, "access");
+    if (!verified?.session) return null;
+    const { gen, fam } = verified.session;
+    const [user] = await selectSessionUser(this.ctx.db, verified.userId, gen, fam);
     return user ? { user, credential: { kind: "access_token" } } : null;
   }
 
-  private async findById(id: number): Promise<AuthUser | undefined> {
-    const [user] = await selectAuthUser(this.ctx.db, id);
-    return user;
+  /**
+   * Ends every session of the user: each access and refresh token issued before is refused from
+   * now on (API keys are not sessions and stay). Returns the new generation, for tokens issued
+   * after; `db` may be a transaction the change is part of (a password change).
+   */
+  async revokeSessions(userId: number, db: Kysely<Database> = this.ctx.db): Promise<number> {
+    const { session_generation } = await db
+      .updateTable("users")
+      .set((eb) => ({ session_generation: eb("session_generation", "+", 1) }))
+      .where("id", "=", userId)
+      .returning("session_generation")
+      .executeTakeFirstOrThrow();
+    await db.deleteFrom("refresh_token_families").where("user_id", "=", userId).execute();
+    return session_generation;
   }
 
-  /** A fresh access token (30 min) and refresh token (7 days). */
-  async issueTokens(userId: number): Promise<TokenPair> {
+  /**
+   * A new sign-in: a fresh access token (30 min) and refresh token (7 days) in a new family.
+   * `generation` when the caller knows it (it has just changed it); otherwise read.
+   */
+  async issueTokens(userId: number, generation?: number): Promise<TokenPair> {
+    const { db } = this.ctx;
     const now = this.ctx.now();
+    const gen =
+      generation ??
+      (
+        await db
+          .selectFrom("users")
+          .select("session_generation")
+          .where("id", "=", userId)
+          .executeTakeFirstOrThrow()
+      ).session_generation;
+    const session = { gen, fam: newTokenId(), jti: newTokenId() };
+    // The user's families whose last refresh token has expired are of no further use.
+    await db
+      .deleteFrom("refresh_token_families")
+      .where("user_id", "=", userId)
+      .where("expires_at", "<", toIso(now))
+      .execute();
+    await db
+      .insertInto("refresh_token_families")
+      .values({
+        id: session.fam,
+        user_id: userId,
+        current_jti: session.jti,
+        created_at: toIso(now),
+        expires_at: toIso(tokenExpiry("refresh", now)),
+        revoked_at: null,
+      })
+      .execute();
     return {
-      access_token: await this.ctx.jwt.sign(userId, "access", now),
-      refresh_token: await this.ctx.jwt.sign(userId, "refresh", now),
+      access_token: await this.ctx.jwt.sign(userId, "access", now, { gen, fam: session.fam }),
+      refresh_token: await this.ctx.jwt.sign(userId, "refresh", now, session),
     };
   }
 
