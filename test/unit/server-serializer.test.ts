@@ -37,6 +37,7 @@ const zoomBot = {
   lastHeartbeat: null,
   transcription: { engine: "deepgram", language: "en-US" },
   summary: { engine: "extractive" },
+  login: { mode: "always", accountId: null, group: "default", assignedAccountId: 3 },
 };
 
 const meetBot = {
@@ -48,6 +49,7 @@ const meetBot = {
   lastHeartbeat: "2026-11-22T04:02:00.000Z",
   transcription: null,
   summary: null,
+  login: null,
 };
 
 describe("response serializer", () => {
