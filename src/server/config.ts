@@ -4,6 +4,7 @@ import { allowlistedEnv, type RunnerSettings } from "../core/index.js";
 import type { Plan } from "../notes/plans.js";
 import { type OAuthConfig, oauthConfigFromEnv } from "./auth/oauth-config.js";
 import type { SecretKey } from "./auth/secret-box.js";
+import { type TeamsBotIdentityConfig, teamsBotIdentityFromEnv } from "./auth/teams-bot-token.js";
 import type { DatabaseOptions } from "./db/database.js";
 import { OAUTH_VARIABLES, parseServerEnv, type ServerEnv } from "./env.js";
 import { checkedTlsOption, type TlsConfig, tlsFromFiles } from "./http/tls.js";
@@ -227,6 +228,12 @@ export interface ServerConfig {
    * (auth/secret-box.ts). Env MEETBOT_SECRET_KEY; empty: none, and no bot accounts can be stored.
    */
   secretKeys: SecretKey[];
+  /**
+   * The Entra ID app whose client-credentials token identifies Teams bots (every Teams bot's
+   * BotConfig gets it as `teamsBotToken`). Env MEETBOT_TEAMS_BOT_TENANT_ID, _CLIENT_ID,
+   * _CLIENT_SECRET (all three or none) and MEETBOT_TEAMS_TOKEN_URL; undefined: bots join unidentified.
+   */
+  teamsBotIdentity: TeamsBotIdentityConfig | undefined;
   runner: RunnerConfig;
   /** How runners are started: local processes, Docker containers or Kubernetes Jobs. */
   launcher: LauncherConfig;
@@ -306,6 +313,7 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
     database: resolveDatabase(databaseUrl, dataDir, env.MEETBOT_DATABASE_POOL_SIZE),
     jwtSecret: env.MEETBOT_JWT_SECRET,
     secretKeys: env.MEETBOT_SECRET_KEY,
+    teamsBotIdentity: teamsBotIdentityFromEnv(env),
     runner: {
       settings: {
         browser: { executablePath: env.MEETBOT_CHROMIUM_PATH },

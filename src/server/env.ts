@@ -194,6 +194,14 @@ export const ServerEnv = z.object({
   MEETBOT_ASSEMBLYAI_BASE_URL: httpUrl,
   MEETBOT_ASSEMBLYAI_API_KEY: optionalText,
   ...oauthVariables,
+  /**
+   * Teams bot identification (auth/teams-bot-token.ts): all three or none, checked together in
+   * config.ts; the secret is never echoed. The token URL replaces Microsoft's (tests, a proxy).
+   */
+  MEETBOT_TEAMS_BOT_TENANT_ID: optionalText,
+  MEETBOT_TEAMS_BOT_CLIENT_ID: optionalText,
+  MEETBOT_TEAMS_BOT_CLIENT_SECRET: optionalText,
+  MEETBOT_TEAMS_TOKEN_URL: optionalText,
   MEETBOT_RUNNER_COMMAND: fromText<[string, ...string[]] | undefined>(
     undefined,
     (raw) => {

@@ -67,6 +67,15 @@ describe("meetbot serve: a bad environment variable", { timeout: 60_000 }, () =>
       'meetbot serve: MEETBOT_SECRET_KEY: key "k1" must be 32 bytes in base64 (openssl rand -base64 32), got 16 bytes\n',
     );
 
+    const teams = await meetbotServe({
+      MEETBOT_TEAMS_BOT_TENANT_ID: "contoso.onmicrosoft.com",
+      MEETBOT_TEAMS_BOT_CLIENT_SECRET: "teams-client-secret-value",
+    });
+    expect(teams.code).toBe(1);
+    expect(teams.stderr).toBe(
+      "meetbot serve: MEETBOT_TEAMS_BOT_TENANT_ID, MEETBOT_TEAMS_BOT_CLIENT_ID and MEETBOT_TEAMS_BOT_CLIENT_SECRET: set all three, or none (missing MEETBOT_TEAMS_BOT_CLIENT_ID)\n",
+    );
+
     const url = "mysql://meetbot:hunter2-password@db/meetbot";
     const database = await meetbotServe({ DATABASE_URL: url });
     expect(database.code).toBe(1);

@@ -13,6 +13,7 @@ import {
   RUNNING_STATUSES,
   type SubCode,
 } from "../../core/index.js";
+import { TeamsBotTokenError, type TeamsBotTokens } from "../auth/teams-bot-token.js";
 import { newCallbackToken, sha256Hex } from "../auth/tokens.js";
 import { parseJson, toIso } from "../db/database.js";
 import { preparedQuery } from "../db/prepared.js";
@@ -81,6 +82,8 @@ export class BotService {
     /** Notified after a transaction that appended aggregated events commits: wakes event streams. */
     private readonly eventsAppended: WakeSignal,
     private readonly accounts: BotAccountService,
+    /** Teams bot identification, when the operator configured it (MEETBOT_TEAMS_BOT_*). */
+    private readonly teamsTokens?: TeamsBotTokens,
   ) {}
 
   async create(userId: number, input: CreateBotBody): Promise<Bot> {
@@ -164,7 +167,9 @@ export class BotService {
   /**
    * READY_TO_DEPLOY → DEPLOYING (with a fresh callback token, and the bot's login account held
    * for it: ./bot-logins.ts), then the launcher. A login with no free account leaves the bot FATAL
-   * LOGIN_UNAVAILABLE, a launcher that rejects FATAL LAUNCH_FAILED; both answer 503.
+   * LOGIN_UNAVAILABLE, a launcher that rejects FATAL LAUNCH_FAILED; both answer 503. A Teams bot
+   * gets the bot-identification token (teamsBotToken) when the operator configured one; a token
+   * that cannot be minted leaves the bot to join unidentified, with a warning in its log.
    */
   async deploy(userId: number, botId: number): Promise<DeployResult> {
     await this.requireOwned(userId, botId);
@@ -206,8 +211,11 @@ export class BotService {
         throw new ServiceUnavailableError(`Bot could not be deployed: ${message}`);
       }
     }
+    const teamsBotToken = bot.platform === "teams" ? await this.teamsBotToken(botId) : undefined;
     try {
-      await this.ctx.launcher.launch(BotConfig.parse(this.runnerConfig(bot, token, runnerLogin)));
+      await this.ctx.launcher.launch(
+        BotConfig.parse(this.runnerConfig(bot, token, runnerLogin, teamsBotToken)),
+      );
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.ctx.log.error({ err, botId }, "bot launch failed");
@@ -358,7 +366,40 @@ export class BotService {
     }
   }
 
-  private runnerConfig(bot: BotRow, token: string, login: RunnerLogin | undefined): BotConfigInput {
+  /**
+   * The shared bot-identification token (cached until 5 minutes before it expires), or undefined:
+   * not configured, or the mint failed. A failed mint does not stop the deploy (Teams still lets an
+   * unidentified bot ask to join; it may keep it in the lobby as a suspected bot): the bot's log
+   * and the server's say why, with no secret, and the next deploy mints again.
+   */
+  private async teamsBotToken(botId: number): Promise<string | undefined> {
+    if (!this.teamsTokens) return undefined;
+    try {
+      return await this.teamsTokens.token();
+    } catch (err) {
+      const reason =
+        err instanceof TeamsBotTokenError ? err.message : "an unexpected error (the server log says more)";
+      this.ctx.log.warn(
+        { botId, reason, ...(err instanceof TeamsBotTokenError ? {} : { errorName: (err as Error)?.name }) },
+        "no Teams bot-identification token: the bot joins unidentified",
+      );
+      await appendLog(
+        this.ctx.db,
+        botId,
+        "warn",
+        `Teams bot identification unavailable: ${reason}. The bot joins without it, so Teams may hold it in the lobby as a suspected bot; the next deploy tries again.`,
+        toIso(this.ctx.now()),
+      ).catch(() => {}); // the bot may be gone already; the server log has it
+      return undefined;
+    }
+  }
+
+  private runnerConfig(
+    bot: BotRow,
+    token: string,
+    login: RunnerLogin | undefined,
+    teamsBotToken: string | undefined,
+  ): BotConfigInput {
     const baseUrl = this.ctx.config.runner.callbackBaseUrl ?? this.ctx.publicBaseUrl();
     return {
       botId: bot.id,
@@ -372,6 +413,8 @@ export class BotService {
       workDir: path.join(this.ctx.config.paths.bots, String(bot.id), "work"),
       // The only way a session leaves the server (src/core/login.ts).
       ...(login ? { login } : {}),
+      // The one way the bot-identification token leaves the server.
+      ...(teamsBotToken ? { teamsBotToken } : {}),
       // The operator's runner settings travel in the config: runners inherit no server environment.
       ...this.ctx.config.runner.settings,
     };

@@ -29,6 +29,7 @@ import { BotWatchdog } from "./watchdog.js";
 import { WebhookService } from "./webhooks.js";
 
 import { SecretBox } from "../auth/secret-box.js";
+import { TeamsBotTokens } from "../auth/teams-bot-token.js";
 import { WakeSignal } from "../wake-signal.js";
 
 export type { ServiceContext } from "./context.js";
@@ -70,7 +71,11 @@ export function createServices(ctx: ServiceContext): Services {
   const eventsAppended = new WakeSignal();
   // Secrets at rest (bot-account sessions) are sealed with the operator's MEETBOT_SECRET_KEY.
   const botAccounts = new BotAccountService(ctx, new SecretBox(ctx.config.secretKeys));
-  const bots = new BotService(ctx, engines, eventsAppended, botAccounts);
+  // One shared Teams bot-identification token for every Teams bot this process deploys.
+  const teamsTokens = ctx.config.teamsBotIdentity
+    ? new TeamsBotTokens(ctx.config.teamsBotIdentity, ctx.now)
+    : undefined;
+  const bots = new BotService(ctx, engines, eventsAppended, botAccounts, teamsTokens);
   const events = new EventService(ctx, bots);
   const apiKeys = new ApiKeyService(ctx);
   const users = new UserService(ctx, apiKeys);
