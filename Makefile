@@ -76,15 +76,19 @@ demo: setup
 
 # Unit and integration tests run three files at a time (integration on SQLite, then again on a
 # throwaway PostgreSQL cluster): they mostly wait on sockets and timers, and vitest's default on
-# 2 cores is one file at a time (143 s against 85 s, measured). End-to-end tests (real Chromium +
-# ffmpeg, about one core each) run one file at a time. The last line is the summary of all runs: "N passed, N failed".
+# 2 cores is one file at a time (143 s against 85 s, measured). End-to-end tests that run bots
+# (real Chromium + ffmpeg, about one core each) run one file at a time; those that only drive a
+# page (the mock pages' own tests: no runner, no recording) two at a time. The last line is the
+# summary of all runs: "N passed, N failed".
+E2E_PAGES := test/e2e/*-mock-page.test.ts test/e2e/sign-in-mock-pages.test.ts
 test: setup test-packages lint typecheck
 	@rm -rf test-results && mkdir -p test-results
 	@status=0; \
 	npx vitest run test/unit test/integration --maxWorkers=3 --reporter=default --reporter=json --outputFile.json=test-results/fast.json || status=1; \
 	scripts/with-postgres.sh npx vitest run test/integration --maxWorkers=3 --reporter=default --reporter=json --outputFile.json=test-results/postgres.json || status=1; \
-	npx vitest run test/e2e --no-file-parallelism --maxConcurrency=3 --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; \
-	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e.json || status=1; \
+	npx vitest run $(E2E_PAGES) --maxWorkers=2 --reporter=default --reporter=json --outputFile.json=test-results/e2e-pages.json || status=1; \
+	npx vitest run test/e2e $(foreach page,$(E2E_PAGES),--exclude '$(page)') --no-file-parallelism --maxConcurrency=3 --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; \
+	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e-pages.json test-results/e2e.json || status=1; \
 	exit $$status
 
 # Figures only, no assertions. Run it on an idle machine: anything else running skews every figure.
