@@ -192,7 +192,8 @@ const CELLS: Cell[] = [
       process.kill(stack.launcher.pid(botId) as number, "SIGKILL");
       if ((await exited)?.signal !== "SIGKILL") throw new Error("the runner did not die of SIGKILL");
       // No ffmpeg keeps writing after its runner is gone, and what it wrote plays up to the kill.
-      await eventually(async () => (processWriting(file) ? undefined : true), "ffmpeg to exit", 15_000);
+      // 30 s: on a loaded machine a Teams runner's ffmpeg once took over 15 s to finalize and exit.
+      await eventually(async () => (processWriting(file) ? undefined : true), "ffmpeg to exit", 30_000);
       const media = await inspectRecording(file);
       const recordedBeforeKill = (killedAt - Date.parse(started?.eventTime ?? "")) / 1000;
       if (media.streams.length !== 2 || Math.abs(media.durationSeconds - recordedBeforeKill) > 3) {
