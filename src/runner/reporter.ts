@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import pRetry, { AbortError } from "p-retry";
+import pRetry from "p-retry";
 import type { Logger } from "pino";
 import { request } from "undici";
 import {
@@ -11,6 +11,7 @@ import {
   TERMINAL_STATUSES,
 } from "../core/index.js";
 import { controlPlaneDispatcher } from "./control-plane-tls.js";
+import { refusal } from "./refusal.js";
 
 /**
  * Reports events to the control plane without ever losing one.
@@ -188,12 +189,8 @@ export class Reporter {
       this.log.warn({ seq: event.seq, type: event.type, detail: text }, "control plane refused event");
       return;
     }
-    const failure = new Error(`HTTP ${response.statusCode}: ${text.slice(0, 300)}`);
     // Other client errors are our bug or a revoked bot: retrying forever would only block the queue.
-    if (response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429) {
-      throw new AbortError(failure);
-    }
-    throw failure;
+    throw refusal(`HTTP ${response.statusCode}: ${text.slice(0, 300)}`, response.statusCode);
   }
 
   private noticeServerStatus(event: CallbackEvent, responseText: string): void {

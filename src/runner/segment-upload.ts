@@ -1,10 +1,11 @@
 import { type FileHandle, open } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
-import pRetry, { AbortError } from "p-retry";
+import pRetry from "p-retry";
 import type { Logger } from "pino";
 import { request } from "undici";
 import type { BotConfig } from "../core/index.js";
 import { controlPlaneDispatcher } from "./control-plane-tls.js";
+import { refusal } from "./refusal.js";
 import { completeBoxes, segmentEnd } from "./mp4-boxes.js";
 
 type SegmentConfig = Pick<BotConfig, "botId" | "callback">;
@@ -160,13 +161,10 @@ export class SegmentUploader {
           });
           const text = await response.body.text();
           if (response.statusCode < 300) return;
-          const failure = new Error(
+          throw refusal(
             `segment ${seq} refused: HTTP ${response.statusCode}: ${text.slice(0, 300)}`,
+            response.statusCode,
           );
-          if (response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429) {
-            throw new AbortError(failure);
-          }
-          throw failure;
         },
         {
           retries,

@@ -1,6 +1,6 @@
 import { createReadStream } from "node:fs";
 import { rm, stat } from "node:fs/promises";
-import pRetry, { AbortError } from "p-retry";
+import pRetry from "p-retry";
 import type { Logger } from "pino";
 import { request } from "undici";
 import {
@@ -10,6 +10,7 @@ import {
   loginSessionUrl,
 } from "../core/index.js";
 import { controlPlaneDispatcher } from "./control-plane-tls.js";
+import { refusal } from "./refusal.js";
 
 type UploadConfig = Pick<BotConfig, "botId" | "upload" | "callback">;
 
@@ -63,11 +64,10 @@ async function completeSegments(config: UploadConfig, segments: number, log: Log
       });
       const text = await response.body.text();
       if (response.statusCode < 300) return;
-      const failure = new Error(`complete refused: HTTP ${response.statusCode}: ${text.slice(0, 300)}`);
-      if (response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429) {
-        throw new AbortError(failure);
-      }
-      throw failure;
+      throw refusal(
+        `complete refused: HTTP ${response.statusCode}: ${text.slice(0, 300)}`,
+        response.statusCode,
+      );
     },
     {
       retries: 5,
@@ -117,11 +117,10 @@ async function putFile(
       });
       const text = await response.body.text();
       if (response.statusCode < 300) return;
-      const failure = new Error(`upload refused: HTTP ${response.statusCode}: ${text.slice(0, 300)}`);
-      if (response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429) {
-        throw new AbortError(failure);
-      }
-      throw failure;
+      throw refusal(
+        `upload refused: HTTP ${response.statusCode}: ${text.slice(0, 300)}`,
+        response.statusCode,
+      );
     },
     {
       retries: how.retries,
@@ -162,11 +161,7 @@ export async function writeBackSession(
         kept = answer.success ? answer.data.kept : true;
         return;
       }
-      const failure = new Error(`session write-back refused: HTTP ${response.statusCode}`);
-      if (response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429) {
-        throw new AbortError(failure);
-      }
-      throw failure;
+      throw refusal(`session write-back refused: HTTP ${response.statusCode}`, response.statusCode);
     },
     {
       retries: 5,
