@@ -261,6 +261,40 @@ describe("bot account checks", () => {
     expect(await getAccount(id)).toMatchObject({ status: "unchecked", lastCheckedAt: null });
   });
 
+  it("survive a process that died between claiming a check and launching it: the lease runs out, another launches it", async () => {
+    const { id } = await createAccount();
+    const now = clock.now().getTime();
+    const { user_id } = await db.kysely
+      .selectFrom("bot_accounts")
+      .select("user_id")
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    // As a process leaves it that claimed the check and died: queued, leased, never launched.
+    const row = await db.kysely
+      .insertInto("bot_account_checks")
+      .values({
+        account_id: id,
+        user_id,
+        state: "queued",
+        origin: "request",
+        meeting_url: TEST_MEETING.meetingUrl,
+        attempts: 1,
+        lease_until: new Date(now + 60_000).toISOString(),
+        claim_token: "dead-process-claim",
+        created_at: new Date(now).toISOString(),
+        updated_at: new Date(now).toISOString(),
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    await checks().runDue();
+    expect(server.launcher.launched.some((c) => c.accountCheck?.checkId === row.id)).toBe(false);
+    expect((await requestCheck(id)).status).toBe(409);
+    clock.advance(60_001);
+    const config = await launchedCheck(row.id);
+    expect((await report(config, { signedIn: true, accountName: "Late" })).status).toBe(200);
+    expect(await getAccount(id)).toMatchObject({ status: "active", accountName: "Late" });
+  });
+
   it("are scheduled for due accounts only, once each, however many processes schedule at once", async () => {
     const user = await registerUser(api, "Scheduler");
     const make = async (set: Json) => {
