@@ -40,6 +40,7 @@ interface AccountView {
   accountName: string | null;
   accountEmail: string | null;
   lastCheckedAt: string | null;
+  sessionUpdatedAt: string;
 }
 
 const account = (id: number) => stack.api.send<AccountView>("GET", `/v1/bot-accounts/${id}`);
@@ -76,6 +77,8 @@ describe("bot account checks", { timeout: 150_000 }, () => {
       accountName: "Ada Account",
       accountEmail: "check-bot-1@example.com",
     });
+    // The session the page rotated on this visit was written back.
+    expect(checked.sessionUpdatedAt).not.toBe(created.sessionUpdatedAt);
     // It only looked: nobody asked to join the meeting.
     const state = (await mock("GET", `/control/meetings/google/${code}`)) as MeetingState;
     expect(state.attendees).toEqual([]);
