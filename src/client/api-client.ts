@@ -99,6 +99,11 @@ export class ApiClient {
     return this.call("GET", `/v1/recordings/${botId}/download`);
   }
 
+  /** Any JSON route with the caller's credential (e.g. bot accounts); a non-2xx answer throws ApiError. */
+  send<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+    return this.call<T>(method, path, body);
+  }
+
   /** A GET with the caller's credential, answered raw (for files such as failure artifacts). */
   fetchRaw(path: string): Promise<Response> {
     return fetch(new URL(path, this.baseUrl), { headers: { authorization: `Bearer ${this.token}` } });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RunnerLogin } from "./login.js";
+import { AccountCheckTask, RunnerLogin } from "./login.js";
 import { MeetingInfo } from "./platform.js";
 
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 5_000;
@@ -128,6 +128,13 @@ export const BotConfig = z.object({
    * threats". A secret like `login`: never logged, reported or kept in an artifact or trace.
    */
   teamsBotToken: z.string().min(1).max(16_384).optional(),
+  /**
+   * Present: this runner only checks the `login`'s session (POST /v1/bot-accounts/{id}/check). It
+   * opens the meeting with the session, confirms the pre-join shows the account exactly as a
+   * signed-in bot does, reports the answer to `resultUrl` with the callback token, and exits: it
+   * never joins, records or sends bot events. `botId` is then the check's id, not a bot's.
+   */
+  accountCheck: AccountCheckTask.optional(),
   ...RunnerSettings.shape,
 });
 export type BotConfig = z.infer<typeof BotConfig>;

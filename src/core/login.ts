@@ -103,3 +103,31 @@ export type LoginSessionWriteBackResult = z.infer<typeof LoginSessionWriteBackRe
 export function loginSessionUrl(config: { botId: number; callback: { baseUrl: string } }): string {
   return new URL(`/v1/bot-callbacks/${config.botId}/login-session`, config.callback.baseUrl).toString();
 }
+
+/** BotConfig.accountCheck: the runner checks a session and reports to `resultUrl`; nothing else. */
+export const AccountCheckTask = z.object({
+  checkId: z.number().int().positive(),
+  /** POST {resultUrl} with the callback token: AccountCheckReport. */
+  resultUrl: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }),
+});
+export type AccountCheckTask = z.infer<typeof AccountCheckTask>;
+
+/**
+ * What a check's runner reports (POST /v1/bot-account-checks/{id}/result): whether the pre-join
+ * showed the account, the account's name and e-mail as shown, and the browser's session after the
+ * visit (platforms rotate cookies), only when signed in. `reason` says why not, with no secret.
+ * `signedIn` is false with `failure` when the check could not tell.
+ */
+export const AccountCheckReport = z.object({
+  signedIn: z.boolean(),
+  accountName: z.string().max(300).nullable().optional(),
+  accountEmail: z.string().max(320).nullable().optional(),
+  session: StorageState.optional(),
+  reason: z.string().max(2000).optional(),
+  /**
+   * The check could not tell (the page did not load, a wall that says nothing about the session,
+   * the browser crashed): the check fails and the account stays as it was.
+   */
+  failure: z.string().max(2000).optional(),
+});
+export type AccountCheckReport = z.infer<typeof AccountCheckReport>;

@@ -11,7 +11,7 @@ import {
   type PlatformAdapter,
   WAITING_PHASES,
 } from "../../platforms/adapter.js";
-import type { BotConfig, StorageState, SubCode } from "../core/index.js";
+import type { AccountCheckReport, BotConfig, StorageState, SubCode } from "../core/index.js";
 import { BotFailure } from "./errors.js";
 import { type PageWatcher, PhaseTimeout } from "./page-watcher.js";
 import type { LifecyclePorts, RecorderPort, StagePort } from "./ports.js";
@@ -82,6 +82,71 @@ export class BotLifecycle {
     } catch (error) {
       // `await`, so that the failure is handled (screenshot, partial upload) before cleanUp closes the browser.
       return await this.fail(error);
+    } finally {
+      await this.cleanUp();
+    }
+  }
+
+  /**
+   * An account check (BotConfig.accountCheck): the login's session goes into the browser, the
+   * meeting is opened, and the pre-join must show the account, exactly as for a signed-in bot
+   * before its join form (confirmSignedIn); nothing is clicked and no bot event is sent. Answers
+   * what to report: signed in (with the account's name and e-mail as shown, and the browser's
+   * session after the visit: platforms rotate cookies), signed out (SESSION_EXPIRED's reason), or
+   * a failure that says nothing about the session. Never throws.
+   */
+  async check(): Promise<AccountCheckReport> {
+    try {
+      const stage = await this.ports.prepareStage();
+      this.stage = stage;
+      stage.onCrash((what) => this.interrupt.abort(new BotFailure("BROWSER_CRASHED", what)));
+      const watcher = await stage.watch(this.adapter.snapshot, {
+        ...this.adapter.hooks,
+        selfName: this.config.botDisplayName,
+      });
+      watcher.on("change", ({ phase, evidence }) => this.log.info({ phase, evidence }, "page phase"));
+      const login = this.config.login as NonNullable<BotConfig["login"]>;
+      await stage.restoreSession(login.session);
+      this.log.info(
+        { accountId: login.accountId, cookies: login.session.cookies.length },
+        "login session restored",
+      );
+      await this.open(stage);
+      const waiting = Object.keys(WAITING_PHASES) as Phase[];
+      try {
+        await this.waitFor(watcher, ["prejoin", ...waiting, "in_call"], PAGE_LOAD_TIMEOUT_MS, "JOIN_FAILED");
+      } catch (error) {
+        if (error instanceof BotFailure && error.subCode === "SIGN_IN_REQUIRED") {
+          throw this.sessionExpired(`the meeting page asks for a sign-in (${error.message})`);
+        }
+        throw error;
+      }
+      if (watcher.current.phase !== "prejoin") {
+        throw this.sessionExpired(`the page went to "${watcher.current.phase}" without a signed-in pre-join`);
+      }
+      await this.confirmSignedIn(watcher);
+      let session: StorageState | undefined;
+      try {
+        session = await stage.sessionState();
+      } catch (error) {
+        this.log.warn({ err: (error as Error).message }, "could not read the session to write it back");
+      }
+      const shown = this.signedInAs;
+      return {
+        signedIn: true,
+        accountName: shown?.name ?? null,
+        accountEmail: shown?.email ?? null,
+        ...(session ? { session } : {}),
+      };
+    } catch (error) {
+      const reason = error instanceof StopRequested ? this.interrupt.signal.reason : error;
+      const message = this.redact(reason instanceof Error ? reason.message : String(reason)).slice(0, 2000);
+      if (reason instanceof BotFailure && reason.subCode === "SESSION_EXPIRED") {
+        this.log.info({ reason: message }, "account check: not signed in");
+        return { signedIn: false, reason: message };
+      }
+      this.log.error({ err: message }, "account check failed");
+      return { signedIn: false, failure: message };
     } finally {
       await this.cleanUp();
     }

@@ -9,6 +9,7 @@ import { baseLogger, botLogger } from "./logger.js";
 import { ConfigError, parseBotConfig } from "./config.js";
 import { Reporter } from "./reporter.js";
 import { prepareStage, type Stage } from "./stage.js";
+import { reportAccountCheck } from "./upload.js";
 
 export interface RunOptions {
   /** Use this X display (the developer's own) instead of a private Xvfb. */
@@ -22,6 +23,7 @@ export interface RunOptions {
  * (SIGTERM/SIGINT: the bot left, finalized and reported as asked), 1 for any other FATAL.
  */
 export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<number> {
+  if (config.accountCheck) return runAccountCheck(config, opts);
   const workDir = config.workDir ?? join(tmpdir(), "meetbot", `bot-${config.botId}`);
   await mkdir(workDir, { recursive: true });
   const reporter = new Reporter(
@@ -64,6 +66,41 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);
   return outcome.status === "DONE" || stopRequested ? 0 : 1;
+}
+
+/**
+ * An account check (BotConfig.accountCheck): opens the meeting signed in, reports whether the
+ * pre-join shows the account to the check's resultUrl, and exits: 0 once the answer (signed in or
+ * not) was taken, 1 when the check could not tell or the report did not get through. No bot
+ * events, no recording; the session is in no log line.
+ */
+export async function runAccountCheck(config: BotConfig, opts: RunOptions = {}): Promise<number> {
+  const workDir = config.workDir ?? join(tmpdir(), "meetbot", `account-check-${config.botId}`);
+  await mkdir(workDir, { recursive: true });
+  const log = baseLogger(config.botId, config.logLevel).child({ accountCheck: config.accountCheck?.checkId });
+  const reporter = { report: () => 0 };
+  const lifecycle = new BotLifecycle(
+    config,
+    workDir,
+    adapterFor(config.meetingInfo.platform),
+    livePorts({ config, reporter, log, ...opts }),
+    log,
+  );
+  const onSignal = () => lifecycle.requestStop();
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  try {
+    const report = await lifecycle.check();
+    const taken = await reportAccountCheck(config, report, log);
+    log.info(
+      { signedIn: report.signedIn, failed: report.failure !== undefined, taken },
+      "account check done",
+    );
+    return taken && report.failure === undefined ? 0 : 1;
+  } finally {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  }
 }
 
 /**

@@ -4,6 +4,7 @@ import pRetry from "p-retry";
 import type { Logger } from "pino";
 import { request } from "undici";
 import {
+  type AccountCheckReport,
   type BotConfig,
   type LoginSessionWriteBack,
   LoginSessionWriteBackResult,
@@ -172,4 +173,52 @@ export async function writeBackSession(
     },
   );
   return kept;
+}
+
+/**
+ * An account check's answer, POSTed to its resultUrl with the check's token (retried with
+ * backoff; a 4xx other than 429 is final). Resolves whether the server took it.
+ */
+export async function reportAccountCheck(
+  config: Pick<BotConfig, "callback" | "accountCheck">,
+  body: AccountCheckReport,
+  log: Logger,
+): Promise<boolean> {
+  const url = config.accountCheck?.resultUrl;
+  if (!url) throw new Error("not an account check");
+  try {
+    await pRetry(
+      async () => {
+        const response = await request(url, {
+          method: "POST",
+          headers: { authorization: `Bearer ${config.callback.token}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+          headersTimeout: 60_000,
+          bodyTimeout: 60_000,
+          dispatcher: controlPlaneDispatcher(config.callback),
+        });
+        await response.body.text();
+        if (response.statusCode < 300) return;
+        const failure = new Error(`account check result refused: HTTP ${response.statusCode}`);
+        if (response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429) {
+          throw new AbortError(failure);
+        }
+        throw failure;
+      },
+      {
+        retries: 5,
+        minTimeout: 500,
+        maxTimeout: 10_000,
+        onFailedAttempt: ({ error, attemptNumber }) =>
+          log.warn(
+            { attempt: attemptNumber, url, err: error.message },
+            "account check report failed, retrying",
+          ),
+      },
+    );
+    return true;
+  } catch (error) {
+    log.error({ url, err: (error as Error).message }, "could not report the account check");
+    return false;
+  }
 }

@@ -82,10 +82,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   services.apiLogs.start();
   if (deps.config.webhooks.worker) services.webhookWorker.start();
   if (deps.config.jobs.worker) services.jobWorker.start();
+  services.accountChecks.start();
   // Open event streams would keep the server's close waiting for ever.
   app.addHook("preClose", async () => services.eventStreams.closeAll());
   app.addHook("onClose", async () => {
     await services.watchdog.stop();
+    await services.accountChecks.stop();
     await leftovers;
     await services.segments.settled();
     // Hands running transcripts and summaries back to the queue, to be resumed after a restart.

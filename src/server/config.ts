@@ -60,6 +60,8 @@ export interface StartServerOptions {
   webhooks?: Partial<WebhooksConfig>;
   /** The transcript and summary jobs; defaults from env (see JobsConfig). */
   jobs?: Partial<JobsConfig>;
+  /** Bot account checks; defaults from env (see AccountChecksConfig). */
+  accountChecks?: Partial<AccountChecksConfig>;
   /** The meeting-notes interface; defaults from env (see NotesConfig). */
   notes?: Partial<NotesConfig>;
   /** GET /v1/events/stream; defaults from env (see EventStreamConfig). */
@@ -103,6 +105,21 @@ export interface JobsConfig {
   /** Waits before the 2nd..5th try after a retryable failure; default JOB_RETRY_DELAYS_MS. */
   retryDelaysMs?: readonly number[];
   engines: EnginesConfig;
+}
+
+/** Bot account checks (services/account-checks.ts). */
+export interface AccountChecksConfig {
+  /**
+   * Every active or unchecked account (not disabled) is checked this often.
+   * Env MEETBOT_BOT_ACCOUNT_CHECK_INTERVAL_MS, default 86400000 (24 h); 0: no scheduled checks.
+   */
+  intervalMs: number;
+  /** How often this process looks for due checks; default 5000. */
+  pollIntervalMs: number;
+  /** A check's runner that has not reported this long after its launch fails the check; default 180000. */
+  deadlineMs: number;
+  /** Run the checks' worker in this process: with the job worker (MEETBOT_JOB_WORKER). */
+  worker: boolean;
 }
 
 /** The outbox worker that sends webhook and callbackUrl deliveries (src/server/webhooks/worker.ts). */
@@ -215,6 +232,7 @@ export interface ServerConfig {
   outbound: OutboundConfig;
   webhooks: WebhooksConfig;
   jobs: JobsConfig;
+  accountChecks: AccountChecksConfig;
   notes: NotesConfig;
   eventStream: EventStreamConfig;
   paths: { database: string; recordings: string; bots: string };
@@ -293,6 +311,12 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       pollIntervalMs: opts.jobs?.pollIntervalMs ?? env.MEETBOT_JOB_POLL_INTERVAL_MS,
       ...(opts.jobs?.retryDelaysMs ? { retryDelaysMs: opts.jobs.retryDelaysMs } : {}),
       engines: checkDefaultEngines(opts.jobs?.engines ?? enginesFromEnv(env)),
+    },
+    accountChecks: {
+      intervalMs: opts.accountChecks?.intervalMs ?? env.MEETBOT_BOT_ACCOUNT_CHECK_INTERVAL_MS,
+      pollIntervalMs: opts.accountChecks?.pollIntervalMs ?? 5_000,
+      deadlineMs: opts.accountChecks?.deadlineMs ?? 180_000,
+      worker: opts.accountChecks?.worker ?? opts.jobs?.worker ?? env.MEETBOT_JOB_WORKER,
     },
     notes: {
       port: opts.notes?.port ?? env.MEETBOT_NOTES_PORT,

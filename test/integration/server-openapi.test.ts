@@ -100,6 +100,10 @@ describe("/openapi.json", () => {
     expect(op("/v1/bot-accounts", "post").security).toEqual([{ bearer: [] }]);
     expect(op("/v1/bot-accounts/{id}", "patch").security).toEqual([{ bearer: [] }]);
     expect(op("/v1/bot-callbacks/{id}/login-session", "put").security).toEqual([{ callbackToken: [] }]);
+    // Account checks: asked for by the owner, answered by the check's runner with its own token.
+    expect(op("/v1/bot-accounts/{id}/check", "post").security).toEqual([{ bearer: [] }]);
+    expect(Object.keys(op("/v1/bot-accounts/{id}/check", "post").responses)).toContain("202");
+    expect(op("/v1/bot-account-checks/{id}/result", "post").security).toEqual([{ callbackToken: [] }]);
     const created = op("/v1/bot-accounts", "post");
     expect(json(created.requestBody)).toMatchObject({
       required: expect.arrayContaining(["platform", "name", "session"]),

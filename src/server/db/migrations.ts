@@ -523,6 +523,44 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    "0014_bot_account_checks": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // Account checks (services/account-checks.ts): a durable task, queued → running →
+        // completed | failed. `lease_until`/`claim_token`: the worker's claim while it launches the
+        // runner; `deadline_at`: when a running check whose runner never reported fails.
+        await id(db.schema.createTable("bot_account_checks"))
+          .addColumn("account_id", "integer", (col) =>
+            col.notNull().references("bot_accounts.id").onDelete("cascade"),
+          )
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("state", "varchar(16)", (col) => col.notNull())
+          .addColumn("origin", "varchar(16)", (col) => col.notNull())
+          .addColumn("meeting_url", "varchar(2048)", (col) => col.notNull())
+          .addColumn("attempts", "integer", (col) => col.notNull())
+          .addColumn("lease_until", "varchar(40)")
+          .addColumn("claim_token", "varchar(32)")
+          .addColumn("token_hash", "varchar(64)")
+          .addColumn("session_version", "integer")
+          .addColumn("deadline_at", "varchar(40)")
+          .addColumn("result", "varchar(16)")
+          .addColumn("error_message", "text")
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("updated_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("completed_at", "varchar(40)")
+          .execute();
+        // Never two checks of one account at once, whatever the number of server processes.
+        await sql`create unique index bot_account_checks_one_active on bot_account_checks (account_id)
+          where state in ('queued', 'running')`.execute(db);
+        await db.schema
+          .createIndex("bot_account_checks_state_idx")
+          .on("bot_account_checks")
+          .columns(["state", "lease_until"])
+          .execute();
+        // The meeting a check opens to reach the pre-join (the last one a check was asked with).
+        await db.schema.alterTable("bot_accounts").addColumn("check_meeting_url", "varchar(2048)").execute();
+      },
+    },
   };
 }
 

@@ -12,6 +12,7 @@ export interface Database {
   plan_usage: PlanUsageTable;
   bots: BotsTable;
   bot_accounts: BotAccountsTable;
+  bot_account_checks: BotAccountChecksTable;
   bot_events: BotEventsTable;
   aggregated_events: AggregatedEventsTable;
   bot_logs: BotLogsTable;
@@ -185,6 +186,33 @@ export interface BotsTable {
  * A user's signed-in platform account (services/bot-accounts.ts). The session is kept only
  * encrypted (AES-256-GCM, auth/secret-box.ts): key id, nonce and tag beside the ciphertext.
  */
+/** services/account-checks.ts. */
+export interface BotAccountChecksTable {
+  id: Generated<number>;
+  account_id: number;
+  user_id: number;
+  /** "queued" | "running" | "completed" | "failed". */
+  state: string;
+  /** "request" | "schedule". */
+  origin: string;
+  meeting_url: string;
+  attempts: number;
+  lease_until: string | null;
+  claim_token: string | null;
+  /** sha256 of the runner's callback token, once launched. */
+  token_hash: string | null;
+  /** The account's session version the runner was given. */
+  session_version: number | null;
+  deadline_at: string | null;
+  /** "active" | "expired", once completed. */
+  result: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+export type BotAccountCheckRow = Selectable<BotAccountChecksTable>;
+
 export interface BotAccountsTable {
   id: Generated<number>;
   user_id: number;
@@ -210,6 +238,8 @@ export interface BotAccountsTable {
   session_updated_at: string;
   last_used_at: string | null;
   last_checked_at: string | null;
+  /** The meeting checks open (the last one a check was asked with); null: never checked so. */
+  check_meeting_url: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -38,3 +38,7 @@ export interface LauncherLog {
   warn(details: object, message: string): void;
   error(details: object, message: string): void;
 }
+
+/** What the Docker and Kubernetes launchers answer an account check (they run on the local launcher only). */
+export const ACCOUNT_CHECKS_LOCAL_ONLY =
+  "bot account checks run only with the local launcher (MEETBOT_LAUNCHER=local) for now";

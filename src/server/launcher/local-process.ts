@@ -88,6 +88,8 @@ export class LocalProcessLauncher implements Launcher {
   private readonly env: Record<string, string>;
   private readonly settings: RunnerSettings;
   private readonly children = new Map<number, Runner>();
+  /** Account checks' runners (short: they exit once they have reported). */
+  private readonly checks = new Set<Runner>();
   /** Warm runners: started, stage prepared, waiting for a config on stdin. */
   private readonly warm: Array<Runner & { logFile: string }> = [];
   private readonly warmTarget: number;
@@ -105,7 +107,13 @@ export class LocalProcessLauncher implements Launcher {
     return path.join(this.options.dataDir, "bots", String(botId), "runner.log");
   }
 
+  /** An account check's runner log: its id is a check's, not a bot's. */
+  checkLogFile(checkId: number): string {
+    return path.join(this.options.dataDir, "account-checks", String(checkId), "runner.log");
+  }
+
   async launch(config: BotConfig): Promise<void> {
+    if (config.accountCheck) return this.launchCheck(config);
     const logFile = this.logFile(config.botId);
     await mkdir(path.dirname(logFile), { recursive: true });
     if (config.workDir) await mkdir(config.workDir, { recursive: true });
@@ -124,6 +132,21 @@ export class LocalProcessLauncher implements Launcher {
     runner.child.stdin?.end(JSON.stringify(config));
     this.track(config.botId, runner);
     void this.replenish();
+  }
+
+  /**
+   * An account check's runner: always a cold one (a warm runner's log would land among bots'), its
+   * own log folder, and kept apart from bots' runners so that stopping a bot of the same id never
+   * reaches it. It exits by itself once it has reported.
+   */
+  private async launchCheck(config: BotConfig): Promise<void> {
+    const logFile = this.checkLogFile(config.botId);
+    await mkdir(path.dirname(logFile), { recursive: true });
+    if (config.workDir) await mkdir(config.workDir, { recursive: true });
+    const runner = await this.spawnRunner(logFile, { args: ["--config", "-"], env: {}, stdin: true });
+    runner.child.stdin?.end(JSON.stringify(config));
+    this.checks.add(runner);
+    void runner.exited.then(() => this.checks.delete(runner));
   }
 
   /** Stops the warm runners no bot has claimed; running bots are left alone. */
@@ -212,6 +235,15 @@ export class LocalProcessLauncher implements Launcher {
    */
   async stopAll(graceMs = 15_000): Promise<void> {
     const running = [...this.children.entries()];
+    const checks = [...this.checks];
+    for (const runner of checks) if (runner.child.pid !== undefined) signalGroup(runner.child.pid, "SIGTERM");
+    await Promise.all(
+      checks.map(async (runner) => {
+        const timer = setTimeout(() => runner.child.kill("SIGKILL"), graceMs);
+        await runner.exited;
+        clearTimeout(timer);
+      }),
+    );
     await Promise.all(
       running.map(async ([botId, runner]) => {
         await this.stop(botId);
@@ -235,5 +267,13 @@ export class LocalProcessLauncher implements Launcher {
   /** The runner's pid, when this launcher started one that is still running. */
   pid(botId: number): number | undefined {
     return this.children.get(botId)?.child.pid;
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err;
   }
 }

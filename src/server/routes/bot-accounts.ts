@@ -1,15 +1,21 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { currentUser } from "../auth/guard.js";
+import { AccountCheckReport, MAX_SESSION_BYTES } from "../../core/index.js";
+import { bearerToken, currentUser } from "../auth/guard.js";
+import { documentCallbackAuth } from "../http/openapi.js";
 import {
   BotAccount,
+  BotAccountCheckQueued,
+  BotAccountCheckResult,
+  CheckBotAccountBody,
   BotAccountList,
   BotAccountListQuery,
   CreateBotAccountBody,
   UpdateBotAccountBody,
 } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
-import { IdParam } from "../validation.js";
+import { ValidationError } from "../errors.js";
+import { IdParam, toValidationIssue } from "../validation.js";
 
 const AccountParams = z.object({ id: IdParam });
 
@@ -79,6 +85,29 @@ export const botAccountRoutes: FastifyPluginAsyncZod<{ services: Services }> = a
     async (request) => accounts.update(currentUser(request).id, request.params.id, request.body),
   );
 
+  // 202: a runner checks the session; the answer lands on the account and in bot_account.checked.
+  app.post(
+    "/bot-accounts/:id/check",
+    {
+      schema: {
+        operationId: "checkBotAccount",
+        summary: "Check that a bot account's session still signs in",
+        description:
+          "Queues a check: a short runner opens the meeting with the session and reports whether its " +
+          "pre-join shows the account. The result is on the account (status, lastCheckedAt, " +
+          "accountName, accountEmail) and in the webhook bot_account.checked. 409 for a disabled " +
+          "account or while a check of it is queued or running.",
+        params: AccountParams,
+        body: CheckBotAccountBody,
+        response: { 202: BotAccountCheckQueued },
+      },
+    },
+    async (request, reply) => {
+      reply.code(202);
+      return services.accountChecks.request(currentUser(request).id, request.params.id, request.body);
+    },
+  );
+
   // 409 while a bot holds it.
   app.delete(
     "/bot-accounts/:id",
@@ -94,5 +123,39 @@ export const botAccountRoutes: FastifyPluginAsyncZod<{ services: Services }> = a
       await accounts.remove(currentUser(request).id, request.params.id);
       return reply.code(204).send(null);
     },
+  );
+};
+
+/**
+ * What a check's runner calls, with the check's own token (`Authorization: Bearer <token>`):
+ * public like the bot callbacks, registered outside the user guard.
+ */
+export const accountCheckCallbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
+  app,
+  { services },
+) => {
+  app.addHook("onRoute", documentCallbackAuth);
+  app.post(
+    "/bot-account-checks/:id/result",
+    {
+      bodyLimit: MAX_SESSION_BYTES + 16_384,
+      // The token is checked before the body is read.
+      onRequest: async (request) => {
+        const id = IdParam.safeParse((request.params as { id?: unknown }).id);
+        if (!id.success)
+          throw new ValidationError(
+            id.error.issues.map((i) => toValidationIssue("path", { ...i, path: ["id"] })),
+          );
+        await services.accountChecks.authenticate(id.data, bearerToken(request.headers.authorization));
+      },
+      schema: {
+        operationId: "reportBotAccountCheck",
+        summary: "Runner: report whether a bot account's session signed in",
+        params: AccountParams,
+        body: AccountCheckReport,
+        response: { 200: BotAccountCheckResult },
+      },
+    },
+    async (request) => services.accountChecks.report(request.params.id, request.body),
   );
 };

@@ -7,7 +7,7 @@ import type { Services } from "../services/index.js";
 import { apiKeyUsageRoutes } from "./api-key-usage.js";
 import { apiKeyRoutes } from "./api-keys.js";
 import { authRoutes, sessionRoutes } from "./auth.js";
-import { botAccountRoutes } from "./bot-accounts.js";
+import { accountCheckCallbackRoutes, botAccountRoutes } from "./bot-accounts.js";
 import { botRoutes } from "./bots.js";
 import { callbackRoutes } from "./callbacks.js";
 import { eventRoutes } from "./events.js";
@@ -43,6 +43,7 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
   });
   // Public, or with their own credential; never rate limited (runners, signed download links).
   await app.register(callbackRoutes, { services });
+  await app.register(accountCheckCallbackRoutes, { services });
   await app.register(recordingFileRoutes, { services });
   await app.register(webhookReceiverRoutes, { services });
 

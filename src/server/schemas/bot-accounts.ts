@@ -86,3 +86,28 @@ export const BotAccountList = z.object({
   page_size: z.number().int(),
 });
 export type BotAccountList = z.infer<typeof BotAccountList>;
+
+/** POST /v1/bot-accounts/{id}/check. */
+export const CheckBotAccountBody = z
+  .strictObject({
+    meetingUrl: z
+      .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
+      .max(2048)
+      .optional()
+      .describe(
+        "a meeting of the account's platform whose pre-join the check opens; kept for the next " +
+          "checks (scheduled ones too). Default: the last one given",
+      ),
+  })
+  .prefault({});
+export type CheckBotAccountBody = z.infer<typeof CheckBotAccountBody>;
+
+export const BotAccountCheckQueued = z.object({
+  accountId: z.number().int(),
+  checkId: z.number().int(),
+  status: z.literal("queued"),
+});
+export type BotAccountCheckQueued = z.infer<typeof BotAccountCheckQueued>;
+
+/** The answer to a check's runner: the account's status after its report. */
+export const BotAccountCheckResult = z.object({ status: z.string() });

@@ -42,7 +42,7 @@ function sealedOf(row: BotAccountRow): Sealed {
   };
 }
 
-function sessionColumns(sealed: Sealed) {
+export function sessionColumns(sealed: Sealed) {
   return {
     session_key_id: sealed.keyId,
     session_nonce: sealed.nonce,
@@ -96,6 +96,7 @@ export class BotAccountService {
         session_updated_at: now,
         last_used_at: null,
         last_checked_at: null,
+        check_meeting_url: null,
         created_at: now,
         updated_at: now,
       })
@@ -241,6 +242,11 @@ export class BotAccountService {
   openSession(row: BotAccountRow): StorageState {
     const text = this.box.open(sealedOf(row), sessionAdditionalData(row.user_id));
     return StorageState.parse(JSON.parse(text));
+  }
+
+  /** A session sealed for the user's accounts (a check's rotated session). */
+  sealFor(userId: number, session: StorageState): Sealed {
+    return this.seal(userId, session);
   }
 
   private seal(userId: number, session: StorageState): Sealed {

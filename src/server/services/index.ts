@@ -11,6 +11,7 @@ import { JOB_LEASE_MS, JobWorker } from "../jobs/worker.js";
 import { ApiKeyService } from "./api-keys.js";
 import { ApiLogService } from "./api-logs.js";
 import { ArtifactService } from "./artifacts.js";
+import { AccountCheckService } from "./account-checks.js";
 import { BotAccountService } from "./bot-accounts.js";
 import { BotService } from "./bots.js";
 import { CallbackService } from "./callbacks.js";
@@ -41,6 +42,8 @@ export interface Services {
   bots: BotService;
   /** The user's signed-in platform accounts, and the runners' session write-backs. */
   botAccounts: BotAccountService;
+  /** Bot account checks: their queue, schedule and results; the app starts its worker. */
+  accountChecks: AccountCheckService;
   events: EventService;
   /** Live event streams (GET /v1/events/stream); the app ends them all before it closes. */
   eventStreams: EventStreams;
@@ -96,6 +99,7 @@ export function createServices(ctx: ServiceContext): Services {
     oauth: new OAuthService(ctx, users),
     bots,
     botAccounts,
+    accountChecks: new AccountCheckService(ctx, botAccounts, ctx.config.accountChecks),
     events,
     eventStreams: new EventStreams(events, ctx.config.eventStream, eventsAppended, ctx.log),
     callbacks: new CallbackService(ctx, eventsAppended),
