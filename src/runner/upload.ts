@@ -199,11 +199,7 @@ export async function reportAccountCheck(
         });
         await response.body.text();
         if (response.statusCode < 300) return;
-        const failure = new Error(`account check result refused: HTTP ${response.statusCode}`);
-        if (response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429) {
-          throw new AbortError(failure);
-        }
-        throw failure;
+        throw refusal(`account check result refused: HTTP ${response.statusCode}`, response.statusCode);
       },
       {
         retries: 5,
