@@ -46,6 +46,7 @@ export interface LoginIo {
 export class LoginFailure extends Error {}
 
 const POLL_MS = 250;
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /** The sign-in hooks as used: the replaced URL's host is the cookies' domain. */
 export function effectiveSignIn(platform: Platform, signInUrl?: string): SignInHooks {
@@ -161,6 +162,12 @@ async function signInOnce(opts: LoginOptions, io: LoginIo): Promise<StorageState
   const hooks = effectiveSignIn(opts.platform, opts.signInUrl);
   const profileDir = await mkdtemp(join(tmpdir(), "meetbot-login-"));
   let context: BrowserContext | undefined;
+  let interrupted = false;
+  const onSignal = () => {
+    interrupted = true;
+    void context?.close().catch(() => {});
+  };
+  for (const signal of SIGNALS) process.on(signal, onSignal);
   try {
     try {
       context = await stealthChromium().launchPersistentContext(profileDir, {
@@ -183,6 +190,10 @@ async function signInOnce(opts: LoginOptions, io: LoginIo): Promise<StorageState
           ...(process.env.XAUTHORITY ? { XAUTHORITY: process.env.XAUTHORITY } : {}),
         }),
         timeout: 30_000,
+        // Ctrl-C and SIGTERM close the window here (below), so the profile, cookies and all, goes too.
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
       });
     } catch (error) {
       const first = (error as Error).message.split("\n")[0];
@@ -201,8 +212,9 @@ async function signInOnce(opts: LoginOptions, io: LoginIo): Promise<StorageState
         (hooks.storageItems?.length ? ` and ${hooks.storageItems.join(", ")} in the page's storage` : "") +
         "; close the window to give up.",
     );
-    return await waitForSignIn(context, hooks, opts.timeoutMs);
+    return await waitForSignIn(context, hooks, opts.timeoutMs, () => interrupted);
   } finally {
+    for (const signal of SIGNALS) process.off(signal, onSignal);
     await context?.close().catch(() => {});
     await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   }
@@ -212,6 +224,7 @@ async function waitForSignIn(
   context: BrowserContext,
   hooks: SignInHooks,
   timeoutMs: number,
+  interrupted: () => boolean,
 ): Promise<StorageState> {
   let closed = false;
   const onClose = () => {
@@ -221,6 +234,7 @@ async function waitForSignIn(
   const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {
+      if (interrupted()) throw new LoginFailure("interrupted; nothing saved");
       // Every window closed (Chromium may stay up a moment without one) or the browser gone.
       if (closed || context.pages().length === 0) {
         throw new LoginFailure("the browser window was closed before the sign-in completed; nothing saved");

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { chromium } from "playwright";
@@ -226,6 +227,19 @@ describe("meetbot login", { timeout: 120_000 }, () => {
     await expect(stat(file)).rejects.toThrow();
   });
 
+  it("Ctrl-C while waiting: the window closes, one line, exit 1, no file", async () => {
+    const file = join(stack.dataDir, "interrupted.json");
+    const run = login(["zoom", "--out", file, "--sign-in-url", `${stack.mock.url}/signin`]);
+    await eventually(
+      async () => (run.stdout().includes("Waiting up to") ? true : undefined),
+      "the CLI to wait",
+    );
+    run.child.kill("SIGINT");
+    expect(await run.exit).toBe(1);
+    expect(run.stderr()).toBe("meetbot login: interrupted; nothing saved\n");
+    await expect(stat(file)).rejects.toThrow();
+  });
+
   it("nobody signs in: a timeout line, exit 1", async () => {
     const file = join(stack.dataDir, "late.json");
     const run = login(["zoom", "--out", file, "--sign-in-url", `${stack.mock.url}/signin`, "--timeout", "2"]);
@@ -234,6 +248,10 @@ describe("meetbot login", { timeout: 120_000 }, () => {
       "meetbot login: no sign-in after 2 s (no zm_aid/zm_haid cookie on 127.0.0.1); nothing saved\n",
     );
     await expect(stat(file)).rejects.toThrow();
+  });
+
+  it("leaves no browser profile (with the session's cookies in it) behind, whatever the ending", async () => {
+    expect((await readdir(tmpdir())).filter((name) => name.startsWith("meetbot-login-"))).toEqual([]);
   });
 
   it("no display, or neither --server nor --out: one line, exit 2", async () => {
