@@ -94,6 +94,7 @@ test: setup test-packages lint typecheck
 # Figures only, no assertions. Run it on an idle machine: anything else running skews every figure.
 bench: setup
 	node --import tsx bench/bot-lifecycle.ts
+	node --import tsx bench/signed-in-join.ts
 	node --import tsx bench/api.ts
 	node --import tsx bench/webhooks.ts
 	node --import tsx bench/stream.ts

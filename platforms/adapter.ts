@@ -78,6 +78,26 @@ export interface JoinOptions {
   confirmSignedIn?: () => Promise<void>;
 }
 
+/**
+ * Where a person signs in to the platform once, and what proves they did (`meetbot login`): the
+ * page opened, and the session cookies that appear for the platform's domain once signed in (one
+ * is enough; a pre-sign-in cookie such as Zoom's `_zm_ssid` is never one of them). Names from
+ * shared/notes/getting-in-2026.md; a platform that renames its cookies is a fix to its selectors.ts.
+ */
+export interface SignInHooks {
+  /** The sign-in page opened by default (`--sign-in-url` replaces it, e.g. with a mock's). */
+  url: string;
+  /** The cookies' domain: a cookie for it or a subdomain counts. A replaced URL's host replaces it. */
+  cookieDomain: string;
+  /** Any one of these cookies, with a value, proves a sign-in. */
+  sessionCookies: readonly string[];
+  /**
+   * localStorage items the platform's web client needs beside the cookies (in any origin): the
+   * sign-in is saved only once one is there too.
+   */
+  storageItems?: readonly string[];
+}
+
 /** Thrown by an adapter's join() when the page made clear why the bot cannot get in. */
 export class JoinRefused extends Error {
   constructor(
@@ -143,6 +163,8 @@ export interface PlatformAdapter {
   snapshot: (hooks: SnapshotHooks) => PageSnapshot;
   /** The data `snapshot` reads its selectors and texts from (JSON-serializable). */
   hooks: Record<string, unknown>;
+  /** Where a person signs in once, and the cookies that prove it (`meetbot login`). */
+  signIn: SignInHooks;
   /** Pre-join: type the name, turn microphone and camera off, ask to join. */
   join(page: Page, opts: JoinOptions): Promise<void>;
   /**

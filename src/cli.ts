@@ -15,6 +15,12 @@ Usage:
   meetbot run --warm [--width 1280 --height 720] [--browser /usr/bin/chromium] [--log-level info]
       Prepare display, sound and browser first, then read the bot's config as one JSON line on
       stdin (what the server's warm pool, MEETBOT_WARM_RUNNERS, uses to join faster).
+  meetbot login <google|zoom|teams> --name LABEL [--group G] (--server URL --api-key KEY | --out FILE)
+        [--sign-in-url URL] [--timeout SECONDS] [--browser /usr/bin/chromium] [--remote-debugging-port P]
+      Sign a bot account in once: a Chromium window opens on your $DISPLAY at the platform's
+      sign-in page; once you have signed in, the session becomes a bot account on the server
+      (POST /v1/bot-accounts with the API key; MEETBOT_API_KEY works too) or the file (mode 0600).
+      --sign-in-url replaces the platform's page (a mock's); --timeout defaults to 600.
   meetbot mock [--port 8090] [--host 127.0.0.1]
       Serve the mock meeting pages (Google Meet at /meet/<code>) and their control API.
   meetbot demo
@@ -33,6 +39,8 @@ async function main(argv: string[]): Promise<number> {
       return run(rest);
     case "mock":
       return mock(rest);
+    case "login":
+      return login(rest);
     case "users":
       return users(rest);
     case "demo": {
@@ -133,6 +141,99 @@ async function run(args: string[]): Promise<number> {
   }
   const { runBot } = await import("./runner/main.js");
   return runBot(config, { ...(headedDisplay ? { headedDisplay } : {}) });
+}
+
+async function login(args: string[]): Promise<number> {
+  const fail = (message: string) => {
+    process.stderr.write(`meetbot login: ${message}\n`);
+    return 2;
+  };
+  let parsed: { values: Flags; positionals: string[] };
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        name: { type: "string" },
+        group: { type: "string" },
+        server: { type: "string" },
+        "api-key": { type: "string" },
+        out: { type: "string" },
+        "sign-in-url": { type: "string" },
+        timeout: { type: "string" },
+        browser: { type: "string" },
+        "remote-debugging-port": { type: "string" },
+      },
+    });
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const { PLATFORMS } = await import("./core/index.js");
+  const [platform, ...extra] = positionals;
+  if (!platform || extra.length > 0 || !(PLATFORMS as readonly string[]).includes(platform)) {
+    return fail(`expected one platform: ${PLATFORMS.join(", ")}`);
+  }
+  const name = typeof values.name === "string" ? values.name.trim() : "";
+  const server = values.server as string | undefined;
+  if (!name && server !== undefined)
+    return fail("--name LABEL is required (yours, to tell the bot accounts apart)");
+  const apiKey = (values["api-key"] as string | undefined) ?? process.env.MEETBOT_API_KEY;
+  const out = values.out as string | undefined;
+  if ((server === undefined) === (out === undefined))
+    return fail("give either --server URL --api-key KEY or --out FILE");
+  if (server !== undefined) {
+    if (!apiKey) return fail("--server needs --api-key KEY (or MEETBOT_API_KEY)");
+    if (!/^https?:\/\//.test(server) || !URL.canParse(server))
+      return fail(`--server must be an http(s) URL, got "${server}"`);
+  }
+  const signInUrl = values["sign-in-url"] as string | undefined;
+  if (signInUrl !== undefined && (!/^https?:\/\//.test(signInUrl) || !URL.canParse(signInUrl))) {
+    return fail(`--sign-in-url must be an http(s) URL, got "${signInUrl}"`);
+  }
+  const timeout = Number(values.timeout ?? 600);
+  if (!Number.isFinite(timeout) || timeout <= 0 || timeout > 86_400) {
+    return fail(`--timeout must be a number of seconds (0-86400], got "${values.timeout}"`);
+  }
+  const debugPort = values["remote-debugging-port"];
+  const debugPortNumber = debugPort === undefined ? undefined : Number(debugPort);
+  if (
+    debugPortNumber !== undefined &&
+    !(Number.isInteger(debugPortNumber) && debugPortNumber > 0 && debugPortNumber < 65536)
+  ) {
+    return fail(`--remote-debugging-port must be an integer 1-65535, got "${debugPort}"`);
+  }
+  const display = process.env.DISPLAY;
+  if (!display) {
+    return fail(
+      "needs a display to show the browser on, but DISPLAY is not set (run it on a desktop, or over ssh -X or VNC)",
+    );
+  }
+  const { RunnerSettings } = await import("./core/index.js");
+  const settings = RunnerSettings.safeParse(
+    values.browser ? { browser: { executablePath: values.browser } } : {},
+  );
+  if (!settings.success) return fail(`--browser: ${settings.error.issues[0]?.message}`);
+  const { runLogin } = await import("./login.js");
+  return runLogin(
+    {
+      platform: platform as (typeof PLATFORMS)[number],
+      name,
+      ...(values.group ? { group: values.group as string } : {}),
+      ...(server !== undefined ? { server, apiKey: apiKey as string } : {}),
+      ...(out !== undefined ? { out: resolve(out) } : {}),
+      ...(signInUrl ? { signInUrl } : {}),
+      timeoutMs: timeout * 1000,
+      executablePath: settings.data.browser.executablePath,
+      display,
+      ...(debugPortNumber !== undefined ? { remoteDebuggingPort: debugPortNumber } : {}),
+    },
+    {
+      out: (line) => process.stdout.write(`${line}\n`),
+      err: (line) => process.stderr.write(`${line}\n`),
+    },
+  );
 }
 
 async function serve(args: string[]): Promise<number> {

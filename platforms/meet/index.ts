@@ -2,7 +2,7 @@ import type { Locator, Page } from "playwright";
 import type { MeetingInfo } from "../../src/core/index.js";
 import { type JoinNote, JoinRefused, type PlatformAdapter } from "../adapter.js";
 import { clickFirstClickable, exactly, firstVisible, ignoreNote, type Variants } from "../variants.js";
-import { MEET_HOOKS } from "./selectors.js";
+import { MEET_HOOKS, MEET_SIGN_IN } from "./selectors.js";
 import { meetSnapshot } from "./snapshot.js";
 
 const FORM_TIMEOUT_MS = 15_000;
@@ -23,6 +23,7 @@ const MAX_POPUP_ROUNDS = 4;
 export const meetAdapter: PlatformAdapter = {
   platform: "google",
   hooks: MEET_HOOKS,
+  signIn: MEET_SIGN_IN,
   snapshot: meetSnapshot,
 
   meetingUrl(info: MeetingInfo): string {

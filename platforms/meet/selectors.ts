@@ -1,3 +1,5 @@
+import type { SignInHooks } from "../adapter.js";
+
 /**
  * Every Google Meet hook the bot relies on, in one place: when Meet changes its UI, this is
  * the file to fix. Sources: the hooks public meeting bots depend on (shared/notes/platform-hooks.md).
@@ -100,4 +102,24 @@ export const MEET_HOOKS = {
     ended: ["The call ended", "Meeting ended"],
     left: ["You left the meeting"],
   },
+};
+
+/**
+ * Signing a bot account in once (`meetbot login google`): Google's accounts page, and the cookies
+ * a Google sign-in sets on google.com (shared/notes/getting-in-2026.md).
+ */
+export const MEET_SIGN_IN: SignInHooks = {
+  url: "https://accounts.google.com/",
+  cookieDomain: "google.com",
+  sessionCookies: [
+    "SID",
+    "HSID",
+    "SSID",
+    "APISID",
+    "SAPISID",
+    "__Secure-1PSID",
+    "__Secure-3PSID",
+    "__Secure-1PAPISID",
+    "__Secure-3PAPISID",
+  ],
 };

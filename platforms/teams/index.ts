@@ -9,7 +9,7 @@ import {
   startsWith,
   type Variants,
 } from "../variants.js";
-import { TEAMS_HOOKS } from "./selectors.js";
+import { TEAMS_HOOKS, TEAMS_SIGN_IN } from "./selectors.js";
 import { teamsSnapshot } from "./snapshot.js";
 import { teamsMeetingUrl, withBotToken } from "./url.js";
 
@@ -27,6 +27,7 @@ const ROSTER_RENDER_MS = 5_000;
 export const teamsAdapter: PlatformAdapter = {
   platform: "teams",
   hooks: TEAMS_HOOKS,
+  signIn: TEAMS_SIGN_IN,
   snapshot: teamsSnapshot,
 
   meetingUrl: (info, urls, extras) => withBotToken(teamsMeetingUrl(info, urls.teamsWeb), extras?.botToken),

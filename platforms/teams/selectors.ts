@@ -1,3 +1,5 @@
+import type { SignInHooks } from "../adapter.js";
+
 /**
  * Every Microsoft Teams hook the bot relies on, in one place: when Teams changes its web client,
  * this is the file to fix. Sources: the hooks public meeting bots depend on
@@ -161,3 +163,16 @@ export const TEAMS_HOOKS = {
 };
 
 export type TeamsHooks = typeof TEAMS_HOOKS;
+
+/**
+ * Signing a bot account in once (`meetbot login teams`): Teams on the web, which sends a signed-out
+ * visitor to Microsoft's sign-in page (login.microsoftonline.com) and back, where its web client
+ * (MSAL) keeps the account in localStorage. Saved once Microsoft's session cookie is there
+ * (`ESTSAUTHLIGHT` and `SignInStateCookie` are markers, not sessions) and the account keys too.
+ */
+export const TEAMS_SIGN_IN: SignInHooks = {
+  url: "https://teams.microsoft.com/v2/",
+  cookieDomain: "login.microsoftonline.com",
+  sessionCookies: ["ESTSAUTH", "ESTSAUTHPERSISTENT"],
+  storageItems: ["msal.account.keys"],
+};

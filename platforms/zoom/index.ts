@@ -2,7 +2,7 @@ import type { Locator, Page } from "playwright";
 import type { MeetingInfo, PlatformUrls } from "../../src/core/index.js";
 import { type JoinNote, JoinRefused, type PlatformAdapter } from "../adapter.js";
 import { alternatives, clickFirstClickable, firstVisible, ignoreNote, type Variants } from "../variants.js";
-import { ZOOM_HOOKS } from "./selectors.js";
+import { ZOOM_HOOKS, ZOOM_SIGN_IN } from "./selectors.js";
 import { zoomSnapshot } from "./snapshot.js";
 import { zoomMeeting, zoomWebBaseUrl, zoomWebClientUrl } from "./url.js";
 
@@ -15,6 +15,7 @@ const LATE_AUDIO_DIALOG_MS = 15_000;
 export const zoomAdapter: PlatformAdapter = {
   platform: "zoom",
   hooks: ZOOM_HOOKS,
+  signIn: ZOOM_SIGN_IN,
   snapshot: zoomSnapshot,
 
   meetingUrl(info: MeetingInfo, urls: PlatformUrls): string {

@@ -1,3 +1,5 @@
+import type { SignInHooks } from "../adapter.js";
+
 /**
  * Every Zoom web client hook the bot relies on, in one place: when Zoom changes its UI, this is
  * the file to fix. The React client at https://app.zoom.us/wc/<id>/join. Sources: the hooks
@@ -165,4 +167,14 @@ export const ZOOM_HOOKS = {
     /** Not confirmed from a public source; the mock shows it after "Leave Meeting". */
     left: ["You have left the meeting"],
   },
+};
+
+/**
+ * Signing a bot account in once (`meetbot login zoom`): Zoom's sign-in page, and the cookies that
+ * prove a sign-in (`_zm_ssid`, `cred`, `_zm_mtk_guid` are set before any sign-in: never them).
+ */
+export const ZOOM_SIGN_IN: SignInHooks = {
+  url: "https://zoom.us/signin",
+  cookieDomain: "zoom.us",
+  sessionCookies: ["zm_aid", "zm_haid"],
 };

@@ -37,6 +37,19 @@ export interface AggregatedEventView extends BotEventView {
   data: Record<string, unknown>;
 }
 
+/** A bot account as the API shows it (never its session). */
+export interface BotAccountView {
+  id: number;
+  platform: string;
+  name: string;
+  group: string;
+  maxConcurrent: number;
+  status: string;
+  inUse: number;
+  accountName: string | null;
+  accountEmail: string | null;
+}
+
 const MAX_RATE_LIMIT_WAITS = 3;
 
 export class ApiClient {
@@ -56,6 +69,19 @@ export class ApiClient {
   /** The secret that signs deliveries to this user's bots' callbackUrl. */
   signingSecret(): Promise<{ secret: string; createdAt: string }> {
     return this.call("GET", "/v1/webhooks/signing-secret");
+  }
+
+  /** A new API key of this user (its secret is shown once, in `key`). */
+  createApiKey(name: string): Promise<{ id: number; key: string }> {
+    return this.call("POST", "/v1/api-keys", { name });
+  }
+
+  createBotAccount(body: Record<string, unknown>): Promise<BotAccountView> {
+    return this.call("POST", "/v1/bot-accounts", body);
+  }
+
+  botAccounts(): Promise<{ botAccounts: BotAccountView[]; total: number }> {
+    return this.call("GET", "/v1/bot-accounts?page_size=100");
   }
 
   createBot(body: Record<string, unknown>): Promise<BotView> {

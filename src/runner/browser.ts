@@ -43,9 +43,21 @@ export function chromiumArgs(asRoot: boolean): string[] {
   return asRoot ? ["--no-sandbox", "--no-zygote", ...CHROMIUM_ARGS] : CHROMIUM_ARGS;
 }
 
-const runsAsRoot = (): boolean => process.getuid?.() === 0;
+export const runsAsRoot = (): boolean => process.getuid?.() === 0;
 
 let stealthInstalled = false;
+
+/**
+ * Playwright's Chromium with the stealth evasions installed (once): sites that refuse automated
+ * browsers (Google's sign-in among them) see an ordinary one.
+ */
+export function stealthChromium(): typeof chromium {
+  if (!stealthInstalled) {
+    chromium.use(StealthPlugin());
+    stealthInstalled = true;
+  }
+  return chromium;
+}
 
 export interface BotBrowser {
   context: BrowserContext;
@@ -68,14 +80,11 @@ export async function launchBrowser(opts: {
   height: number;
   env: Record<string, string>;
 }): Promise<BotBrowser> {
-  if (!stealthInstalled) {
-    chromium.use(StealthPlugin());
-    stealthInstalled = true;
-  }
+  const browserType = stealthChromium();
   const profileDir = await mkdtemp(join(tmpdir(), "meetbot-profile-"));
   let context: BrowserContext;
   try {
-    context = await chromium.launchPersistentContext(profileDir, {
+    context = await browserType.launchPersistentContext(profileDir, {
       executablePath: opts.executablePath,
       headless: false,
       viewport: null,

@@ -337,4 +337,18 @@ describe("bots the test's runner plays", () => {
     expect(await shown()).toContain(lines.error);
     expectNoProblems(tab);
   });
+
+  it("shows whom the bot joined as: nobody yet, then the account's name its runner reported (BOT_JOINED joinedAs), live", async () => {
+    const { botId, runner } = await deployedBot(server, user, { botDisplayName: "Signed Bot" });
+    const tab = await openSignedIn(server, user, `#/bots/${botId}`);
+    const { page } = tab;
+    const joinedAs = page
+      .locator("dl.facts dt", { hasText: "Joined as" })
+      .locator("xpath=following-sibling::dd[1]");
+    await expect.poll(() => joinedAs.textContent()).toBe("Not in the call yet (joins as a guest)");
+    await runner.status("JOINING_CALL");
+    await runner.status("IN_CALL", { joinedAs: "Grace Account" });
+    await expect.poll(() => joinedAs.textContent()).toBe("Grace Account, signed in");
+    expectNoProblems(tab);
+  });
 });

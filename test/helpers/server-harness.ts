@@ -227,7 +227,10 @@ export class FakeRunner {
     return this.api.post(callbackEventUrl(this.config), { body: event, token });
   }
 
-  status(status: BotStatus, extra: { subCode?: string; message?: string; artifacts?: string[] } = {}) {
+  status(
+    status: BotStatus,
+    extra: { subCode?: string; message?: string; artifacts?: string[]; joinedAs?: string } = {},
+  ) {
     return this.send({ type: "status", data: { status, ...extra } } as CallbackEventBody);
   }
 

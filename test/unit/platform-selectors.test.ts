@@ -1,5 +1,6 @@
 import { transform } from "lightningcss";
 import { describe, expect, it } from "vitest";
+import type { SignInHooks } from "../../platforms/adapter.js";
 import * as meet from "../../platforms/meet/selectors.js";
 import * as teams from "../../platforms/teams/selectors.js";
 import * as zoom from "../../platforms/zoom/selectors.js";
@@ -71,8 +72,26 @@ function checkHook(hook: Hook): void {
 
 const PLATFORMS = { meet, zoom, teams };
 
+/** The sign-in hooks (`*_SIGN_IN`: a page address and cookie names) are no page hooks: checked apart. */
+const isSignIn = (name: string) => name.endsWith("_SIGN_IN");
+
 describe.each(Object.entries(PLATFORMS))("%s selectors.ts", (_platform, module) => {
-  const hooks = collectHooks(module, "", false);
+  const hooks = collectHooks(
+    Object.fromEntries(Object.entries(module).filter(([name]) => !isSignIn(name))),
+    "",
+    false,
+  );
+
+  it("has sign-in hooks: an https page, a domain, cookie names a browser accepts", () => {
+    const signIns = Object.entries(module).filter(([name]) => isSignIn(name));
+    expect(signIns).toHaveLength(1);
+    const [, signIn] = signIns[0] as [string, SignInHooks];
+    expect(new URL(signIn.url).protocol).toBe("https:");
+    expect(signIn.cookieDomain).toMatch(/^[a-z0-9-]+(\.[a-z0-9-]+)+$/);
+    expect(signIn.sessionCookies.length).toBeGreaterThan(0);
+    // RFC 6265 cookie names: tokens, no separators.
+    for (const name of signIn.sessionCookies) expect(name).toMatch(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/);
+  });
 
   it("has hooks of both kinds to check", () => {
     expect(hooks.filter((h) => h.kind === "selector").length).toBeGreaterThan(8);

@@ -153,6 +153,7 @@ function setUp(automaticLeave: Partial<AutomaticLeave> = {}, extra: Partial<BotC
     meetingUrl: () => MEETING_URL,
     snapshot: () => snap("loading"),
     hooks: {},
+    signIn: { url: "https://accounts.example/", cookieDomain: "example", sessionCookies: ["SID"] },
     /** What the meeting does when the bot asks to join; by default it lets the bot in, alone. */
     join: vi.fn(async (_page: Page, _opts: JoinOptions) => stage.watcher.update(snap("in_call"))),
     leave: vi.fn(async () => {}),

@@ -94,6 +94,8 @@ export function BotPage({ botId }: { botId: number }) {
           <dd>
             <MeetingPlace info={data.meetingInfo} />
           </dd>
+          <dt>Joined as</dt>
+          <dd>{joinedAs(data, events.data)}</dd>
           <dt>Created</dt>
           <dd>{formatTime(data.createdAt)}</dd>
           <dt>Last heartbeat</dt>
@@ -128,6 +130,24 @@ export function BotPage({ botId }: { botId: number }) {
       <RecordingSection botId={botId} botStatus={data.status} hasRecording={data.recording !== null} />
     </>
   );
+}
+
+/**
+ * Whom the meeting saw: the account's name a signed-in bot joined under (BOT_JOINED's `joinedAs`),
+ * the display name for a guest, or, before it joined, the login it will sign in with.
+ */
+function joinedAs(bot: BotDetail, events: BotEvent[] | undefined): string {
+  const joined = events?.find((event) => event.eventType === "BOT_JOINED");
+  const name = joined?.data?.joinedAs;
+  const account = bot.login?.assignedAccountId ?? bot.login?.accountId ?? null;
+  if (typeof name === "string" && name) {
+    return account !== null ? `${name}, signed in (bot account #${account})` : `${name}, signed in`;
+  }
+  if (joined) return `${bot.botDisplayName}, as a guest`;
+  if (!bot.login) return "Not in the call yet (joins as a guest)";
+  return account !== null
+    ? `Not in the call yet (signs in with bot account #${account}, ${bot.login.mode})`
+    : `Not in the call yet (signs in with an account of group "${bot.login.group}", ${bot.login.mode})`;
 }
 
 function afterTheCall(bot: BotDetail): string {
