@@ -423,6 +423,8 @@ describe("drifted layouts (ui=, fixtures/meet/ui-variants.ts) and the adapter on
   it("meet-roster-closed: no roster in the DOM until People opens it, labelled otherwise; tiles name the participants meanwhile", async () => {
     const code = await openDrifted("meet-roster-closed");
     await adapter("join");
+    // The click's request reaches the mock host a moment later: admit once it is waiting there.
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "lobby" });
     await control("POST", code, "/admit");
     const participants = [
       { id: "p-1", name: "Alice Example" },
@@ -451,6 +453,8 @@ describe("drifted layouts (ui=, fixtures/meet/ui-variants.ts) and the adapter on
   it("someone who takes the bot's name is listed, from the tiles and from the roster; the bot, marked self, never", async () => {
     const code = await openDrifted("meet-roster-closed", { participants: 1 });
     await adapter("join");
+    // The click's request reaches the mock host a moment later: admit once it is waiting there.
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "lobby" });
     await control("POST", code, "/admit");
     await control("POST", code, "/participants", { name: "Adapter Bot" });
     await control("POST", code, "/participants", { name: "Adapter Bot (You)" });

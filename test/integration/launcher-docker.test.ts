@@ -90,10 +90,11 @@ async function deployedBot(server: TestServer, user: TestUser) {
   const botId = await createBot(server, user);
   const deployed = await server.api.post(`/v1/bots/${botId}/deploy`, { token: user.token });
   expect(deployed.status).toBe(200);
-  const container = await eventually(
-    async () => engine.byName(`meetbot-bot-${botId}`),
-    `bot ${botId}'s container`,
-  );
+  // Created, then given its config file (a pull in the background may sit between the two).
+  const container = await eventually(async () => {
+    const made = engine.byName(`meetbot-bot-${botId}`);
+    return made?.files.has("/run/meetbot/bot-config.json") ? made : undefined;
+  }, `bot ${botId}'s container with its config`);
   const config = botConfigOf(container);
   return { botId, container, config, runner: new FakeRunner(config) };
 }

@@ -104,6 +104,7 @@ describe("every operation", () => {
     );
     expect(bySecurity.get('[{"callbackToken":[]}]')?.sort()).toEqual(
       [
+        "POST /v1/bot-account-checks/{id}/result",
         "PUT /v1/bot-callbacks/{id}/artifacts/{name}",
         "PUT /v1/bot-callbacks/{id}/login-session",
         "POST /v1/bot-callbacks/{id}/event",

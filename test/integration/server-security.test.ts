@@ -17,8 +17,9 @@ import {
  */
 
 /**
- * The only routes without the bearer guard: auth itself, the runner's, the signed file link,
- * share links, and the transcription provider's webhook (its job's secret header).
+ * The only routes without the bearer guard: auth itself, the runner's (and an account check's:
+ * their own tokens), the signed file link, share links, and the transcription provider's webhook
+ * (its job's secret header).
  */
 const PUBLIC_ROUTES = [
   "POST /v1/auth/register",
@@ -27,6 +28,7 @@ const PUBLIC_ROUTES = [
   "GET /v1/auth/oauth",
   "GET /v1/auth/oauth/{provider}",
   "GET /v1/auth/oauth/{provider}/callback",
+  "POST /v1/bot-account-checks/{id}/result",
   "POST /v1/bot-callbacks/{id}/event",
   "PUT /v1/bot-callbacks/{id}/recording",
   "PUT /v1/bot-callbacks/{id}/recording/segments/{seq}",
