@@ -226,7 +226,9 @@ describe("segments left by a server that stopped before salvaging them", () => {
       } finally {
         await db.close();
       }
-      expect(existsSync(path.join(dataDir, "recordings", "segments", String(botId)))).toBe(false);
+      // The segments go right after the recording's row is committed: wait for them too.
+      const segments = path.join(dataDir, "recordings", "segments", String(botId));
+      await expect.poll(() => existsSync(segments), { timeout: 15_000, interval: 50 }).toBe(false);
     } finally {
       await second.close();
       await (await testDatabaseFor(dataDir))?.drop();
