@@ -18,7 +18,8 @@ let chromium: ChildProcess | undefined;
 let home: string | undefined;
 afterEach(() => {
   chromium?.kill("SIGKILL");
-  if (home) rmSync(home, { recursive: true, force: true });
+  // Chromium's helpers may still be writing into its profile for a moment after the kill.
+  if (home) rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 function userNamespace(pid: number): string | null {
