@@ -551,7 +551,10 @@ export class BotLifecycle {
     } catch (uploadError) {
       this.log.error({ err: (uploadError as Error).message }, "could not deliver the partial recording");
     }
-    // After CALL_ENDED (the upload failed, say) the session is still written back.
+    // A signed-in browser's session is written back however the bot ended: after CALL_ENDED
+    // (the upload failed, say), and before it (denied at the lobby, the wait timed out), since
+    // the visit rotated its cookies and a session never written back dies a few visits later.
+    if (this.signedInAs && !this.sessionToWriteBack && this.stage) await this.keepSession(this.stage);
     await this.writeBackSession();
     this.reporter.report({
       type: "status",

@@ -644,6 +644,21 @@ describe("BotLifecycle: signed-in bots and walls", () => {
     expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL BOT_BLOCKED"]);
   });
 
+  it("always: signed in, then refused at the lobby: FATAL, and the rotated session is still written back", async () => {
+    const bot = signedInBot("always");
+    bot.stage.onOpen = () => bot.stage.watcher.update(signedInPrejoin());
+    bot.adapter.join.mockImplementationOnce(async (_page: Page, opts: JoinOptions) => {
+      await opts.confirmSignedIn?.();
+      throw new JoinRefused("ADMISSION_DENIED", "the host denied entry");
+    });
+    bot.start();
+    await elapse(0);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL ADMISSION_DENIED"]);
+    expect(bot.writtenBack).toEqual([
+      { session: ROTATED, accountName: "Robo Account", accountEmail: "robo@example.com" },
+    ]);
+  });
+
   it("only 'Switch here' offered (the account is busy): LOGIN_UNAVAILABLE", async () => {
     const bot = signedInBot("always");
     bot.stage.onOpen = () => bot.stage.watcher.update(signedInPrejoin());
