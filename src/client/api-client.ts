@@ -2,6 +2,11 @@
  * A small client of the /v1 API, used by the demo, the benchmarks and the end-to-end tests: it
  * speaks to the server exactly as a user's program would, over HTTP.
  */
+import type { Command } from "../server/schemas/commands.js";
+
+/** A command to a bot as the API answers it: the server's own schema, so the two cannot drift. */
+export type CommandView = Command;
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -94,6 +99,15 @@ export class ApiClient {
 
   kill(botId: number): Promise<{ message: string; botId: number; status: string }> {
     return this.call("POST", `/v1/bots/${botId}/kill`);
+  }
+
+  /** Asks a bot in a call to leave it (a command; follow it with `command`). */
+  leave(botId: number): Promise<CommandView> {
+    return this.call("POST", `/v1/bots/${botId}/leave`);
+  }
+
+  command(botId: number, commandId: number): Promise<CommandView> {
+    return this.call("GET", `/v1/bots/${botId}/commands/${commandId}`);
   }
 
   bot(botId: number): Promise<BotView> {

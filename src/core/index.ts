@@ -1,4 +1,5 @@
 export * from "./bot-config.js";
+export * from "./commands.js";
 export * from "./events.js";
 export * from "./login.js";
 export * from "./platform.js";

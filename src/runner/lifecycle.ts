@@ -11,7 +11,8 @@ import {
   type PlatformAdapter,
   WAITING_PHASES,
 } from "../../platforms/adapter.js";
-import type { AccountCheckReport, BotConfig, StorageState, SubCode } from "../core/index.js";
+import type { AccountCheckReport, BotConfig, PendingCommand, StorageState, SubCode } from "../core/index.js";
+import { CommandRefusal } from "./commands.js";
 import { BotFailure } from "./errors.js";
 import { type PageWatcher, PhaseTimeout } from "./page-watcher.js";
 import type { LifecyclePorts, RecorderPort, StagePort } from "./ports.js";
@@ -55,6 +56,9 @@ export class BotLifecycle {
   private signedInAs: SignedInAs | null = null;
   /** The browser's session when the call ended, to write back before the last status report. */
   private sessionToWriteBack: StorageState | null = null;
+  /** Set while the bot is in the call: settles when the call has ended (CALL_ENDED, or a failure). */
+  private callEnded: Deferred | null = null;
+  private lastStatus = "not started";
 
   constructor(
     private readonly config: BotConfig,
@@ -69,6 +73,29 @@ export class BotLifecycle {
   /** Asks the bot to leave now; the run still finalizes, uploads and reports. */
   requestStop(): void {
     if (!this.interrupt.signal.aborted) this.interrupt.abort(new StopRequested());
+  }
+
+  /**
+   * Runs a command from the control plane (commands.ts). `leave`: the bot leaves the call as on
+   * a stop request, and the command is done once CALL_ENDED is reported (the upload follows).
+   */
+  async handleCommand(command: PendingCommand): Promise<Record<string, unknown> | undefined> {
+    switch (command.kind) {
+      case "leave": {
+        const ended = this.callEnded;
+        if (!ended)
+          throw new CommandRefusal("NOT_IN_CALL", `the bot is not in the call (${this.lastStatus})`);
+        this.log.info({ commandId: command.commandId }, "leaving the call on request");
+        this.requestStop();
+        await ended.promise;
+        return undefined;
+      }
+      default:
+        throw new CommandRefusal(
+          "UNKNOWN_COMMAND",
+          `this runner does not know the command "${command.kind}"`,
+        );
+    }
   }
 
   async run(): Promise<Outcome> {
@@ -194,6 +221,7 @@ export class BotLifecycle {
     }
 
     this.status("IN_CALL", undefined, this.joinedAs());
+    this.callEnded = deferred();
     // The recording starts at once; opening the roster (which a toast or a slow page can hold up
     // for seconds) goes on beside it, and the call is watched once the roster is as open as it gets.
     const afterAdmission = Promise.resolve(this.adapter.afterAdmission?.(page, { note })).catch(
@@ -222,6 +250,7 @@ export class BotLifecycle {
     });
     if (!(endedBy in END_PHASES_BY_CODE)) await this.adapter.leave(page);
     this.status("CALL_ENDED", endedBy);
+    this.endCall();
     await this.keepSession(stage);
     return endedBy;
   }
@@ -543,6 +572,7 @@ export class BotLifecycle {
           : new BotFailure("INTERNAL_ERROR", (reason as Error)?.message ?? String(reason));
     const message = this.redact(failure.message);
     this.log.error({ subCode: failure.subCode, err: message }, "bot failed");
+    this.endCall(new BotFailure(failure.subCode, message));
     const artifacts = await this.saveArtifacts();
     // Whatever was recorded is still finalized and delivered.
     try {
@@ -600,6 +630,7 @@ export class BotLifecycle {
     joinedAs?: string,
   ) {
     this.log.info({ status, subCode, joinedAs, uptimeMs: Math.round(process.uptime() * 1000) }, "status");
+    this.lastStatus = status;
     this.reporter.report({
       type: "status",
       data: {
@@ -610,9 +641,37 @@ export class BotLifecycle {
     });
   }
 
+  /** The call is over: a leave waiting for it is done, or fails with `failure`. */
+  private endCall(failure?: BotFailure): void {
+    const ended = this.callEnded;
+    this.callEnded = null;
+    if (!ended) return;
+    if (failure)
+      ended.reject(new CommandRefusal("COMMAND_FAILED", `the bot failed instead: ${failure.message}`));
+    else ended.resolve();
+  }
+
   private throwIfInterrupted(): void {
     if (this.interrupt.signal.aborted) throw this.interrupt.signal.reason;
   }
+}
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A failure nobody waits for (no leave was asked) is not an unhandled rejection.
+  promise.catch(() => {});
+  return { promise, resolve, reject };
 }
 
 /** CALL_ENDED subCodes for which the platform already took the bot out of the call. */

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { adapterFor } from "../../platforms/index.js";
 import type { BotConfig, RunnerSettings } from "../core/index.js";
+import { CommandChannel } from "./commands.js";
 import { BotLifecycle } from "./lifecycle.js";
 import { livePorts } from "./live-ports.js";
 import { baseLogger, botLogger } from "./logger.js";
@@ -10,6 +11,9 @@ import { ConfigError, parseBotConfig } from "./config.js";
 import { Reporter } from "./reporter.js";
 import { prepareStage, type Stage } from "./stage.js";
 import { reportAccountCheck } from "./upload.js";
+
+/** How long a finished bot still waits for a command result on its way to the control plane. */
+const COMMANDS_GRACE_MS = 5000;
 
 export interface RunOptions {
   /** Use this X display (the developer's own) instead of a private Xvfb. */
@@ -53,6 +57,13 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
     log.warn({ why }, "stopped by the control plane: leaving the call and finalizing the recording");
     lifecycle.requestStop();
   });
+  // Commands from the control plane (leave, ...): a long poll the runner opens itself.
+  const commands = new CommandChannel(
+    config,
+    (command) => lifecycle.handleCommand(command),
+    log.child({ component: "commands" }),
+  );
+  commands.start();
   // Heartbeats only when the queue is empty: pending events already prove the bot is alive.
   const heartbeat = setInterval(() => {
     if (reporter.idle) reporter.report({ type: "heartbeat", data: {} });
@@ -60,6 +71,7 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
 
   const outcome = await lifecycle.run();
   clearInterval(heartbeat);
+  await commands.stop(COMMANDS_GRACE_MS);
   const delivered = await reporter.flush(config.finalDeliveryTimeout);
   if (!delivered) log.error({ workDir }, "control plane unreachable: undelivered events remain in the spool");
   reporter.stop();

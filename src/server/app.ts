@@ -85,6 +85,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   services.accountChecks.start();
   // Open event streams would keep the server's close waiting for ever.
   app.addHook("preClose", async () => services.eventStreams.closeAll());
+  // Runners' long polls answer at once (they poll again, the next server process answers).
+  app.addHook("preClose", async () => services.commands.close());
   app.addHook("onClose", async () => {
     await services.watchdog.stop();
     await services.accountChecks.stop();

@@ -128,4 +128,39 @@ describe("a bot in a mock Google Meet, end to end", () => {
     const events = await api.botEvents(bot.id);
     expect(events.find((e) => e.eventType === "BOT_LEFT")?.data).toMatchObject({ subCode: "MAX_DURATION" });
   });
+
+  it("leaves on request (POST /leave): the command is done, LEFT_ON_REQUEST, the whole recording delivered", async () => {
+    const { api, mock, control } = stack;
+    const code = "lea-veon-req";
+    const bot = await api.createBot({
+      meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/${code}?admit=open&participants=1` },
+      botDisplayName: "Leaving Bot",
+    });
+    await api.deploy(bot.id);
+    await eventually(
+      async () => (await api.botEvents(bot.id)).find((e) => e.eventType === "RECORDING_STARTED"),
+      "RECORDING_STARTED",
+    );
+    const asked = await api.leave(bot.id);
+    expect(asked).toMatchObject({ botId: bot.id, kind: "leave", status: "queued" });
+    const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
+    expect(final.deploymentError ?? null, JSON.stringify(final.deploymentError)).toBeNull();
+    expect(final.status).toBe("DONE");
+    expect(await api.command(bot.id, asked.commandId)).toMatchObject({ status: "done", error: null });
+    const events = await api.botEvents(bot.id);
+    expect(events.find((e) => e.eventType === "BOT_LEFT")?.data).toMatchObject({
+      subCode: "LEFT_ON_REQUEST",
+    });
+    // The mock saw the bot leave the call (not dropped by a killed browser).
+    const state = (await control.state("google", code)) as {
+      attendees: Array<{ name: string; state: string }>;
+    };
+    expect(state.attendees).toEqual([expect.objectContaining({ name: "Leaving Bot", state: "left" })]);
+    const media = await stack.downloadRecording(bot.id);
+    expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
+    // The whole time in the call, as the first test checks it: nothing cut off by the leave.
+    const aggregated = (await api.events({ bot_id: bot.id, page_size: 100 })).events;
+    const at = (type: string) => Date.parse(aggregated.find((e) => e.eventType === type)?.eventTime ?? "");
+    expect(Math.abs(media.durationSeconds - (at("CALL_ENDED") - at("IN_CALL")) / 1000)).toBeLessThan(1);
+  });
 });

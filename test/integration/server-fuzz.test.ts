@@ -87,6 +87,12 @@ const TOKEN_NEVER_HELD = new Set(["POST /v1/bot-account-checks/{id}/result"]);
  * credentials, bad resume ids and limits.
  */
 const ENDLESS = new Set(["GET /v1/events/stream"]);
+/**
+ * A runner's long poll: a request the fuzzer makes with the runner's token waits up to 30 s for a
+ * command, past the fuzzer's wait for an answer. test/integration/server-bot-commands.test.ts
+ * covers its credentials and its query.
+ */
+const LONG_POLL = new Set(["GET /v1/bot-callbacks/{id}/commands"]);
 /** Change on requests by design: the request log, and when an API key was last used. */
 const VOLATILE = {
   tables: ["api_request_logs"],
@@ -173,7 +179,8 @@ async function listRoutes(s: TestServer): Promise<Route[]> {
   };
   for (const [template, operations] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(operations)) {
-      if (!ENDLESS.has(`${method.toUpperCase()} ${template}`)) add(method, template, op);
+      const key = `${method.toUpperCase()} ${template}`;
+      if (!ENDLESS.has(key) && !LONG_POLL.has(key)) add(method, template, op);
     }
   }
   for (const key of REQUIRED) {

@@ -93,6 +93,17 @@ describe("/openapi.json", () => {
     );
   });
 
+  it("documents commands: asked by the owner (202), fetched and answered by the runner with its token", () => {
+    const op = (path: string, method: string) => doc.paths[path][method];
+    expect(op("/v1/bots/{id}/leave", "post").security).toEqual([{ bearer: [] }]);
+    expect(Object.keys(op("/v1/bots/{id}/leave", "post").responses)).toContain("202");
+    expect(op("/v1/bots/{id}/commands/{commandId}", "get").security).toEqual([{ bearer: [] }]);
+    expect(op("/v1/bot-callbacks/{id}/commands", "get").security).toEqual([{ callbackToken: [] }]);
+    expect(op("/v1/bot-callbacks/{id}/commands/{commandId}/result", "post").security).toEqual([
+      { callbackToken: [] },
+    ]);
+  });
+
   it("documents bot accounts and signed-in bots, never with a session in an answer", () => {
     const op = (path: string, method: string) => doc.paths[path][method];
     const json = (o: { content: Record<string, { schema: unknown }> }) =>

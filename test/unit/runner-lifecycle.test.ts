@@ -374,6 +374,67 @@ describe("BotLifecycle: leaving the call", () => {
     expect(bot.eventTypes()).toContain("recording.stopped");
   });
 
+  it("leaves on a leave command: the command is done once CALL_ENDED LEFT_ON_REQUEST is reported, then the upload and DONE", async () => {
+    const bot = setUp();
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("in_call", [ALICE])));
+    bot.start();
+    await elapse(20_000);
+    let reportsWhenDone: string[] = [];
+    const leaving = bot.lifecycle.handleCommand({ commandId: 9, kind: "leave", payload: {} }).then(() => {
+      reportsWhenDone = bot.statuses();
+    });
+    await elapse(0);
+    await leaving;
+    expect(reportsWhenDone).toContain("CALL_ENDED LEFT_ON_REQUEST");
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED LEFT_ON_REQUEST", "DONE"]);
+    expect(bot.adapter.leave).toHaveBeenCalledTimes(1);
+    expect(bot.uploads).toHaveLength(1);
+  });
+
+  it("refuses a leave command NOT_IN_CALL before the call and after it, and an unknown command UNKNOWN_COMMAND", async () => {
+    const bot = setUp({ waitingRoomTimeout: 60_000 });
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("lobby")));
+    bot.start();
+    await elapse(1_000);
+    const leave = { commandId: 1, kind: "leave", payload: {} };
+    await expect(bot.lifecycle.handleCommand(leave)).rejects.toMatchObject({
+      code: "NOT_IN_CALL",
+      message: expect.stringContaining("IN_WAITING_ROOM"),
+    });
+    await expect(bot.lifecycle.handleCommand({ ...leave, kind: "dance" })).rejects.toMatchObject({
+      code: "UNKNOWN_COMMAND",
+    });
+    // The command changed nothing: the bot still waits in the lobby.
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "IN_WAITING_ROOM"]);
+    bot.stage.watcher.update(snap("in_call", [ALICE]));
+    await elapse(0);
+    bot.stage.watcher.update(snap("ended"));
+    await elapse(0);
+    expect(bot.statuses()).toEqual([
+      ...RECORDED.slice(0, 1),
+      "IN_WAITING_ROOM",
+      "IN_CALL",
+      "CALL_ENDED MEETING_ENDED",
+      "DONE",
+    ]);
+    await expect(bot.lifecycle.handleCommand(leave)).rejects.toMatchObject({ code: "NOT_IN_CALL" });
+  });
+
+  it("fails a leave command COMMAND_FAILED when the bot fails while leaving", async () => {
+    const bot = setUp();
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("in_call", [ALICE])));
+    bot.adapter.leave.mockImplementationOnce(async () => {
+      throw new BotFailure("BROWSER_CRASHED", "the page crashed");
+    });
+    bot.start();
+    await elapse(1_000);
+    const leaving = bot.lifecycle.handleCommand({ commandId: 3, kind: "leave", payload: {} });
+    const outcome = expect(leaving).rejects.toMatchObject({ code: "COMMAND_FAILED" });
+    await elapse(0);
+    await outcome;
+    expect(bot.statuses().at(-1)).toBe("FATAL BROWSER_CRASHED");
+  });
+
   it("ends FATAL KILLED on a stop request before the call", async () => {
     const bot = setUp({ waitingRoomTimeout: 60_000 });
     bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("lobby")));

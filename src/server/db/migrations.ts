@@ -561,6 +561,34 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.alterTable("bot_accounts").addColumn("check_meeting_url", "varchar(2048)").execute();
       },
     },
+    "0015_bot_commands": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // Commands to running bots (services/commands.ts): queued → sent → done | failed, kept
+        // until the runner acknowledges each, so that a restart or a dropped poll loses none.
+        await id(db.schema.createTable("bot_commands"))
+          .addColumn("bot_id", "integer", (col) => col.notNull().references("bots.id").onDelete("cascade"))
+          .addColumn("kind", "varchar(32)", (col) => col.notNull())
+          .addColumn("payload", "text", (col) => col.notNull())
+          .addColumn("state", "varchar(16)", (col) => col.notNull())
+          .addColumn("result", "text")
+          .addColumn("error_code", "varchar(64)")
+          .addColumn("error_message", "text")
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("sent_at", "varchar(40)")
+          .addColumn("deadline_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("completed_at", "varchar(40)")
+          .execute();
+        await db.schema
+          .createIndex("bot_commands_bot_idx")
+          .on("bot_commands")
+          .columns(["bot_id", "state"])
+          .execute();
+        // The deadline sweep reads only the commands still open.
+        await sql`create index bot_commands_open_idx on bot_commands (deadline_at)
+          where state in ('queued', 'sent')`.execute(db);
+      },
+    },
   };
 }
 

@@ -13,6 +13,7 @@ export interface Database {
   bots: BotsTable;
   bot_accounts: BotAccountsTable;
   bot_account_checks: BotAccountChecksTable;
+  bot_commands: BotCommandsTable;
   bot_events: BotEventsTable;
   aggregated_events: AggregatedEventsTable;
   bot_logs: BotLogsTable;
@@ -212,6 +213,28 @@ export interface BotAccountChecksTable {
   completed_at: string | null;
 }
 export type BotAccountCheckRow = Selectable<BotAccountChecksTable>;
+
+/** Commands to running bots (services/commands.ts), kept until the runner acknowledges each. */
+export interface BotCommandsTable {
+  id: Generated<number>;
+  bot_id: number;
+  /** core's CommandKind. */
+  kind: string;
+  /** JSON object: the command's arguments. */
+  payload: string;
+  /** "queued" | "sent" | "done" | "failed". */
+  state: string;
+  /** JSON object the runner answered with, once done. */
+  result: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+  /** When a poll first handed it to the runner. */
+  sent_at: string | null;
+  deadline_at: string;
+  completed_at: string | null;
+}
+export type BotCommandRow = Selectable<BotCommandsTable>;
 
 export interface BotAccountsTable {
   id: Generated<number>;

@@ -4,6 +4,9 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import {
   CallbackEvent,
+  CommandPoll,
+  CommandResult,
+  MAX_COMMAND_POLL_WAIT_S,
   LoginSessionWriteBack,
   LoginSessionWriteBackResult,
   MAX_SESSION_BYTES,
@@ -12,7 +15,7 @@ import { bearerToken } from "../auth/guard.js";
 import { MAX_INTEGER_COLUMN } from "../db/database.js";
 import { documentCallbackAuth } from "../http/openapi.js";
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from "../errors.js";
-import { AccountSession, CallbackResult, Recording } from "../schemas/index.js";
+import { AccountSession, CallbackResult, Command, Recording } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { MAX_RECORDING_BYTES } from "../services/recordings.js";
 import { ARTIFACT_NAME, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";
@@ -25,6 +28,16 @@ const BotParams = z.object({ id: IdParam });
 const ArtifactParams = z.object({
   id: IdParam,
   name: z.string().regex(ARTIFACT_NAME, "must be 1-64 of a-z 0-9 . _ - (starting with a letter or digit)"),
+});
+const CommandParams = z.object({ id: IdParam, commandId: IdParam });
+/** A runner's poll that names no wait waits this long (seconds). */
+const DEFAULT_POLL_WAIT_S = 25;
+const PollQuery = z.object({
+  wait: integerPathParam(0, MAX_COMMAND_POLL_WAIT_S)
+    .optional()
+    .describe(
+      `How long to wait for a command when there is none, in whole seconds; default ${DEFAULT_POLL_WAIT_S}`,
+    ),
 });
 const ArtifactSaved = z.object({ name: z.string(), sizeBytes: z.number().int() });
 const SegmentParams = z.object({
@@ -125,6 +138,48 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       },
     },
     async (request) => services.callbacks.apply(request.params.id, request.body),
+  );
+
+  app.get(
+    "/bot-callbacks/:id/commands",
+    {
+      schema: {
+        operationId: "pollBotCommands",
+        summary: "Runner: the commands not yet done (a long poll)",
+        description:
+          "Every command of the bot without a result yet, oldest first (queued ones become `sent`). With " +
+          "none, the answer waits up to `wait` seconds for one. A command stays in every answer until the " +
+          "runner posts its result, so the runner runs each `commandId` once and, given it again, resends " +
+          "the result it has.",
+        params: BotParams,
+        querystring: PollQuery,
+        response: { 200: CommandPoll },
+      },
+    },
+    async (request) => {
+      // The wait ends early when the runner goes away (its socket closes).
+      const gone = new AbortController();
+      request.raw.once("close", () => gone.abort());
+      const waitS = request.query.wait ?? DEFAULT_POLL_WAIT_S;
+      return services.commands.poll(request.params.id, waitS * 1000, gone.signal);
+    },
+  );
+
+  app.post(
+    "/bot-callbacks/:id/commands/:commandId/result",
+    {
+      schema: {
+        operationId: "acknowledgeBotCommand",
+        summary: "Runner: a command's result",
+        description:
+          "`done` (with what it did) or `failed` (with a code and why). 409 once the command has an " +
+          "outcome already (its deadline passed, say); 404 for a command that is not this bot's.",
+        params: CommandParams,
+        body: CommandResult,
+        response: { 200: Command },
+      },
+    },
+    async (request) => services.commands.complete(request.params.id, request.params.commandId, request.body),
   );
 
   app.put(

@@ -10,6 +10,7 @@ export * from "./bots.js";
 export * from "./bot-accounts.js";
 export * from "./events.js";
 export * from "./callbacks.js";
+export * from "./commands.js";
 export * from "./recordings.js";
 export * from "./transcripts.js";
 export * from "./users.js";

@@ -6,6 +6,7 @@ import {
   type CallbackEvent,
   canTransition,
   deriveEvents,
+  isTerminal,
   type LogLevel,
   type StatusChangeEvent,
 } from "../../core/index.js";
@@ -14,6 +15,7 @@ import type { BotRow, Database, DialectName } from "../db/schema.js";
 import type { DeploymentError } from "../schemas/index.js";
 import { artifactPath } from "../http/urls.js";
 import { ARTIFACT_NAME } from "../storage/artifacts.js";
+import { failOpenCommands } from "./command-rows.js";
 
 /**
  * The writes that make up a bot's state, shared by the runner callbacks and by the server's own
@@ -187,5 +189,8 @@ export async function applyStatusChange(
     .where("id", "=", bot.id)
     .where("status", "=", bot.status)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const changed = Number(result.numUpdatedRows) === 1;
+  // Nothing will run a command the bot never acknowledged: it fails now, not at its deadline.
+  if (changed && isTerminal(data.status)) await failOpenCommands(db, bot.id, data.status, now);
+  return changed;
 }

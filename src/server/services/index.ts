@@ -15,6 +15,7 @@ import { AccountCheckService } from "./account-checks.js";
 import { BotAccountService } from "./bot-accounts.js";
 import { BotService } from "./bots.js";
 import { CallbackService } from "./callbacks.js";
+import { CommandService } from "./commands.js";
 import type { ServiceContext } from "./context.js";
 import { EventStreams } from "./event-stream.js";
 import { EventService } from "./events.js";
@@ -48,6 +49,8 @@ export interface Services {
   /** Live event streams (GET /v1/events/stream); the app ends them all before it closes. */
   eventStreams: EventStreams;
   callbacks: CallbackService;
+  /** Commands to running bots (leave, ...) and the runners' long polls for them. */
+  commands: CommandService;
   recordings: RecordingService;
   /** The recording uploaded in segments during the call, and its salvage when the runner is lost. */
   segments: RecordingSegmentService;
@@ -103,6 +106,7 @@ export function createServices(ctx: ServiceContext): Services {
     events,
     eventStreams: new EventStreams(events, ctx.config.eventStream, eventsAppended, ctx.log),
     callbacks: new CallbackService(ctx, eventsAppended),
+    commands: new CommandService(ctx, bots),
     recordings,
     segments,
     shares: new ShareService(ctx, recordings, transcripts),

@@ -2,6 +2,7 @@ import { RUNNING_STATUSES } from "../../core/index.js";
 import { toIso } from "../db/database.js";
 import { releaseBotEnded } from "../webhooks/outbox.js";
 import { lockBot } from "./bot-state.js";
+import { failOverdueCommands } from "./command-rows.js";
 import type { BotService } from "./bots.js";
 import type { ServiceContext } from "./context.js";
 import type { RecordingSegmentService } from "./recording-segments.js";
@@ -48,6 +49,8 @@ export class BotWatchdog {
   /** One pass over the running bots, and over ended ones whose runner's wind-down is over. */
   async sweep(): Promise<void> {
     await this.releaseHeldEnds();
+    // A command its bot never acknowledged fails at its deadline, whoever asks about it.
+    await failOverdueCommands(this.ctx.db, toIso(this.ctx.now()));
     const now = this.ctx.now().getTime();
     const { launchTimeoutMs, heartbeatTimeoutMultiple } = this.ctx.config.watchdog;
     const running = await this.ctx.db

@@ -1,0 +1,86 @@
+import { z } from "zod";
+
+/**
+ * Commands to a running bot: the control plane stores each one (bot_commands) until the bot's
+ * runner acknowledges it with its result. The runner opens the channel itself, a long poll with
+ * its callback token (it may run where nothing can connect to it: a container, a Pod, behind NAT):
+ *
+ *   GET  /v1/bot-callbacks/{id}/commands?wait=<s>     → CommandPoll: every command not yet done
+ *   POST /v1/bot-callbacks/{id}/commands/{cid}/result ← CommandResult
+ *
+ * A command stays in every poll answer until its result is in, so a dropped answer or a server
+ * restart loses none; the runner runs each id once and, asked again, sends the result it has.
+ */
+
+export const COMMAND_KINDS = ["leave"] as const;
+export const CommandKind = z.enum(COMMAND_KINDS);
+export type CommandKind = z.infer<typeof CommandKind>;
+
+export const COMMAND_STATUSES = ["queued", "sent", "done", "failed"] as const;
+export type CommandStatus = (typeof COMMAND_STATUSES)[number];
+
+/** How long a runner has to acknowledge a command of each kind before it fails DEADLINE_EXCEEDED. */
+export const COMMAND_DEADLINE_MS: Record<CommandKind, number> = {
+  // Leaving takes a click and the CALL_ENDED report; the upload comes after the acknowledgement.
+  leave: 60_000,
+};
+
+/**
+ * Why a command failed. The runner's: NOT_IN_CALL (the bot left or has not joined yet when the
+ * command reached it), COMMAND_FAILED (it tried and the page did not do it), UNKNOWN_COMMAND (an
+ * older runner). The server's: DEADLINE_EXCEEDED, BOT_ENDED (the bot ended before acknowledging).
+ */
+export const COMMAND_ERROR_CODES = [
+  "NOT_IN_CALL",
+  "COMMAND_FAILED",
+  "UNKNOWN_COMMAND",
+  "DEADLINE_EXCEEDED",
+  "BOT_ENDED",
+] as const;
+export const CommandErrorCode = z.enum(COMMAND_ERROR_CODES);
+export type CommandErrorCode = z.infer<typeof CommandErrorCode>;
+
+export const CommandError = z.object({
+  code: CommandErrorCode,
+  message: z.string().max(2000),
+});
+export type CommandError = z.infer<typeof CommandError>;
+
+/** One command as the runner receives it. */
+export const PendingCommand = z.object({
+  commandId: z.number().int().positive(),
+  kind: z.string().max(32).describe("A kind this runner may not know: it answers UNKNOWN_COMMAND"),
+  payload: z.record(z.string(), z.unknown()),
+});
+export type PendingCommand = z.infer<typeof PendingCommand>;
+
+export const CommandPoll = z.object({
+  commands: z.array(PendingCommand).describe("Every command not yet done, oldest first"),
+});
+export type CommandPoll = z.infer<typeof CommandPoll>;
+
+/** The longest a poll may wait for a command (seconds); below any proxy's idle timeout. */
+export const MAX_COMMAND_POLL_WAIT_S = 30;
+
+export const CommandResult = z.discriminatedUnion("status", [
+  z.object({ status: z.literal("done"), result: z.record(z.string(), z.unknown()).optional() }),
+  z.object({ status: z.literal("failed"), error: CommandError }),
+]);
+export type CommandResult = z.infer<typeof CommandResult>;
+
+export function commandsUrl(config: { botId: number; callback: { baseUrl: string } }, waitS: number): string {
+  return new URL(
+    `/v1/bot-callbacks/${config.botId}/commands?wait=${waitS}`,
+    config.callback.baseUrl,
+  ).toString();
+}
+
+export function commandResultUrl(
+  config: { botId: number; callback: { baseUrl: string } },
+  commandId: number,
+): string {
+  return new URL(
+    `/v1/bot-callbacks/${config.botId}/commands/${commandId}/result`,
+    config.callback.baseUrl,
+  ).toString();
+}

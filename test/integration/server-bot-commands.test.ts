@@ -1,0 +1,296 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { BotConfig, BotStatus, PendingCommand, SubCode } from "../../src/core/index.js";
+import { CommandChannel, type CommandHandler, CommandRefusal } from "../../src/runner/commands.js";
+import { type BuiltApp, startBuiltApp, TestClock } from "../helpers/built-app.js";
+import { testDatabaseFor } from "../helpers/postgres.js";
+import {
+  Api,
+  deployedBot,
+  type FakeRunner,
+  registerUser,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server-harness.js";
+
+/**
+ * Commands to a running bot (POST /v1/bots/{id}/leave, GET /v1/bots/{id}/commands/{cid}) through
+ * the runner's own end of the channel (src/runner/commands.ts: the long poll, the results), with
+ * a handler standing in for the bot's lifecycle. The deadline is driven by the server's clock.
+ */
+
+const clock = new TestClock();
+let server: BuiltApp;
+let owner: TestUser;
+let stranger: TestUser;
+const channels: CommandChannel[] = [];
+
+beforeAll(async () => {
+  server = await startBuiltApp({ clock, env: { MEETBOT_WEBHOOK_WORKER: "0" } });
+  owner = await registerUser(server.api);
+  stranger = await registerUser(server.api, "Someone Else");
+});
+afterAll(async () => {
+  await Promise.all(channels.map((channel) => channel.stop(1000)));
+  await server?.close();
+});
+
+const quiet = pino({ level: "silent" });
+
+/** A bot whose (fake) runner has reported it into the call. */
+async function botInCall(on: TestServer = server, user = owner) {
+  const bot = await deployedBot(on, user);
+  await reportStatus(bot.runner, "JOINING_CALL");
+  await reportStatus(bot.runner, "IN_CALL");
+  return bot;
+}
+
+async function reportStatus(runner: FakeRunner, status: BotStatus, subCode?: SubCode) {
+  const res = await runner.send({ type: "status", data: { status, ...(subCode ? { subCode } : {}) } });
+  expect(res.status).toBe(200);
+}
+
+/** The runner's command channel for `config`, handing each command it runs to `handler`. */
+function channelFor(config: BotConfig, handler: CommandHandler, waitS = 2) {
+  const channel = new CommandChannel(config, handler, quiet, waitS);
+  channels.push(channel);
+  channel.start();
+  return channel;
+}
+
+const leave = (botId: number, user = owner, on: TestServer = server) =>
+  on.api.post(`/v1/bots/${botId}/leave`, { token: user.token });
+const command = (botId: number, commandId: number, user = owner, on: TestServer = server) =>
+  on.api.get(`/v1/bots/${botId}/commands/${commandId}`, { token: user.token });
+/** What a runner's poll answers right now (wait 0), as the runner's own token asks. */
+const pollNow = (config: BotConfig, on: TestServer = server) =>
+  new Api(on.url).get(`/v1/bot-callbacks/${config.botId}/commands?wait=0`, {
+    token: config.callback.token,
+  });
+
+describe("POST /v1/bots/{id}/leave", () => {
+  it("is refused 409 while the bot is not in a call, and 404 for another user's bot", async () => {
+    const { botId, runner } = await deployedBot(server, owner);
+    const early = await leave(botId);
+    expect(early.status).toBe(409);
+    expect(early.body.detail).toContain("DEPLOYING");
+    await reportStatus(runner, "JOINING_CALL");
+    await reportStatus(runner, "IN_CALL");
+    expect((await leave(botId, stranger)).status).toBe(404);
+    await reportStatus(runner, "CALL_ENDED", "EVERYONE_LEFT");
+    expect((await leave(botId)).status).toBe(409);
+  });
+
+  it("reaches the runner's channel, runs once, and is done with the runner's answer", async () => {
+    const { botId, config } = await botInCall();
+    const queued = await leave(botId);
+    expect(queued.status).toBe(202);
+    expect(queued.body).toMatchObject({ botId, kind: "leave", status: "queued", error: null, result: null });
+    // Asked again while the first is open: the same command, not a second leave.
+    const again = await leave(botId);
+    expect(again.body.commandId).toBe(queued.body.commandId);
+
+    let release!: () => void;
+    const running = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const handler = vi.fn(async (_command: PendingCommand) => {
+      await running;
+      return { leftAt: "now" };
+    });
+    channelFor(config, handler);
+    await vi.waitFor(() => expect(handler).toHaveBeenCalledTimes(1), { timeout: 10_000 });
+    const sent = await command(botId, queued.body.commandId);
+    expect(sent.body.status).toBe("sent");
+    expect(sent.body.sentAt).not.toBeNull();
+    // Still open, so every poll lists it again; the channel does not run it twice.
+    expect((await pollNow(config)).body.commands.map((c: PendingCommand) => c.commandId)).toEqual([
+      queued.body.commandId,
+    ]);
+    release();
+    await vi.waitFor(
+      async () => expect((await command(botId, queued.body.commandId)).body.status).toBe("done"),
+      { timeout: 10_000 },
+    );
+    const done = await command(botId, queued.body.commandId);
+    expect(done.body).toMatchObject({ status: "done", result: { leftAt: "now" }, error: null });
+    expect(done.body.completedAt).not.toBeNull();
+    expect(handler).toHaveBeenCalledTimes(1);
+    expect((await pollNow(config)).body.commands).toEqual([]);
+    // Another user cannot read it; an unknown id is 404.
+    expect((await command(botId, queued.body.commandId, stranger)).status).toBe(404);
+    expect((await command(botId, queued.body.commandId + 1000)).status).toBe(404);
+  });
+
+  it("fails with the runner's code and message when the runner refuses it", async () => {
+    const { botId, config } = await botInCall();
+    const queued = await leave(botId);
+    channelFor(config, async () => {
+      throw new CommandRefusal("NOT_IN_CALL", "the bot is not in the call (CALL_ENDED)");
+    });
+    await vi.waitFor(
+      async () => expect((await command(botId, queued.body.commandId)).body.status).toBe("failed"),
+      { timeout: 10_000 },
+    );
+    expect((await command(botId, queued.body.commandId)).body.error).toEqual({
+      code: "NOT_IN_CALL",
+      message: "the bot is not in the call (CALL_ENDED)",
+    });
+  });
+});
+
+describe("the runner's end of the channel", () => {
+  it("needs the bot's own callback token", async () => {
+    const { botId, config } = await botInCall();
+    const other = await botInCall();
+    const wrong = await new Api(server.url).get(`/v1/bot-callbacks/${botId}/commands?wait=0`, {
+      token: other.config.callback.token,
+    });
+    expect(wrong.status).toBe(401);
+    const queued = await leave(botId);
+    // Another bot's runner cannot answer this bot's command.
+    const hijack = await new Api(server.url).post(
+      `/v1/bot-callbacks/${other.botId}/commands/${queued.body.commandId}/result`,
+      { token: other.config.callback.token, body: { status: "done" } },
+    );
+    expect(hijack.status).toBe(404);
+    expect((await command(botId, queued.body.commandId)).body.status).toBe("queued");
+    expect((await pollNow(config)).body.commands).toHaveLength(1);
+  });
+
+  it("refuses a wait that is not 0 to 30 whole seconds (422, the spec's error shape)", async () => {
+    const { botId, config } = await botInCall();
+    for (const wait of ["31", "-1", "1.5", "soon", ""]) {
+      const res = await new Api(server.url).get(`/v1/bot-callbacks/${botId}/commands?wait=${wait}`, {
+        token: config.callback.token,
+      });
+      expect(res.status, `wait=${wait}`).toBe(422);
+      expect(res.body.detail[0].loc).toEqual(["query", "wait"]);
+    }
+  });
+
+  it("a result after the command has an outcome is 409; a bad result is 422", async () => {
+    const { botId, config } = await botInCall();
+    const queued = await leave(botId);
+    const url = `/v1/bot-callbacks/${botId}/commands/${queued.body.commandId}/result`;
+    const api = new Api(server.url);
+    const bad = await api.post(url, { token: config.callback.token, body: { status: "maybe" } });
+    expect(bad.status).toBe(422);
+    const first = await api.post(url, { token: config.callback.token, body: { status: "done" } });
+    expect(first.status).toBe(200);
+    expect(first.body.status).toBe("done");
+    const second = await api.post(url, {
+      token: config.callback.token,
+      body: { status: "failed", error: { code: "COMMAND_FAILED", message: "late" } },
+    });
+    expect(second.status).toBe(409);
+    expect((await command(botId, queued.body.commandId)).body.status).toBe("done");
+  });
+
+  it("a poll waiting for a command answers with it once it is queued", async () => {
+    const { botId, config } = await botInCall();
+    const waiting = new Api(server.url).get(`/v1/bot-callbacks/${botId}/commands?wait=20`, {
+      token: config.callback.token,
+    });
+    // Queued while the poll waits: the poll answers with it, not with an empty list at its end.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const queued = await leave(botId);
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(answer.body.commands).toEqual([{ commandId: queued.body.commandId, kind: "leave", payload: {} }]);
+  });
+});
+
+describe("commands that never get an answer", () => {
+  it("fail DEADLINE_EXCEEDED once their deadline passes, and the runner's late answer is 409", async () => {
+    const { botId, config } = await botInCall();
+    const queued = await leave(botId);
+    expect((await pollNow(config)).body.commands).toHaveLength(1);
+    clock.advance(61_000);
+    const failed = await command(botId, queued.body.commandId);
+    expect(failed.body.status).toBe("failed");
+    expect(failed.body.error.code).toBe("DEADLINE_EXCEEDED");
+    expect((await pollNow(config)).body.commands).toEqual([]);
+    const late = await new Api(server.url).post(
+      `/v1/bot-callbacks/${botId}/commands/${queued.body.commandId}/result`,
+      { token: config.callback.token, body: { status: "done" } },
+    );
+    expect(late.status).toBe(409);
+    // A new leave may be asked now.
+    const next = await leave(botId);
+    expect(next.status).toBe(202);
+    expect(next.body.commandId).not.toBe(queued.body.commandId);
+  });
+
+  it("fail BOT_ENDED when the bot ends first", async () => {
+    const { botId, runner } = await botInCall();
+    const queued = await leave(botId);
+    await reportStatus(runner, "FATAL", "BROWSER_CRASHED");
+    const failed = await command(botId, queued.body.commandId);
+    expect(failed.body.status).toBe("failed");
+    expect(failed.body.error).toMatchObject({ code: "BOT_ENDED" });
+    expect(failed.body.error.message).toContain("FATAL");
+  });
+});
+
+describe("a server restart", () => {
+  it("loses no command: a leave queued before it reaches the runner after it, and runs once", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-commands-"));
+    let first: TestServer | undefined = await startTestServer({ dataDir });
+    let second: TestServer | undefined;
+    try {
+      const user = await registerUser(first.api);
+      const { botId, config } = await botInCall(first, user);
+      // A poll that waits across the shutdown: it is answered (empty) as the server closes.
+      const waiting = new Api(first.url).get(`/v1/bot-callbacks/${botId}/commands?wait=30`, {
+        token: config.callback.token,
+      });
+      const queued = await leave(botId, user, first);
+      expect((await waiting).body.commands.map((c: PendingCommand) => c.commandId)).toContain(
+        queued.body.commandId,
+      );
+      await first.close();
+      first = undefined;
+      second = await startTestServer({ dataDir });
+      const handler = vi.fn(async () => undefined);
+      // The runner's config names the first server; the second answers on another port.
+      channelFor({ ...config, callback: { ...config.callback, baseUrl: second.url } }, handler);
+      await vi.waitFor(
+        async () =>
+          expect((await command(botId, queued.body.commandId, user, second)).body.status).toBe("done"),
+        { timeout: 10_000 },
+      );
+      expect(handler).toHaveBeenCalledTimes(1);
+    } finally {
+      await first?.close();
+      await second?.close();
+      await rm(dataDir, { recursive: true, force: true });
+      await (await testDatabaseFor(dataDir))?.drop();
+    }
+  });
+
+  it("answers a waiting poll at once when the server closes", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-commands-"));
+    const alone = await startTestServer({ dataDir });
+    try {
+      const user = await registerUser(alone.api);
+      const { botId, config } = await botInCall(alone, user);
+      const waiting = new Api(alone.url).get(`/v1/bot-callbacks/${botId}/commands?wait=30`, {
+        token: config.callback.token,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // close() would wait the poll's 30 s out (past this test's timeout) if it were not answered.
+      await alone.close();
+      const answer = await waiting;
+      expect(answer.status).toBe(200);
+      expect(answer.body.commands).toEqual([]);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+      await (await testDatabaseFor(dataDir))?.drop();
+    }
+  }, 20_000);
+});
