@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AccountCheckTask, RunnerLogin } from "./login.js";
-import { MeetingInfo } from "./platform.js";
+import { MeetingInfo, type Platform } from "./platform.js";
 
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 5_000;
 export const DEFAULT_AUTOMATIC_LEAVE_MS = 300_000;
@@ -89,6 +89,33 @@ export type RunnerSettings = z.infer<typeof RunnerSettings>;
 export type RunnerSettingsInput = z.input<typeof RunnerSettings>;
 export type PlatformUrls = RunnerSettings["platformUrls"];
 
+/** Platforms' chat length limits (characters): a longer message is refused before it is sent. */
+export const CHAT_MAX_LENGTH: Record<Platform, number> = { google: 500, zoom: 4096, teams: 4096 };
+
+/**
+ * A transcript while people talk (bot option, ours): `captions` turns on the platform's own
+ * captions for the bot (the others do not see them) and reads them as they grow; `pocketsphinx`
+ * recognizes the bot's own audio in the runner. With `fallback`, a bot whose captions cannot be
+ * turned on switches to pocketsphinx (and says so in a `transcript.source` event).
+ */
+export const LiveTranscriptOptions = z.object({
+  source: z.enum(["captions", "pocketsphinx"]),
+  /** A BCP 47 code (`en-US`, `de`); the captions' language where the platform lets the bot pick. */
+  language: z
+    .string()
+    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, "must be a language code such as en or en-US")
+    .max(35)
+    .optional(),
+  fallback: z.boolean().default(false),
+});
+export type LiveTranscriptOptions = z.infer<typeof LiveTranscriptOptions>;
+
+/** The meeting's chat (bot option, ours): `onJoin`, a message the bot sends once it is in the call. */
+export const ChatOptions = z.object({
+  onJoin: z.string().trim().min(1).max(4096).optional(),
+});
+export type ChatOptions = z.infer<typeof ChatOptions>;
+
 /**
  * The runner's only input. The server builds it on deploy; a developer can write one by hand
  * for `meetbot run --config bot.json`.
@@ -101,6 +128,9 @@ export const BotConfig = z.object({
   heartbeatInterval: z.number().int().min(500).max(3_600_000).default(DEFAULT_HEARTBEAT_INTERVAL_MS),
   automaticLeave: AutomaticLeave.prefault({}),
   recording: RecordingOptions.prefault({}),
+  /** Absent: no live transcript (the recording is still transcribed after the call, on request). */
+  liveTranscript: LiveTranscriptOptions.optional(),
+  chat: ChatOptions.prefault({}),
   /** Where lifecycle events go: POST {baseUrl}/v1/bot-callbacks/{botId}/event. */
   callback: z.object({
     baseUrl: HttpUrl,

@@ -12,7 +12,7 @@ import { z } from "zod";
  * restart loses none; the runner runs each id once and, asked again, sends the result it has.
  */
 
-export const COMMAND_KINDS = ["leave"] as const;
+export const COMMAND_KINDS = ["leave", "chat"] as const;
 export const CommandKind = z.enum(COMMAND_KINDS);
 export type CommandKind = z.infer<typeof CommandKind>;
 
@@ -23,15 +23,19 @@ export type CommandStatus = (typeof COMMAND_STATUSES)[number];
 export const COMMAND_DEADLINE_MS: Record<CommandKind, number> = {
   // Leaving takes a click and the CALL_ENDED report; the upload comes after the acknowledgement.
   leave: 60_000,
+  // Typing and sending one message, even with the chat panel to open first.
+  chat: 30_000,
 };
 
 /**
  * Why a command failed. The runner's: NOT_IN_CALL (the bot left or has not joined yet when the
- * command reached it), COMMAND_FAILED (it tried and the page did not do it), UNKNOWN_COMMAND (an
- * older runner). The server's: DEADLINE_EXCEEDED, BOT_ENDED (the bot ended before acknowledging).
+ * command reached it), CHAT_UNAVAILABLE (the meeting gives the bot no chat: Teams guests without
+ * chat rights), COMMAND_FAILED (it tried and the page did not do it), UNKNOWN_COMMAND (an older
+ * runner). The server's: DEADLINE_EXCEEDED, BOT_ENDED (the bot ended before acknowledging).
  */
 export const COMMAND_ERROR_CODES = [
   "NOT_IN_CALL",
+  "CHAT_UNAVAILABLE",
   "COMMAND_FAILED",
   "UNKNOWN_COMMAND",
   "DEADLINE_EXCEEDED",

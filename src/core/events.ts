@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { BotAccountStatus } from "./login.js";
 import { BotStatus, SubCode } from "./status.js";
-import { WEBHOOK_EVENT_NAMES } from "./webhook-event-names.js";
+import { EXPLICIT_ONLY_WEBHOOK_EVENTS, WEBHOOK_EVENT_NAMES } from "./webhook-event-names.js";
 
 /**
  * What a runner reports: one envelope per event, `seq` counting from 1 per bot so the server can
@@ -117,6 +117,69 @@ export const RecordingStoppedEvent = envelope(
 /** Someone starts or stops speaking, as the platform's own speaking indicator shows it. */
 export const SpeakerStartedEvent = envelope("speaker.started", Participant);
 export const SpeakerStoppedEvent = envelope("speaker.stopped", Participant);
+
+// ---- The live meeting: transcripts while people talk, chat -----------------------------------------
+
+export const LIVE_TRANSCRIPT_SOURCES = ["captions", "pocketsphinx"] as const;
+export const LiveTranscriptSource = z.enum(LIVE_TRANSCRIPT_SOURCES);
+export type LiveTranscriptSource = z.infer<typeof LiveTranscriptSource>;
+
+/** Who said or wrote something, as the page named them; null when the page did not say. */
+const Speaker = z
+  .object({
+    participantId: z.string().min(1).overwrite(boundParticipantId),
+    name: z.string().overwrite((name) => truncateName(name)),
+  })
+  .nullable();
+
+/** The longest utterance or chat message kept (a caption block grew to 1,363 characters in 90 s). */
+export const LIVE_TEXT_MAX = 20_000;
+
+const Utterance = z.object({
+  /** Stable while the utterance grows: each partial replaces the last one of this id. */
+  utteranceId: z.string().min(1).max(100),
+  speaker: Speaker,
+  text: z.string().max(LIVE_TEXT_MAX),
+  /** On the recording's clock (0 = its first frame); before the recording starts, 0. */
+  startMs: z.number().int().nonnegative(),
+  endMs: z.number().int().nonnegative(),
+  source: LiveTranscriptSource,
+  language: z.string().max(35).nullable(),
+});
+export type Utterance = z.infer<typeof Utterance>;
+
+/** The whole text of an utterance so far, while the person is still talking. */
+export const TranscriptPartialEvent = envelope("transcript.partial", Utterance);
+/** The utterance as it settled: sent once per utteranceId, after its partials. */
+export const TranscriptFinalEvent = envelope("transcript.final", Utterance);
+/**
+ * The live transcript's source changed: `active` (it runs), `unavailable` (captions cannot be
+ * turned on: the host or tenant switched them off, the control is missing), `fallback` (captions
+ * were unavailable and the bot switched to pocketsphinx, as its `fallback` option asked).
+ */
+export const TranscriptSourceEvent = envelope(
+  "transcript.source",
+  z.object({
+    source: LiveTranscriptSource,
+    state: z.enum(["active", "unavailable", "fallback"]),
+    reason: z.string().max(2000).optional(),
+  }),
+);
+/** One chat message, reported once however often the chat panel re-renders it. */
+export const ChatMessageEvent = envelope(
+  "chat.message",
+  z.object({
+    /** The platform's id when the page shows one, else the runner's (sender, text and order). */
+    messageId: z.string().min(1).max(300),
+    sender: Speaker,
+    text: z.string().max(LIVE_TEXT_MAX),
+    sentAt: z.iso.datetime({ offset: true }),
+    /** The bot's own message (sent with POST /v1/bots/{id}/chat or chat.onJoin). */
+    fromBot: z.boolean(),
+  }),
+);
+export type ChatMessage = z.infer<typeof ChatMessageEvent>["data"];
+
 export const LogEvent = envelope("log", z.object({ level: LogLevel, message: z.string().max(4000) }));
 export const HeartbeatEvent = envelope("heartbeat", z.object({}));
 
@@ -128,6 +191,10 @@ export const CallbackEvent = z.discriminatedUnion("type", [
   RecordingStoppedEvent,
   SpeakerStartedEvent,
   SpeakerStoppedEvent,
+  TranscriptPartialEvent,
+  TranscriptFinalEvent,
+  TranscriptSourceEvent,
+  ChatMessageEvent,
   LogEvent,
   HeartbeatEvent,
 ]);
@@ -225,9 +292,14 @@ export function deriveEvents(
       botEvents.push({ eventType: "RECORDING_STOPPED", data: { ...event.data } });
       break;
     // Speaker changes feed the recording's speaker timeline (see speakerTimeline), not the
-    // spec's event lists, which have no type for them.
+    // spec's event lists, which have no type for them; the live meeting's events go to the bot's
+    // live stream and its transcript and chat, not to the spec's lists either.
     case "speaker.started":
     case "speaker.stopped":
+    case "transcript.partial":
+    case "transcript.final":
+    case "transcript.source":
+    case "chat.message":
     case "log":
     case "heartbeat":
       break;
@@ -296,7 +368,7 @@ export function speakerTimeline(
 
 // ---- What webhooks deliver -----------------------------------------------------------------------
 
-export { WEBHOOK_EVENT_NAMES };
+export { EXPLICIT_ONLY_WEBHOOK_EVENTS, WEBHOOK_EVENT_NAMES };
 export const WebhookEventName = z.enum(WEBHOOK_EVENT_NAMES);
 export type WebhookEventName = z.infer<typeof WebhookEventName>;
 
@@ -359,6 +431,12 @@ export function webhookEventsFor(
       return [{ event: "recording.started", data: { ...event.data } }];
     case "recording.stopped":
       return [{ event: "recording.stopped", data: recordingFigures(event.data) }];
+    case "transcript.partial":
+    case "transcript.final":
+    case "chat.message":
+      return [{ event: event.type, data: { ...event.data } }];
+    case "transcript.source":
+      return [{ event: "transcript.source", data: { ...event.data } }];
     case "speaker.started":
     case "speaker.stopped":
     case "log":

@@ -1,6 +1,7 @@
 /**
  * Webhook event names (spec §6), plus `bot.ended`: the bot reached DONE or FATAL, whichever way,
- * and ours: transcript and summary events, and `bot_account.*` about a user's bot accounts.
+ * and ours: transcript and summary events, the live meeting's (`transcript.partial`/`final`/`source`,
+ * `chat.message`), and `bot_account.*` about a user's bot accounts.
  * The spec's subscription example also names `recording.available`; the server accepts it as an
  * alias of `recording.ready` when subscribing, but never sends an event by that name.
  *
@@ -20,6 +21,10 @@ export const WEBHOOK_EVENT_NAMES = [
   "recording.ready",
   "participant.joined",
   "participant.left",
+  "transcript.partial",
+  "transcript.final",
+  "transcript.source",
+  "chat.message",
   "transcript.ready",
   "transcript.failed",
   "summary.ready",
@@ -27,3 +32,9 @@ export const WEBHOOK_EVENT_NAMES = [
   "bot_account.checked",
   "bot_account.expired",
 ] as const;
+
+/**
+ * Sent only to a webhook that names them: "*" does not include them. A live transcript's partials
+ * come several times a second while someone talks, which no receiver wants unasked.
+ */
+export const EXPLICIT_ONLY_WEBHOOK_EVENTS: readonly string[] = ["transcript.partial"];

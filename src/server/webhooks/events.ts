@@ -1,4 +1,8 @@
-import { WEBHOOK_EVENT_NAMES, type WebhookEventName } from "../../core/index.js";
+import {
+  EXPLICIT_ONLY_WEBHOOK_EVENTS,
+  WEBHOOK_EVENT_NAMES,
+  type WebhookEventName,
+} from "../../core/index.js";
 
 /**
  * What a webhook may subscribe to: every event name core's webhookEventsFor sends, "*" for all
@@ -18,7 +22,10 @@ export const SUBSCRIBABLE_NAMES: readonly string[] = [
 /** Sent by POST /v1/webhooks/{id}/test only; not subscribable, never queued by an event. */
 export const TEST_EVENT = "webhook.test";
 
-/** Whether a webhook subscribed to `subscriptions` receives `event`. */
+/** Whether a webhook subscribed to `subscriptions` receives `event` ("*" is not every event). */
 export function isSubscribed(subscriptions: readonly string[], event: string): boolean {
-  return subscriptions.some((name) => name === WILDCARD || (SUBSCRIPTION_ALIASES[name] ?? name) === event);
+  const wildcardTakes = !EXPLICIT_ONLY_WEBHOOK_EVENTS.includes(event);
+  return subscriptions.some(
+    (name) => (name === WILDCARD && wildcardTakes) || (SUBSCRIPTION_ALIASES[name] ?? name) === event,
+  );
 }

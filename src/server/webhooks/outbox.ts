@@ -1,6 +1,11 @@
 import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
-import { type CallbackEvent, type WebhookEventData, webhookEventsFor } from "../../core/index.js";
+import {
+  type CallbackEvent,
+  EXPLICIT_ONLY_WEBHOOK_EVENTS,
+  type WebhookEventData,
+  webhookEventsFor,
+} from "../../core/index.js";
 import type { Database } from "../db/schema.js";
 import { isSubscribed } from "./events.js";
 import { newDeliveryId } from "./secrets.js";
@@ -83,7 +88,8 @@ export async function enqueueWebhookEvents(
         endpoint_key: webhookEndpointKey(webhook.id),
       });
     }
-    if (bot.callback_url) {
+    // The bot's callbackUrl takes what "*" would: not the explicit-only events (transcript.partial).
+    if (bot.callback_url && !EXPLICIT_ONLY_WEBHOOK_EVENTS.includes(event)) {
       rows.push({
         ...common,
         public_id: newDeliveryId(),
