@@ -91,6 +91,15 @@ export type PlatformUrls = RunnerSettings["platformUrls"];
 
 /** Platforms' chat length limits (characters): a longer message is refused before it is sent. */
 export const CHAT_MAX_LENGTH: Record<Platform, number> = { google: 500, zoom: 4096, teams: 4096 };
+const CHAT_PLATFORM_NAMES: Record<Platform, string> = { google: "Meet", zoom: "Zoom", teams: "Teams" };
+
+/** Why the platform's chat would refuse `text` (too long), or null when it takes it. */
+export function chatLengthProblem(platform: Platform, text: string): string | null {
+  const length = [...text].length;
+  const max = CHAT_MAX_LENGTH[platform];
+  if (length <= max) return null;
+  return `${CHAT_PLATFORM_NAMES[platform]} chat messages are at most ${max} characters (this one is ${length})`;
+}
 
 /**
  * A transcript while people talk (bot option, ours): `captions` turns on the platform's own
@@ -100,13 +109,14 @@ export const CHAT_MAX_LENGTH: Record<Platform, number> = { google: 500, zoom: 40
  */
 export const LiveTranscriptOptions = z.object({
   source: z.enum(["captions", "pocketsphinx"]),
+  // Before the optional field: the answers' serializer writes required fields first, as zod does.
+  fallback: z.boolean().default(false),
   /** A BCP 47 code (`en-US`, `de`); the captions' language where the platform lets the bot pick. */
   language: z
     .string()
     .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, "must be a language code such as en or en-US")
     .max(35)
     .optional(),
-  fallback: z.boolean().default(false),
 });
 export type LiveTranscriptOptions = z.infer<typeof LiveTranscriptOptions>;
 

@@ -46,6 +46,8 @@ describe("POST /v1/bots", () => {
       transcription: null,
       summary: null,
       login: null,
+      liveTranscript: null,
+      chat: {},
     });
   });
 
@@ -418,6 +420,8 @@ describe("PATCH /v1/bots/:id", () => {
       transcription: null,
       summary: null,
       login: null,
+      liveTranscript: null,
+      chat: {},
       deploymentError: null,
       lastHeartbeat: null,
     });

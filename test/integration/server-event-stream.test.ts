@@ -1,6 +1,4 @@
-import { type ClientRequest, get, type IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
-import { text } from "node:stream/consumers";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   deployedBot,
@@ -10,6 +8,7 @@ import {
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
+import { StreamClient } from "../helpers/sse-client.js";
 
 /**
  * GET /v1/events/stream over real HTTP: live delivery, resume, isolation between users, the
@@ -17,121 +16,6 @@ import {
  */
 
 const NO_RATE_LIMIT = { rateLimit: { perMinute: 0, perHour: 0 } };
-
-interface SseEvent {
-  id: string;
-  event: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the GET /v1/events item
-  data: any;
-}
-
-/**
- * A client reading the stream as it arrives; keeps every event it got. Its own connection (no
- * keep-alive pool), so that closing it closes exactly that connection.
- */
-class StreamClient {
-  readonly events: SseEvent[] = [];
-  retry: number | undefined;
-  /** `: ping` comments received. */
-  pings = 0;
-  ended = false;
-  body: unknown;
-  contentType: string | undefined;
-  private readonly waiters = new Set<() => void>();
-  private constructor(
-    readonly status: number,
-    private readonly request: ClientRequest,
-  ) {}
-
-  static open(
-    baseUrl: string,
-    token: string | undefined,
-    headers: Record<string, string> = {},
-    path = "/v1/events/stream",
-  ): Promise<StreamClient> {
-    return new Promise((resolve, reject) => {
-      const request = get(
-        new URL(path, baseUrl),
-        { agent: false, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } },
-        (response) => {
-          const client = new StreamClient(response.statusCode as number, request);
-          client.contentType = response.headers["content-type"];
-          if (client.status === 200) {
-            void client.read(response);
-            resolve(client);
-          } else {
-            void text(response).then((body) => {
-              client.body = JSON.parse(body);
-              resolve(client);
-            }, reject);
-          }
-        },
-      );
-      request.on("error", reject);
-    });
-  }
-
-  /** Waits until `done` holds for the events received so far. */
-  async until(done: (events: SseEvent[]) => boolean): Promise<SseEvent[]> {
-    while (!done(this.events)) {
-      if (this.ended) throw new Error(`stream ended; got ${JSON.stringify(this.events.map((e) => e.event))}`);
-      await new Promise<void>((resolve) => this.waiters.add(resolve));
-    }
-    return this.events;
-  }
-
-  /** Waits until the server ends the stream. */
-  async untilEnded(): Promise<void> {
-    while (!this.ended) await new Promise<void>((resolve) => this.waiters.add(resolve));
-  }
-
-  close(): void {
-    this.request.destroy();
-  }
-
-  private async read(response: IncomingMessage): Promise<void> {
-    response.setEncoding("utf8");
-    let text = "";
-    try {
-      for await (const chunk of response) {
-        text += chunk as string;
-        let end: number;
-        while ((end = text.indexOf("\n\n")) >= 0) {
-          this.parse(text.slice(0, end));
-          text = text.slice(end + 2);
-        }
-        this.notify();
-      }
-    } catch {
-      // aborted by close(), or cut by the server
-    }
-    this.ended = true;
-    this.notify();
-  }
-
-  private parse(block: string): void {
-    const fields = new Map<string, string>();
-    for (const line of block.split("\n")) {
-      if (line === ": ping") this.pings += 1;
-      if (line.startsWith(":")) continue; // a comment
-      const colon = line.indexOf(": ");
-      fields.set(line.slice(0, colon), line.slice(colon + 2));
-    }
-    if (fields.has("retry")) this.retry = Number(fields.get("retry"));
-    if (fields.has("data")) {
-      this.events.push({
-        id: fields.get("id") as string,
-        event: fields.get("event") as string,
-        data: JSON.parse(fields.get("data") as string),
-      });
-    }
-  }
-
-  private notify(): void {
-    for (const waiter of this.waiters) waiter();
-    this.waiters.clear();
-  }
-}
 
 /** A client that sends the request, reads the first bytes of the answer (the stream is open) and no more. */
 function stalledClient(server: TestServer, token: string, lastEventId: number): Promise<Socket> {

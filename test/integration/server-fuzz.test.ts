@@ -83,10 +83,10 @@ const NEVER_SUCCEED = new Set(["GET /v1/auth/oauth/{provider}/callback"]);
 const TOKEN_NEVER_HELD = new Set(["POST /v1/bot-account-checks/{id}/result"]);
 /**
  * Answers that never end when they succeed (a live event stream): the fuzzer waits for whole
- * answers, so it leaves them out; test/integration/server-event-stream.test.ts covers their
- * credentials, bad resume ids and limits.
+ * answers, so it leaves them out; test/integration/server-event-stream.test.ts and
+ * server-live.test.ts cover their credentials, bad resume ids and limits.
  */
-const ENDLESS = new Set(["GET /v1/events/stream"]);
+const ENDLESS = new Set(["GET /v1/events/stream", "GET /v1/bots/{id}/live"]);
 /**
  * A runner's long poll: a request the fuzzer makes with the runner's token waits up to 30 s for a
  * command, past the fuzzer's wait for an answer. test/integration/server-bot-commands.test.ts

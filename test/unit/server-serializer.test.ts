@@ -38,6 +38,8 @@ const zoomBot = {
   transcription: { engine: "deepgram", language: "en-US" },
   summary: { engine: "extractive" },
   login: { mode: "always", accountId: null, group: "default", assignedAccountId: 3 },
+  liveTranscript: { source: "captions", language: "en-US", fallback: true },
+  chat: { onJoin: "This meeting is recorded" },
 };
 
 const meetBot = {
@@ -50,6 +52,8 @@ const meetBot = {
   transcription: null,
   summary: null,
   login: null,
+  liveTranscript: null,
+  chat: {},
 };
 
 describe("response serializer", () => {

@@ -589,6 +589,60 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           where state in ('queued', 'sent')`.execute(db);
       },
     },
+    "0016_live_meeting": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // The bot options liveTranscript and chat (JSON), as created.
+        await db.schema.alterTable("bots").addColumn("live_transcript", "text").execute();
+        await db.schema.alterTable("bots").addColumn("chat_options", "text").execute();
+        // A bot's live stream (GET /v1/bots/{id}/live): what happened in the meeting, in order,
+        // resumable by id. A partial is deleted once its utterance's final is in: resuming, a
+        // client needs only the final.
+        await id(db.schema.createTable("live_events"))
+          .addColumn("bot_id", "integer", (col) => col.notNull().references("bots.id").onDelete("cascade"))
+          .addColumn("event_type", "varchar(40)", (col) => col.notNull())
+          .addColumn("utterance_id", "varchar(100)")
+          .addColumn("data", "text", (col) => col.notNull())
+          .addColumn("event_time", "varchar(40)", (col) => col.notNull())
+          .execute();
+        await db.schema
+          .createIndex("live_events_bot_idx")
+          .on("live_events")
+          .columns(["bot_id", "id"])
+          .execute();
+        // The settled utterances of a live transcript: the stored transcript is made of them.
+        await db.schema
+          .createTable("live_utterances")
+          .addColumn("bot_id", "integer", (col) => col.notNull().references("bots.id").onDelete("cascade"))
+          .addColumn("utterance_id", "varchar(100)", (col) => col.notNull())
+          .addColumn("speaker_id", "varchar(200)")
+          .addColumn("speaker_name", "varchar(300)")
+          .addColumn("text", "text", (col) => col.notNull())
+          .addColumn("start_ms", "integer", (col) => col.notNull())
+          .addColumn("end_ms", "integer", (col) => col.notNull())
+          .addColumn("source", "varchar(16)", (col) => col.notNull())
+          .addColumn("language", "varchar(35)")
+          .addPrimaryKeyConstraint("live_utterances_pk", ["bot_id", "utterance_id"])
+          .execute();
+        // The meeting's chat, each message once (the page re-renders them; the runner may resend).
+        await id(db.schema.createTable("chat_messages"))
+          .addColumn("bot_id", "integer", (col) => col.notNull().references("bots.id").onDelete("cascade"))
+          .addColumn("message_id", "varchar(300)", (col) => col.notNull())
+          .addColumn("sender_id", "varchar(200)")
+          .addColumn("sender_name", "varchar(300)")
+          .addColumn("text", "text", (col) => col.notNull())
+          .addColumn("sent_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("from_bot", "integer", (col) => col.notNull())
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+        await db.schema
+          .createIndex("chat_messages_bot_message_idx")
+          .on("chat_messages")
+          .columns(["bot_id", "message_id"])
+          .unique()
+          .execute();
+      },
+    },
   };
 }
 

@@ -14,6 +14,9 @@ export interface Database {
   bot_accounts: BotAccountsTable;
   bot_account_checks: BotAccountChecksTable;
   bot_commands: BotCommandsTable;
+  live_events: LiveEventsTable;
+  live_utterances: LiveUtterancesTable;
+  chat_messages: ChatMessagesTable;
   bot_events: BotEventsTable;
   aggregated_events: AggregatedEventsTable;
   bot_logs: BotLogsTable;
@@ -179,6 +182,10 @@ export interface BotsTable {
   login_session_version: number | null;
   /** 1 while the bot holds its account (counted in the account's in_use), else 0. */
   login_held: Generated<number>;
+  /** JSON of the bot's `liveTranscript` option; null: none. */
+  live_transcript: string | null;
+  /** JSON of the bot's `chat` option; null: none. */
+  chat_options: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -235,6 +242,46 @@ export interface BotCommandsTable {
   completed_at: string | null;
 }
 export type BotCommandRow = Selectable<BotCommandsTable>;
+
+/** A bot's live stream: status, participants, speakers, transcript and chat, in order (services/live.ts). */
+export interface LiveEventsTable {
+  id: Generated<number>;
+  bot_id: number;
+  event_type: string;
+  /** transcript.partial / transcript.final: whose partials a final replaces. */
+  utterance_id: string | null;
+  /** JSON object: the event's data. */
+  data: string;
+  event_time: string;
+}
+export type LiveEventRow = Selectable<LiveEventsTable>;
+
+/** A live transcript's settled utterances (transcript.final). */
+export interface LiveUtterancesTable {
+  bot_id: number;
+  utterance_id: string;
+  speaker_id: string | null;
+  speaker_name: string | null;
+  text: string;
+  start_ms: number;
+  end_ms: number;
+  source: string;
+  language: string | null;
+}
+
+export interface ChatMessagesTable {
+  id: Generated<number>;
+  bot_id: number;
+  message_id: string;
+  sender_id: string | null;
+  sender_name: string | null;
+  text: string;
+  sent_at: string;
+  /** 1 or 0. */
+  from_bot: number;
+  created_at: string;
+}
+export type ChatMessageRow = Selectable<ChatMessagesTable>;
 
 export interface BotAccountsTable {
   id: Generated<number>;

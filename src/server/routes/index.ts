@@ -11,6 +11,7 @@ import { accountCheckCallbackRoutes, botAccountRoutes } from "./bot-accounts.js"
 import { botRoutes } from "./bots.js";
 import { callbackRoutes } from "./callbacks.js";
 import { commandRoutes } from "./commands.js";
+import { liveRoutes } from "./live.js";
 import { eventRoutes } from "./events.js";
 import { oauthRoutes } from "./oauth.js";
 import { recordingFileRoutes, recordingRoutes } from "./recordings.js";
@@ -61,6 +62,7 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
     await authenticated.register(apiKeyRoutes, { services });
     await authenticated.register(botRoutes, { services });
     await authenticated.register(commandRoutes, { services });
+    await authenticated.register(liveRoutes, { services });
     await authenticated.register(botAccountRoutes, { services });
     await authenticated.register(eventRoutes, { services });
     await authenticated.register(recordingRoutes, { services });

@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { AutomaticLeave, BotConfig, BotStatus, LoginMode, MeetingInfo, SubCode } from "../../core/index.js";
+import {
+  AutomaticLeave,
+  BotConfig,
+  BotStatus,
+  ChatOptions,
+  LiveTranscriptOptions,
+  LoginMode,
+  MeetingInfo,
+  SubCode,
+} from "../../core/index.js";
 import { MAX_INTEGER_COLUMN } from "../db/database.js";
 import { SummaryOptions, TranscriptionOptions } from "../jobs/content-options.js";
 import { Pagination } from "../validation.js";
@@ -92,6 +101,10 @@ export const Bot = z.object({
   ),
   summary: SummaryOptions.nullable().describe("as created: summarized once transcribed; null: not asked"),
   login: BotLogin.nullable().describe("signs in with a bot account (ours); null: joins as a guest"),
+  liveTranscript: LiveTranscriptOptions.nullable().describe(
+    "a transcript while people talk (ours); null: none, the recording can still be transcribed after",
+  ),
+  chat: ChatOptions.describe("the meeting's chat (ours): a message sent once in the call"),
 });
 export type Bot = z.infer<typeof Bot>;
 
@@ -118,6 +131,12 @@ export const CreateBotBody = z.object({
   login: BotLoginOption.optional().describe(
     "sign in with one of your bot accounts of the meeting's platform (ours); absent: join as a guest",
   ),
+  liveTranscript: LiveTranscriptOptions.optional().describe(
+    "a transcript while people talk, from the platform's captions or pocketsphinx (ours)",
+  ),
+  chat: ChatOptions.prefault({}).describe(
+    "chat.onJoin: a message the bot sends once it is in the call (ours)",
+  ),
 });
 export type CreateBotBody = z.infer<typeof CreateBotBody>;
 
@@ -143,6 +162,8 @@ export const UpdateBotBody = z.strictObject({
   heartbeatInterval: BotConfig.shape.heartbeatInterval.unwrap().optional(),
   automaticLeave: AutomaticLeavePatch.optional(),
   login: BotLoginOption.nullable().optional().describe("null: join as a guest"),
+  liveTranscript: LiveTranscriptOptions.nullable().optional().describe("null: no live transcript"),
+  chat: ChatOptions.optional().describe("replaced whole"),
 });
 export type UpdateBotBody = z.infer<typeof UpdateBotBody>;
 

@@ -11,6 +11,7 @@ export * from "./bot-accounts.js";
 export * from "./events.js";
 export * from "./callbacks.js";
 export * from "./commands.js";
+export * from "./live.js";
 export * from "./recordings.js";
 export * from "./transcripts.js";
 export * from "./users.js";

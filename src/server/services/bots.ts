@@ -8,6 +8,9 @@ import {
   type RunnerLogin,
   type BotStatus,
   type CallbackEvent,
+  type ChatOptions,
+  chatLengthProblem,
+  type LiveTranscriptOptions,
   isPlatformHost,
   type MeetingInfo,
   RUNNING_STATUSES,
@@ -90,6 +93,7 @@ export class BotService {
     this.checkMeetingHost(input.meetingInfo);
     this.checkCallbackTarget(input.callbackUrl);
     const login = input.login ? storedLogin(input.login) : null;
+    checkOnJoinMessage(input.meetingInfo.platform, input.chat);
     await checkLoginAccount(this.ctx.db, userId, input.meetingInfo.platform, login);
     checkEngines(
       this.engines,
@@ -117,6 +121,8 @@ export class BotService {
               } satisfies ContentOptions)
             : null,
         login: login ? JSON.stringify(login) : null,
+        live_transcript: input.liveTranscript ? JSON.stringify(input.liveTranscript) : null,
+        chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat),
         created_at: now,
         updated_at: now,
       })
@@ -249,6 +255,7 @@ export class BotService {
             : storedLogin(input.login);
       const platform = input.meetingInfo?.platform ?? (bot.platform as Platform);
       await checkLoginAccount(trx, userId, platform, login);
+      checkOnJoinMessage(platform, input.chat ?? parseJson<ChatOptions>(bot.chat_options) ?? {});
       const automaticLeave = input.automaticLeave
         ? { ...parseJson<AutomaticLeave>(bot.automatic_leave), ...input.automaticLeave }
         : undefined;
@@ -264,6 +271,12 @@ export class BotService {
           ...(input.heartbeatInterval !== undefined ? { heartbeat_interval: input.heartbeatInterval } : {}),
           ...(automaticLeave ? { automatic_leave: JSON.stringify(automaticLeave) } : {}),
           ...(input.login !== undefined ? { login: login ? JSON.stringify(login) : null } : {}),
+          ...(input.liveTranscript !== undefined
+            ? { live_transcript: input.liveTranscript ? JSON.stringify(input.liveTranscript) : null }
+            : {}),
+          ...(input.chat !== undefined
+            ? { chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat) }
+            : {}),
           updated_at: toIso(this.ctx.now()),
         })
         .where("id", "=", botId)
@@ -408,6 +421,10 @@ export class BotService {
       meetingTitle: bot.meeting_title,
       heartbeatInterval: bot.heartbeat_interval,
       automaticLeave: parseJson<BotConfig["automaticLeave"]>(bot.automatic_leave),
+      ...(bot.live_transcript
+        ? { liveTranscript: parseJson<LiveTranscriptOptions>(bot.live_transcript) }
+        : {}),
+      ...(bot.chat_options ? { chat: parseJson<ChatOptions>(bot.chat_options) } : {}),
       callback: { baseUrl, token, ...(this.ctx.config.tls ? { ca: this.ctx.config.tls.certificates } : {}) },
       upload: { url: `${baseUrl}${recordingUploadPath(bot.id)}` },
       workDir: path.join(this.ctx.config.paths.bots, String(bot.id), "work"),
@@ -518,4 +535,11 @@ async function checkLoginAccount(
       : undefined;
   if (problem)
     throw new ValidationError([{ loc: ["body", "login", "accountId"], msg: problem, type: "value_error" }]);
+}
+
+/** 422 when the chat.onJoin message is longer than the meeting's platform takes. */
+function checkOnJoinMessage(platform: Platform, chat: ChatOptions): void {
+  const problem = chat.onJoin === undefined ? null : chatLengthProblem(platform, chat.onJoin);
+  if (problem)
+    throw new ValidationError([{ loc: ["body", "chat", "onJoin"], msg: problem, type: "value_error" }]);
 }

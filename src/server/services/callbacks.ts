@@ -18,6 +18,7 @@ import {
 } from "./bot-state.js";
 import { expireLoginAccount, releaseLoginAccount } from "./bot-logins.js";
 import { expireCallbackToken, windDownEnd } from "./callback-token.js";
+import { appendLiveEvent } from "./live-events.js";
 import type { WakeSignal } from "../wake-signal.js";
 import type { ServiceContext } from "./context.js";
 
@@ -125,7 +126,10 @@ export class CallbackService {
       await insertReceipt(trx, botId, event.seq, event.type, now);
       if (event.type === "log") await appendLog(trx, botId, event.data.level, event.data.message, eventTime);
       queued.events += await appendDerivedEvents(trx, this.ctx.dialect, bot, event, eventTime, now);
-      queued.count += await enqueueBotEvent(trx, bot, event, eventTime, now);
+      const live = await appendLiveEvent(trx, botId, event, eventTime, now);
+      if (live === "appended") queued.events += 1;
+      // A chat message the bot already reported (the page re-rendered it) is sent nowhere again.
+      if (live !== "duplicate") queued.count += await enqueueBotEvent(trx, bot, event, eventTime, now);
       await appendSpeakerFacts(trx, botId, event, eventTime);
       await touchHeartbeat(trx, botId, now);
       return { applied: true, status };

@@ -2,12 +2,18 @@ import { Readable } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
 import type { EventStreamConfig } from "../config.js";
 import { ApiError, ServiceUnavailableError } from "../errors.js";
-import type { AggregatedEvent } from "../schemas/index.js";
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.js";
+import type { AggregatedEvent, LiveEvent } from "../schemas/index.js";
 import type { WakeSignal } from "../wake-signal.js";
 import type { EventService } from "./events.js";
+import { liveEventsAfter, newestLiveEventId } from "./live-events.js";
 
 /** Events read per query: a long catch-up goes out in slices of this many. */
 export const STREAM_BATCH = 500;
+
+/** Up to `limit` events after `afterId`, each with its id and its SSE text. */
+type ReadEvents = (afterId: number, limit: number) => Promise<{ id: number; text: string }[]>;
 
 /** The reconnect delay the stream suggests to clients (the SSE `retry:` field). */
 export const STREAM_RETRY_MS = 3000;
@@ -22,23 +28,25 @@ export class TooManyStreamsError extends ApiError {
 }
 
 /**
- * The live event streams of this process (GET /v1/events/stream). Each stream reads the
- * aggregated_events table of its user's bots past the last id it sent, so that events written by
+ * The live event streams of this process (GET /v1/events/stream, and each bot's GET
+ * /v1/bots/{id}/live). Each stream reads its table (aggregated_events of the user's bots,
+ * live_events of the bot) past the last id it sent, so that events written by
  * any server process reach it: on a timer, and at once when this process appends events
  * (`signal`, notified after their transaction commits).
  */
 export class EventStreams {
-  private readonly open = new Set<EventStream>();
+  private readonly streams = new Set<EventStream>();
   private closing = false;
 
   constructor(
     private readonly events: EventService,
+    private readonly db: Kysely<Database>,
     private readonly config: EventStreamConfig,
     signal: WakeSignal,
     private readonly log: FastifyBaseLogger,
   ) {
     signal.subscribe(() => {
-      for (const stream of this.open) stream.wake();
+      for (const stream of this.streams) stream.wake();
     });
   }
 
@@ -48,25 +56,48 @@ export class EventStreams {
    */
   async start(userId: number, afterId: number | undefined): Promise<Readable> {
     const from = afterId ?? (await this.events.newestAggregatedId());
+    const read = async (after: number, limit: number) =>
+      (await this.events.aggregatedAfter(userId, after, limit)).map((event) => ({
+        id: event.id,
+        text: formatEvent(event),
+      }));
+    return this.open(userId, from, read);
+  }
+
+  /**
+   * The live stream of one bot (GET /v1/bots/{id}/live; the caller checked it is the user's): its
+   * live events with an id above `afterId`, undefined: from now on. Counted in the user's streams.
+   */
+  async startLive(userId: number, botId: number, afterId: number | undefined): Promise<Readable> {
+    const from = afterId ?? (await newestLiveEventId(this.db, botId));
+    const read = async (after: number, limit: number) =>
+      (await liveEventsAfter(this.db, botId, after, limit)).map((event) => ({
+        id: event.id,
+        text: formatLiveEvent(event),
+      }));
+    return this.open(userId, from, read);
+  }
+
+  private open(userId: number, from: number, read: ReadEvents): Readable {
     // Checked and counted with no await between, so that racing requests cannot both pass.
     if (this.closing) throw new ServiceUnavailableError("The server is shutting down");
-    const mine = [...this.open].filter((s) => s.userId === userId).length;
+    const mine = [...this.streams].filter((s) => s.userId === userId).length;
     if (mine >= this.config.perUser) throw new TooManyStreamsError(this.config.perUser);
-    const stream = new EventStream(userId, from, this.events, this.config, this.log);
-    this.open.add(stream);
-    stream.once("close", () => this.open.delete(stream));
+    const stream = new EventStream(userId, from, read, this.config, this.log);
+    this.streams.add(stream);
+    stream.once("close", () => this.streams.delete(stream));
     return stream;
   }
 
   /** Open streams in this process (all users). */
   get size(): number {
-    return this.open.size;
+    return this.streams.size;
   }
 
   /** Ends every stream, so that the server's close does not wait on them. */
   closeAll(): void {
     this.closing = true;
-    for (const stream of this.open) stream.finish();
+    for (const stream of this.streams) stream.finish();
   }
 }
 
@@ -90,7 +121,7 @@ class EventStream extends Readable {
   constructor(
     readonly userId: number,
     private lastId: number,
-    private readonly events: EventService,
+    private readonly readEvents: ReadEvents,
     private readonly config: EventStreamConfig,
     private readonly log: FastifyBaseLogger,
   ) {
@@ -143,14 +174,14 @@ class EventStream extends Readable {
 
   private async readNewEvents(): Promise<void> {
     while (this.wanted && !this.finished && !this.destroyed) {
-      const batch = await this.events.aggregatedAfter(this.userId, this.lastId, STREAM_BATCH);
+      const batch = await this.readEvents(this.lastId, STREAM_BATCH);
       if (this.finished || this.destroyed) return;
       for (const event of batch) {
         // The rest of the batch is read again once the client takes what it was sent: kept
         // here, it would be memory held for a client that may never read.
         if (!this.wanted) return;
         this.lastId = event.id;
-        this.send(formatEvent(event));
+        this.send(event.text);
       }
       if (batch.length < STREAM_BATCH) return;
     }
@@ -173,6 +204,11 @@ class EventStream extends Readable {
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.stallTimer);
   }
+}
+
+/** One SSE event of a bot's live stream: its id, its type, and the event as JSON. */
+export function formatLiveEvent(event: LiveEvent): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
 /** One SSE event: the id to resume from, the event type, and the GET /v1/events item as JSON. */

@@ -15,6 +15,7 @@ import { AccountCheckService } from "./account-checks.js";
 import { BotAccountService } from "./bot-accounts.js";
 import { BotService } from "./bots.js";
 import { CallbackService } from "./callbacks.js";
+import { ChatService } from "./chat.js";
 import { CommandService } from "./commands.js";
 import type { ServiceContext } from "./context.js";
 import { EventStreams } from "./event-stream.js";
@@ -51,6 +52,8 @@ export interface Services {
   callbacks: CallbackService;
   /** Commands to running bots (leave, ...) and the runners' long polls for them. */
   commands: CommandService;
+  /** The meeting's chat: what bots read, and messages they send (a command). */
+  chat: ChatService;
   recordings: RecordingService;
   /** The recording uploaded in segments during the call, and its salvage when the runner is lost. */
   segments: RecordingSegmentService;
@@ -82,6 +85,7 @@ export function createServices(ctx: ServiceContext): Services {
     ? new TeamsBotTokens(ctx.config.teamsBotIdentity, ctx.now)
     : undefined;
   const bots = new BotService(ctx, engines, eventsAppended, botAccounts, teamsTokens);
+  const commands = new CommandService(ctx, bots);
   const events = new EventService(ctx, bots);
   const apiKeys = new ApiKeyService(ctx);
   const users = new UserService(ctx, apiKeys);
@@ -104,9 +108,10 @@ export function createServices(ctx: ServiceContext): Services {
     botAccounts,
     accountChecks: new AccountCheckService(ctx, botAccounts, ctx.config.accountChecks),
     events,
-    eventStreams: new EventStreams(events, ctx.config.eventStream, eventsAppended, ctx.log),
+    eventStreams: new EventStreams(events, ctx.db, ctx.config.eventStream, eventsAppended, ctx.log),
     callbacks: new CallbackService(ctx, eventsAppended),
-    commands: new CommandService(ctx, bots),
+    commands,
+    chat: new ChatService(ctx, bots, commands),
     recordings,
     segments,
     shares: new ShareService(ctx, recordings, transcripts),

@@ -1,5 +1,5 @@
 import type { ContentOptions } from "../jobs/content-options.js";
-import type { BotStatus, MeetingInfo } from "../../core/index.js";
+import type { BotStatus, ChatOptions, LiveTranscriptOptions, MeetingInfo } from "../../core/index.js";
 import { parseJson } from "../db/database.js";
 import type { BotRow } from "../db/schema.js";
 import type { Bot, BotLogin, Recording, StoredLogin } from "../schemas/index.js";
@@ -46,6 +46,8 @@ export function toBot(row: BotRow, recording: RecordingColumns | null): Bot {
     recording: recording ? toRecording(row.id, recording) : null,
     ...contentOptionsOf(row.content_options),
     login: loginOf(row),
+    liveTranscript: parseJson<LiveTranscriptOptions>(row.live_transcript),
+    chat: parseJson<ChatOptions>(row.chat_options) ?? {},
   };
 }
 

@@ -1,0 +1,57 @@
+import { chatLengthProblem, type Platform } from "../../core/index.js";
+import { ValidationError } from "../errors.js";
+import type { ChatMessageList, Command } from "../schemas/index.js";
+import type { BotService } from "./bots.js";
+import type { CommandService } from "./commands.js";
+import type { ServiceContext } from "./context.js";
+
+/** 422 at `loc` when the platform's chat would refuse `text`: refused before anything is sent. */
+export function checkChatLength(platform: Platform, text: string, loc: (string | number)[]): void {
+  const problem = chatLengthProblem(platform, text);
+  if (problem) throw new ValidationError([{ loc, msg: problem, type: "value_error" }]);
+}
+
+/** The meeting's chat: what the bot read (GET /v1/bots/{id}/chat-messages) and what it sends. */
+export class ChatService {
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly bots: BotService,
+    private readonly commands: CommandService,
+  ) {}
+
+  async list(
+    userId: number,
+    botId: number,
+    query: { page: number; page_size: number },
+  ): Promise<ChatMessageList> {
+    await this.bots.requireOwned(userId, botId);
+    const base = this.ctx.db.selectFrom("chat_messages").where("bot_id", "=", botId);
+    const { total } = await base.select((eb) => eb.fn.countAll().as("total")).executeTakeFirstOrThrow();
+    const rows = await base
+      .selectAll()
+      .orderBy("sent_at")
+      .orderBy("id")
+      .limit(query.page_size)
+      .offset((query.page - 1) * query.page_size)
+      .execute();
+    return {
+      messages: rows.map((row) => ({
+        messageId: row.message_id,
+        sender: row.sender_id === null ? null : { participantId: row.sender_id, name: row.sender_name ?? "" },
+        text: row.text,
+        sentAt: row.sent_at,
+        fromBot: row.from_bot === 1,
+      })),
+      total: Number(total),
+      page: query.page,
+      page_size: query.page_size,
+    };
+  }
+
+  /** POST /v1/bots/{id}/chat: a command the bot's runner types into the meeting's chat. */
+  async send(userId: number, botId: number, text: string): Promise<Command> {
+    const bot = await this.bots.requireOwned(userId, botId);
+    checkChatLength(bot.platform as Platform, text, ["body", "text"]);
+    return this.commands.queue(userId, botId, "chat", { text }, ["IN_CALL"], { reuseOpen: false });
+  }
+}

@@ -1,0 +1,259 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CallbackEventBody } from "../../src/core/index.js";
+import { type SseEvent, StreamClient } from "../helpers/sse-client.js";
+import {
+  Api,
+  deployedBot,
+  type FakeRunner,
+  registerUser,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server-harness.js";
+
+/**
+ * The live meeting on the server's side: what a runner reports of it (transcript partials and
+ * finals, chat messages) reaching a bot's live stream (GET /v1/bots/{id}/live) in order and
+ * resumable, the chat list, webhooks (partials only to a subscription that names them), the bot
+ * options, and the chat command.
+ */
+
+let server: TestServer;
+let owner: TestUser;
+let stranger: TestUser;
+const clients: StreamClient[] = [];
+
+beforeAll(async () => {
+  server = await startTestServer({ rateLimit: { perMinute: 0, perHour: 0 }, webhooks: { worker: false } });
+  owner = await registerUser(server.api);
+  stranger = await registerUser(server.api, "Someone Else");
+});
+afterAll(async () => {
+  for (const client of clients) client.close();
+  await server?.close();
+});
+
+async function live(botId: number, headers: Record<string, string> = {}, user = owner) {
+  const client = await StreamClient.open(server.url, user.token, headers, `/v1/bots/${botId}/live`);
+  clients.push(client);
+  return client;
+}
+
+async function send(runner: FakeRunner, event: CallbackEventBody) {
+  const res = await runner.send(event);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body;
+}
+
+const ALICE = { participantId: "p-1", name: "Alice Example" };
+const utterance = (text: string, endMs: number) => ({
+  utteranceId: "u-1",
+  speaker: ALICE,
+  text,
+  startMs: 1000,
+  endMs,
+  source: "captions" as const,
+  language: "en",
+});
+const chat = (messageId: string, text: string) => ({
+  messageId,
+  sender: ALICE,
+  text,
+  sentAt: "2026-11-26T09:00:05.000Z",
+  fromBot: false,
+});
+
+/** A bot in a call whose runner reports a line growing, settling, and a chat message shown twice. */
+async function meetingWithALine() {
+  const bot = await deployedBot(server, owner, { liveTranscript: { source: "captions" } });
+  await send(bot.runner, { type: "status", data: { status: "JOINING_CALL" } });
+  await send(bot.runner, { type: "status", data: { status: "IN_CALL" } });
+  return bot;
+}
+
+async function reportTheLine(runner: FakeRunner) {
+  await send(runner, { type: "transcript.partial", data: utterance("I will", 1500) });
+  await send(runner, { type: "transcript.partial", data: utterance("I will send the", 2100) });
+  await send(runner, { type: "chat.message", data: chat("m-1", "hello all") });
+  await send(runner, { type: "transcript.final", data: utterance("I will send the report", 2600) });
+  // The chat panel re-rendered: the same message again, under a new seq.
+  await send(runner, { type: "chat.message", data: chat("m-1", "hello all") });
+}
+
+const summary = (events: SseEvent[]) =>
+  events.map((e) => (e.event.startsWith("transcript") ? `${e.event} ${e.data.data.text}` : e.event));
+
+describe("GET /v1/bots/{id}/live", () => {
+  it("sends what the runner reports, in order: every partial while the line grows, one final, each chat message once", async () => {
+    const { botId, runner } = await meetingWithALine();
+    const client = await live(botId);
+    expect(client.status).toBe(200);
+    await reportTheLine(runner);
+    await send(runner, {
+      type: "participant.joined",
+      data: { participantId: "p-2", participantName: "Bob" },
+    });
+    const events = await client.until((list) => list.some((e) => e.event === "participant.joined"));
+    expect(summary(events)).toEqual([
+      "transcript.partial I will",
+      "transcript.partial I will send the",
+      "chat.message",
+      "transcript.final I will send the report",
+      "participant.joined",
+    ]);
+    const final = events[3] as SseEvent;
+    expect(final.data).toMatchObject({
+      botId,
+      type: "transcript.final",
+      data: utterance("I will send the report", 2600),
+    });
+    expect(Number(final.id)).toBe(final.data.id);
+  });
+
+  it("resumes after Last-Event-ID with nothing missed, and without the partials a final replaced", async () => {
+    const { botId, runner } = await meetingWithALine();
+    const first = await live(botId, { "last-event-id": "0" });
+    await reportTheLine(runner);
+    const seen = await first.until((list) => list.some((e) => e.event === "transcript.final"));
+    const inCall = seen.find((e) => e.event === "status" && e.data.data.status === "IN_CALL") as SseEvent;
+    expect(inCall).toBeDefined();
+    first.close();
+    // The client dropped after IN_CALL: a reconnect gets everything after it.
+    const again = await live(botId, { "last-event-id": inCall.id });
+    const resumed = await again.until((list) => list.some((e) => e.event === "transcript.final"));
+    expect(summary(resumed)).toEqual(["chat.message", "transcript.final I will send the report"]);
+  });
+
+  it("is the owner's only: another user's bot is 404", async () => {
+    const { botId } = await meetingWithALine();
+    const client = await live(botId, {}, stranger);
+    expect(client.status).toBe(404);
+  });
+});
+
+describe("the chat", () => {
+  it("lists each message once, oldest first", async () => {
+    const { botId, runner } = await meetingWithALine();
+    await reportTheLine(runner);
+    await send(runner, {
+      type: "chat.message",
+      data: { ...chat("m-2", "on it"), sender: null, fromBot: true, sentAt: "2026-11-26T09:00:09.000Z" },
+    });
+    const list = await server.api.get(`/v1/bots/${botId}/chat-messages`, { token: owner.token });
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ total: 2, page: 1 });
+    expect(list.body.messages).toEqual([
+      {
+        messageId: "m-1",
+        sender: ALICE,
+        text: "hello all",
+        sentAt: "2026-11-26T09:00:05.000Z",
+        fromBot: false,
+      },
+      { messageId: "m-2", sender: null, text: "on it", sentAt: "2026-11-26T09:00:09.000Z", fromBot: true },
+    ]);
+    expect((await server.api.get(`/v1/bots/${botId}/chat-messages`, { token: stranger.token })).status).toBe(
+      404,
+    );
+  });
+
+  it("sends a message as a command the runner receives; too long for Meet is 422 before anything is queued", async () => {
+    const { botId, config } = await meetingWithALine();
+    const tooLong = await server.api.post(`/v1/bots/${botId}/chat`, {
+      token: owner.token,
+      body: { text: "x".repeat(501) },
+    });
+    expect(tooLong.status).toBe(422);
+    expect(tooLong.body.detail[0]).toMatchObject({ loc: ["body", "text"] });
+    expect(tooLong.body.detail[0].msg).toContain("500");
+    const sent = await server.api.post(`/v1/bots/${botId}/chat`, {
+      token: owner.token,
+      body: { text: "x".repeat(500) },
+    });
+    expect(sent.status).toBe(202);
+    expect(sent.body).toMatchObject({ kind: "chat", status: "queued" });
+    const poll = await new Api(server.url).get(`/v1/bot-callbacks/${botId}/commands?wait=0`, {
+      token: config.callback.token,
+    });
+    expect(poll.body.commands).toEqual([
+      { commandId: sent.body.commandId, kind: "chat", payload: { text: "x".repeat(500) } },
+    ]);
+  });
+
+  it("refuses a message to a bot that is not in a call (409)", async () => {
+    const { botId } = await deployedBot(server, owner);
+    const res = await server.api.post(`/v1/bots/${botId}/chat`, { token: owner.token, body: { text: "hi" } });
+    expect(res.status).toBe(409);
+  });
+});
+
+describe("bot options", () => {
+  it("keeps liveTranscript and chat.onJoin, shows them, and gives them to the runner", async () => {
+    const { botId, config } = await deployedBot(server, owner, {
+      liveTranscript: { source: "captions", language: "en-US", fallback: true },
+      chat: { onJoin: "This meeting is recorded" },
+    });
+    const bot = await server.api.get(`/v1/bots/${botId}`, { token: owner.token });
+    expect(bot.body.liveTranscript).toEqual({ source: "captions", language: "en-US", fallback: true });
+    expect(bot.body.chat).toEqual({ onJoin: "This meeting is recorded" });
+    expect(config.liveTranscript).toEqual({ source: "captions", language: "en-US", fallback: true });
+    expect(config.chat).toEqual({ onJoin: "This meeting is recorded" });
+  });
+
+  it("refuses an onJoin message longer than the platform's chat takes, and a bad source", async () => {
+    const base = { meetingInfo: { platform: "google", meetingUrl: "http://127.0.0.1:9/meet/abc-defg-hij" } };
+    const tooLong = await server.api.post("/v1/bots", {
+      token: owner.token,
+      body: { ...base, chat: { onJoin: "y".repeat(501) } },
+    });
+    expect(tooLong.status).toBe(422);
+    expect(tooLong.body.detail[0].loc).toEqual(["body", "chat", "onJoin"]);
+    const badSource = await server.api.post("/v1/bots", {
+      token: owner.token,
+      body: { ...base, liveTranscript: { source: "telepathy" } },
+    });
+    expect(badSource.status).toBe(422);
+    expect(badSource.body.detail[0].loc).toEqual(["body", "liveTranscript", "source"]);
+    // PATCH to Meet with a message over 500 is refused too; the bot keeps what it had.
+    const created = await server.api.post("/v1/bots", { token: owner.token, body: base });
+    const patched = await server.api.patch(`/v1/bots/${created.body.id}`, {
+      token: owner.token,
+      body: { chat: { onJoin: "z".repeat(600) } },
+    });
+    expect(patched.status).toBe(422);
+    expect((await server.api.get(`/v1/bots/${created.body.id}`, { token: owner.token })).body.chat).toEqual(
+      {},
+    );
+  });
+});
+
+describe("webhooks", () => {
+  it("sends transcript.final and chat.message once to '*', and partials only to a subscription that names them", async () => {
+    const user = await registerUser(server.api, "Webhook Owner");
+    const all = await server.api.post("/v1/webhooks", {
+      token: user.token,
+      body: { name: "all", url: "https://hooks.example.com/all", events: ["*"] },
+    });
+    const partials = await server.api.post("/v1/webhooks", {
+      token: user.token,
+      body: { name: "partials", url: "https://hooks.example.com/partials", events: ["transcript.partial"] },
+    });
+    expect(all.status).toBe(201);
+    const bot = await deployedBot(server, user, { liveTranscript: { source: "captions" } });
+    await send(bot.runner, { type: "status", data: { status: "JOINING_CALL" } });
+    await send(bot.runner, { type: "status", data: { status: "IN_CALL" } });
+    await reportTheLine(bot.runner);
+    const eventsOf = async (webhookId: number) => {
+      const res = await server.api.get(`/v1/webhooks/${webhookId}/deliveries?page_size=100`, {
+        token: user.token,
+      });
+      return (res.body.deliveries as Array<{ event: string }>).map((d) => d.event).sort();
+    };
+    const toAll = await eventsOf(all.body.id);
+    expect(toAll.filter((e) => e.startsWith("transcript") || e.startsWith("chat"))).toEqual([
+      "chat.message",
+      "transcript.final",
+    ]);
+    expect(await eventsOf(partials.body.id)).toEqual(["transcript.partial", "transcript.partial"]);
+  });
+});
