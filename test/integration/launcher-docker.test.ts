@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -15,6 +15,8 @@ import {
   FakeRunner,
   openServerDatabase,
   registerUser,
+  requestAccountCheck,
+  requestCheck,
   startTestServer,
   TEST_MEETING,
   type TestServer,
@@ -120,42 +122,6 @@ const CHECKS = {
   env: { MEETBOT_SECRET_KEY: randomBytes(32).toString("base64") },
   accountChecks: { pollIntervalMs: 50 },
 };
-
-/** Creates a bot account whose session cookie is `marker`, and asks for a check of it. */
-async function requestedCheck(server: TestServer, user: TestUser) {
-  const marker = `session-${randomUUID()}`;
-  const session = {
-    cookies: [
-      {
-        name: "SID",
-        value: marker,
-        domain: ".google.com",
-        path: "/",
-        expires: -1,
-        httpOnly: true,
-        secure: true,
-        sameSite: "Lax",
-      },
-    ],
-    origins: [],
-  };
-  const account = await server.api.post("/v1/bot-accounts", {
-    token: user.token,
-    body: { platform: "google", name: "Notetaker", session },
-  });
-  expect(account.status).toBe(201);
-  const accountId = account.body.id as number;
-  return { accountId, marker, checkId: await checkOf(server, user, accountId) };
-}
-
-async function checkOf(server: TestServer, user: TestUser, accountId: number): Promise<number> {
-  const check = await server.api.post(`/v1/bot-accounts/${accountId}/check`, {
-    token: user.token,
-    body: { meetingUrl: TEST_MEETING.meetingUrl },
-  });
-  expect(check.status).toBe(202);
-  return check.body.checkId as number;
-}
 
 /** The check's container, once it has its config file. */
 function checkContainerOf(checkId: number): Promise<StandInContainer> {
@@ -407,7 +373,7 @@ describe("account checks on the Docker launcher", () => {
     const user = await registerUser(server.api);
     const bot = await deployedBot(server, user);
     await bot.runner.status("JOINING_CALL");
-    const { checkId, marker } = await requestedCheck(server, user);
+    const { checkId, marker } = await requestAccountCheck(server, user);
     // Checks are counted apart from bots: the first check's id is the first bot's.
     expect(checkId).toBe(bot.botId);
     const container = await checkContainerOf(checkId);
@@ -472,7 +438,7 @@ describe("account checks on the Docker launcher", () => {
       await runner.status("JOINING_CALL");
       await runner.status("IN_CALL");
     }
-    const { checkId } = await requestedCheck(server, user);
+    const { checkId } = await requestAccountCheck(server, user);
     expect(checkId).toBe(bot.botId);
     const check = await checkContainerOf(checkId);
     await eventually(async () => (engine.watching > 0 ? true : undefined), "the launcher's event watch");
@@ -495,7 +461,7 @@ describe("account checks on the Docker launcher", () => {
     const bot = await deployedBot(server, user);
     await bot.runner.status("JOINING_CALL");
     engine.images.delete(IMAGE); // pruned from the engine, and in no registry
-    const { accountId, checkId } = await requestedCheck(server, user);
+    const { accountId, checkId } = await requestAccountCheck(server, user);
     expect(checkId).toBe(bot.botId);
 
     const failed = await eventually(async () => {
@@ -513,7 +479,7 @@ describe("account checks on the Docker launcher", () => {
     );
 
     engine.pullable.add(IMAGE);
-    const next = await checkOf(server, user, accountId);
+    const next = await requestCheck(server, user, accountId);
     await checkContainerOf(next);
     expect(engine.made("POST", "/images/create")).toHaveLength(2);
   });
@@ -526,7 +492,7 @@ describe("account checks on the Docker launcher", () => {
     const user = await registerUser(first.api);
     const bot = await deployedBot(first, user);
     await bot.runner.status("JOINING_CALL");
-    const { checkId } = await requestedCheck(first, user);
+    const { checkId } = await requestAccountCheck(first, user);
     const check = await checkContainerOf(checkId);
     // Created by a server that stopped before starting it.
     const unstarted = engine.addContainer(
