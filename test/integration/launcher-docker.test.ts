@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BotConfig } from "../../src/core/index.js";
 import { resolveConfig, type StartServerOptions } from "../../src/server/config.js";
 import { DockerLauncher } from "../../src/server/launcher/docker.js";
+import { DEFAULT_RUNNER_RESOURCES } from "../../src/server/launcher/settings.js";
 import { createLauncher } from "../../src/server/launcher/index.js";
 import { LocalProcessLauncher } from "../../src/server/launcher/local-process.js";
 import { StartupError } from "../../src/server/startup-error.js";
@@ -482,6 +483,39 @@ describe("account checks on the Docker launcher", () => {
     const next = await requestCheck(server, user, accountId);
     await checkContainerOf(next);
     expect(engine.made("POST", "/images/create")).toHaveLength(2);
+  });
+
+  it("give up on a pull that hangs, so that the check worker goes on", async () => {
+    engine.pullHangs.add(IMAGE);
+    const launcher = new DockerLauncher({
+      endpoint: {
+        host: new URL(engineUrl).hostname,
+        port: Number(new URL(engineUrl).port),
+        protocol: "http",
+      },
+      network: undefined,
+      seccompProfile: undefined,
+      image: IMAGE,
+      resources: DEFAULT_RUNNER_RESOURCES,
+      checkPullWaitMs: 200,
+    });
+    const resultUrl = "http://127.0.0.1:9/v1/bot-account-checks/7/result";
+    const config = BotConfig.parse({
+      botId: 7,
+      meetingInfo: TEST_MEETING,
+      callback: { baseUrl: "http://127.0.0.1:9", token: "t".repeat(43) },
+      upload: { url: resultUrl },
+      accountCheck: { checkId: 7, resultUrl },
+    });
+    try {
+      await expect(launcher.launch(config)).rejects.toThrow(
+        `image ${IMAGE} could not be pulled: still pulling after 0.2 s`,
+      );
+      expect(engine.made("POST", "/images/create")).toHaveLength(1);
+      expect(engine.made("POST", "/containers/create")).toHaveLength(0);
+    } finally {
+      await launcher.close();
+    }
   });
 
   it("after a restart are left to finish, never-started ones removed, and none taken for a bot's", async () => {

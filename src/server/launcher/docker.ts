@@ -24,7 +24,16 @@ export interface DockerLauncherOptions extends DockerSettings {
   stopGraceSeconds?: number;
   /** Seconds before the event watch reconnects after the engine closed it. Default 1. */
   reconnectSeconds?: number;
+  /** How long an account check's launch waits for the image's pull. Default CHECK_PULL_WAIT_MS. */
+  checkPullWaitMs?: number;
 }
+
+/**
+ * An account check waits this long for its image: the server fails a check 3 minutes after its
+ * launch anyway, and a pull that hangs must not hold up the check worker (it launches one check
+ * after another). The pull itself goes on, for the next launch.
+ */
+export const CHECK_PULL_WAIT_MS = 180_000;
 
 interface EngineError {
   statusCode?: number;
@@ -117,11 +126,7 @@ export class DockerLauncher implements Launcher {
       return;
     }
     if (config.accountCheck) {
-      try {
-        await this.pullShared();
-      } catch (err) {
-        throw new Error(`image ${this.options.image} could not be pulled: ${messageOf(err)}`, { cause: err });
-      }
+      await this.pullForCheck();
       await this.start(spec, archive);
       return;
     }
@@ -274,6 +279,22 @@ export class DockerLauncher implements Launcher {
       if (!(await stillRunning())) await this.stop(botId);
     } catch (err) {
       this.log?.error({ err, botId }, "could not start the runner after pulling its image");
+    }
+  }
+
+  /** The shared pull, for at most checkPullWaitMs; rejects saying why the image is not there. */
+  private async pullForCheck(): Promise<void> {
+    const waitMs = this.options.checkPullWaitMs ?? CHECK_PULL_WAIT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`still pulling after ${waitMs / 1000} s`)), waitMs);
+    });
+    try {
+      await Promise.race([this.pullShared(), gaveUp]);
+    } catch (err) {
+      throw new Error(`image ${this.options.image} could not be pulled: ${messageOf(err)}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
     }
   }
 
