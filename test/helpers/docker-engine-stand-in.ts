@@ -60,6 +60,8 @@ export class DockerEngineStandIn {
   readonly pullable = new Set<string>();
   /** Images whose pull starts, then fails in the stream as a registry error does: name → message. */
   readonly pullBreaks = new Map<string, string>();
+  /** Images whose pull starts and never ends (a registry that stalls), as `repository:tag`. */
+  readonly pullHangs = new Set<string>();
   private readonly events: EngineEvent[] = [];
   private readonly watchers = new Set<{ res: ServerResponse; filters: Filters }>();
   private server: Server | undefined;
@@ -169,6 +171,11 @@ export class DockerEngineStandIn {
     }
     if (method === "POST" && path === "/images/create") {
       const name = `${query.get("fromImage")}:${query.get("tag") ?? "latest"}`;
+      if (this.pullHangs.has(name)) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write(`${JSON.stringify({ status: `Pulling from ${name}` })}\n`);
+        return; // ended by close()
+      }
       const broken = this.pullBreaks.get(name);
       if (broken !== undefined) {
         res.writeHead(200, { "content-type": "application/json" });

@@ -188,6 +188,38 @@ export const TEST_MEETING = {
   meetingUrl: "http://127.0.0.1:9/meet/abc-defg-hij",
 } as const;
 
+/**
+ * Creates a Google bot account for `user` whose session's one cookie holds `marker` (to look for
+ * where the session must not be), and asks for a check of it; the server's worker launches it.
+ * Needs a server with MEETBOT_SECRET_KEY.
+ */
+export async function requestAccountCheck(
+  server: TestServer,
+  user: TestUser,
+): Promise<{ accountId: number; checkId: number; marker: string }> {
+  const marker = `session-${randomUUID()}`;
+  const cookie = { name: "SID", value: marker, domain: ".google.com", path: "/", expires: -1 };
+  const session = { cookies: [{ ...cookie, httpOnly: true, secure: true, sameSite: "Lax" }], origins: [] };
+  const account = await server.api.post("/v1/bot-accounts", {
+    token: user.token,
+    body: { platform: "google", name: "Notetaker", session },
+  });
+  if (account.status !== 201)
+    throw new Error(`create account failed: ${account.status} ${JSON.stringify(account.body)}`);
+  const accountId = account.body.id as number;
+  return { accountId, marker, checkId: await requestCheck(server, user, accountId) };
+}
+
+/** Asks for a check of the account (opening TEST_MEETING); the check's id. */
+export async function requestCheck(server: TestServer, user: TestUser, accountId: number): Promise<number> {
+  const check = await server.api.post(`/v1/bot-accounts/${accountId}/check`, {
+    token: user.token,
+    body: { meetingUrl: TEST_MEETING.meetingUrl },
+  });
+  if (check.status !== 202) throw new Error(`check failed: ${check.status} ${JSON.stringify(check.body)}`);
+  return check.body.checkId as number;
+}
+
 /** Creates a bot for `user` and deploys it; returns its id and the BotConfig the runner got. */
 export async function deployedBot(
   server: TestServer,

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -5,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BotConfig } from "../../src/core/index.js";
 import { resolveConfig, type StartServerOptions } from "../../src/server/config.js";
 import { DockerLauncher } from "../../src/server/launcher/docker.js";
+import { DEFAULT_RUNNER_RESOURCES } from "../../src/server/launcher/settings.js";
 import { createLauncher } from "../../src/server/launcher/index.js";
 import { LocalProcessLauncher } from "../../src/server/launcher/local-process.js";
 import { StartupError } from "../../src/server/startup-error.js";
@@ -12,7 +14,10 @@ import { DockerEngineStandIn, type StandInContainer } from "../helpers/docker-en
 import { testDatabaseFor } from "../helpers/postgres.js";
 import {
   FakeRunner,
+  openServerDatabase,
   registerUser,
+  requestAccountCheck,
+  requestCheck,
   startTestServer,
   TEST_MEETING,
   type TestServer,
@@ -24,7 +29,7 @@ import { eventually } from "../helpers/stack.js";
  * The Docker launcher, chosen as `meetbot serve` chooses it (MEETBOT_LAUNCHER=docker), against a
  * stand-in for the Docker Engine API (test/helpers/docker-engine-stand-in.ts): real HTTP on
  * 127.0.0.1 that answers the calls the launcher makes and runs nothing. The runner is played from
- * the BotConfig found in the container's environment.
+ * the BotConfig in the config file copied into its container.
  */
 
 const IMAGE = "registry.example.com/meetbot:1.2";
@@ -50,11 +55,17 @@ afterEach(async () => {
 
 /** The server with the Docker launcher its environment asks for (not the harness's recorder). */
 async function dockerServer(
-  opts: { dataDir?: string; env?: Record<string, string>; watchdog?: StartServerOptions["watchdog"] } = {},
+  opts: {
+    dataDir?: string;
+    env?: Record<string, string>;
+    watchdog?: StartServerOptions["watchdog"];
+    accountChecks?: StartServerOptions["accountChecks"];
+  } = {},
 ) {
   const server = await startTestServer({
     launcher: undefined,
     ...(opts.watchdog ? { watchdog: opts.watchdog } : {}),
+    ...(opts.accountChecks ? { accountChecks: opts.accountChecks } : {}),
     ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
     rateLimit: { perMinute: 0, perHour: 0 },
     env: {
@@ -105,6 +116,33 @@ function botConfigOf(container: StandInContainer): BotConfig {
   const file = container.files.get("/run/meetbot/bot-config.json");
   expect(file).toMatchObject({ mode: 0o400, uid: 10001, gid: 10001 });
   return BotConfig.parse(JSON.parse(file?.content?.toString("utf8") ?? ""));
+}
+
+/** What a server running account checks needs: a key for accounts' sessions, a worker that looks often. */
+const CHECKS = {
+  env: { MEETBOT_SECRET_KEY: randomBytes(32).toString("base64") },
+  accountChecks: { pollIntervalMs: 50 },
+};
+
+/** The check's container, once it has its config file. */
+function checkContainerOf(checkId: number): Promise<StandInContainer> {
+  return eventually(async () => {
+    const made = engine.byName(`meetbot-check-${checkId}`);
+    return made?.files.has("/run/meetbot/bot-config.json") ? made : undefined;
+  }, `check ${checkId}'s container with its config`);
+}
+
+async function checkRow(server: TestServer, checkId: number) {
+  const db = await openServerDatabase(server);
+  try {
+    return await db.kysely
+      .selectFrom("bot_account_checks")
+      .select(["state", "error_message"])
+      .where("id", "=", checkId)
+      .executeTakeFirstOrThrow();
+  } finally {
+    await db.close();
+  }
 }
 
 async function statusBecomes(server: TestServer, user: TestUser, botId: number, wanted: string) {
@@ -326,6 +364,195 @@ describe("the Docker launcher (against a Docker Engine API stand-in)", () => {
       async () => engine.made("POST", `/containers/${running.container.Id}/stop`)[0],
       "the re-adopted container stopped",
     );
+  });
+});
+
+describe("account checks on the Docker launcher", () => {
+  it("run in a container of their own name and label, the config a file, apart from the bot of the same id", async () => {
+    engine.images.add(IMAGE);
+    const server = await dockerServer(CHECKS);
+    const user = await registerUser(server.api);
+    const bot = await deployedBot(server, user);
+    await bot.runner.status("JOINING_CALL");
+    const { checkId, marker } = await requestAccountCheck(server, user);
+    // Checks are counted apart from bots: the first check's id is the first bot's.
+    expect(checkId).toBe(bot.botId);
+    const container = await checkContainerOf(checkId);
+
+    const create = engine
+      .made("POST", "/containers/create")
+      .find((r) => r.query.get("name") === `meetbot-check-${checkId}`);
+    expect([...(create?.query.keys() ?? [])]).toEqual(["name"]);
+    expect(create?.body).toMatchObject({
+      Image: IMAGE,
+      Cmd: ["run", "--config", "/run/meetbot/bot-config.json"],
+      // The check's id under a label of its own: no bot id that stop, attach or the events would match.
+      Labels: { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/check-id": String(checkId) },
+      HostConfig: { AutoRemove: true, Memory: 2 * 1024 ** 3 },
+    });
+    expect(Object.keys((create?.body as { Labels: object }).Labels)).not.toContain("meetbot.dev/bot-id");
+    const config = botConfigOf(container);
+    expect(config.accountCheck).toEqual({
+      checkId,
+      resultUrl: `${server.url}/v1/bot-account-checks/${checkId}/result`,
+    });
+    expect(config.login?.session.cookies[0]?.value).toBe(marker);
+    expect(config.workDir).toBeUndefined();
+    // The session and the token travelled in the archive only.
+    const secrets = [marker, config.callback.token];
+    const carrying = engine.requests.filter(
+      (r) =>
+        !Buffer.isBuffer(r.body) &&
+        secrets.some(
+          (secret) => JSON.stringify(r.body ?? "").includes(secret) || r.query.toString().includes(secret),
+        ),
+    );
+    expect(carrying.map((r) => `${r.method} ${r.path}`)).toEqual([]);
+
+    // Killing the bot of the same id stops the bot's container only.
+    expect((await server.api.post(`/v1/bots/${bot.botId}/kill`, { token: user.token })).status).toBe(200);
+    await eventually(
+      async () => engine.made("POST", `/containers/${bot.container.Id}/stop`)[0],
+      "the bot's container stopped",
+    );
+    expect(engine.made("POST", `/containers/${container.Id}/stop`)).toHaveLength(0);
+    expect(container.State).toBe("running");
+
+    // The check's runner reports and exits; its container removes itself.
+    const answer = await server.api.post(config.accountCheck?.resultUrl ?? "", {
+      token: config.callback.token,
+      body: { signedIn: true },
+    });
+    expect(answer.status).toBe(200);
+    expect(await checkRow(server, checkId)).toMatchObject({ state: "completed" });
+    engine.crash(container, 0);
+    expect(engine.byName(`meetbot-check-${checkId}`)).toBeUndefined();
+  });
+
+  it("fail no bot when a check's container is killed for its memory", async () => {
+    engine.images.add(IMAGE);
+    const server = await dockerServer(CHECKS);
+    const user = await registerUser(server.api);
+    const bot = await deployedBot(server, user);
+    const other = await deployedBot(server, user);
+    for (const { runner } of [bot, other]) {
+      await runner.status("JOINING_CALL");
+      await runner.status("IN_CALL");
+    }
+    const { checkId } = await requestAccountCheck(server, user);
+    expect(checkId).toBe(bot.botId);
+    const check = await checkContainerOf(checkId);
+    await eventually(async () => (engine.watching > 0 ? true : undefined), "the launcher's event watch");
+
+    engine.oomKill(check);
+    // The engine's events come in order: once the other bot's OOM kill has failed it, the check's
+    // came before it and was let go.
+    engine.oomKill(other.container);
+    await statusBecomes(server, user, other.botId, "FATAL");
+    expect((await server.api.get(`/v1/bots/${bot.botId}`, { token: user.token })).body.status).toBe(
+      "IN_CALL",
+    );
+    expect(engine.made("POST", `/containers/${bot.container.Id}/stop`)).toHaveLength(0);
+  });
+
+  it("fail, with the registry's reason, when the image cannot be pulled; once it can, wait for the pull", async () => {
+    engine.images.add(IMAGE);
+    const server = await dockerServer(CHECKS);
+    const user = await registerUser(server.api);
+    const bot = await deployedBot(server, user);
+    await bot.runner.status("JOINING_CALL");
+    engine.images.delete(IMAGE); // pruned from the engine, and in no registry
+    const { accountId, checkId } = await requestAccountCheck(server, user);
+    expect(checkId).toBe(bot.botId);
+
+    const failed = await eventually(async () => {
+      const row = await checkRow(server, checkId);
+      return row.state === "failed" ? row : undefined;
+    }, "the check failed");
+    expect(failed.error_message).toContain(
+      `the check's runner could not be launched: image ${IMAGE} could not be pulled: `,
+    );
+    expect(failed.error_message).toContain("pull access denied");
+    expect(engine.byName(`meetbot-check-${checkId}`)).toBeUndefined();
+    // The bot of the same id knows nothing of it.
+    expect((await server.api.get(`/v1/bots/${bot.botId}`, { token: user.token })).body.status).toBe(
+      "JOINING_CALL",
+    );
+
+    engine.pullable.add(IMAGE);
+    const next = await requestCheck(server, user, accountId);
+    await checkContainerOf(next);
+    expect(engine.made("POST", "/images/create")).toHaveLength(2);
+  });
+
+  it("give up on a pull that hangs, so that the check worker goes on", async () => {
+    engine.pullHangs.add(IMAGE);
+    const launcher = new DockerLauncher({
+      endpoint: {
+        host: new URL(engineUrl).hostname,
+        port: Number(new URL(engineUrl).port),
+        protocol: "http",
+      },
+      network: undefined,
+      seccompProfile: undefined,
+      image: IMAGE,
+      resources: DEFAULT_RUNNER_RESOURCES,
+      checkPullWaitMs: 200,
+    });
+    const resultUrl = "http://127.0.0.1:9/v1/bot-account-checks/7/result";
+    const config = BotConfig.parse({
+      botId: 7,
+      meetingInfo: TEST_MEETING,
+      callback: { baseUrl: "http://127.0.0.1:9", token: "t".repeat(43) },
+      upload: { url: resultUrl },
+      accountCheck: { checkId: 7, resultUrl },
+    });
+    try {
+      await expect(launcher.launch(config)).rejects.toThrow(
+        `image ${IMAGE} could not be pulled: still pulling after 0.2 s`,
+      );
+      expect(engine.made("POST", "/images/create")).toHaveLength(1);
+      expect(engine.made("POST", "/containers/create")).toHaveLength(0);
+    } finally {
+      await launcher.close();
+    }
+  });
+
+  it("after a restart are left to finish, never-started ones removed, and none taken for a bot's", async () => {
+    engine.images.add(IMAGE);
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-docker-"));
+    dataDirs.push(dataDir);
+    const first = await dockerServer({ dataDir, ...CHECKS });
+    const user = await registerUser(first.api);
+    const bot = await deployedBot(first, user);
+    await bot.runner.status("JOINING_CALL");
+    const { checkId } = await requestAccountCheck(first, user);
+    const check = await checkContainerOf(checkId);
+    // Created by a server that stopped before starting it.
+    const unstarted = engine.addContainer(
+      "meetbot-check-77",
+      { Image: IMAGE, Labels: { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/check-id": "77" } },
+      "created",
+    );
+    await first.close();
+    servers.splice(servers.indexOf(first), 1);
+    const before = engine.requests.length;
+
+    const second = await dockerServer({ dataDir, ...CHECKS });
+    // Then a kill: its stop comes after anything the clean-up at attach asked for.
+    expect((await second.api.post(`/v1/bots/${bot.botId}/kill`, { token: user.token })).status).toBe(200);
+    await eventually(
+      async () => engine.made("POST", `/containers/${bot.container.Id}/stop`)[0],
+      "the bot's container stopped",
+    );
+    const touched = engine.requests
+      .slice(before)
+      .filter((r) => r.path.startsWith("/containers/") && r.path !== "/containers/json");
+    expect(touched.map((r) => `${r.method} ${r.path}`)).toEqual([
+      `DELETE /containers/${unstarted.Id}`,
+      `POST /containers/${bot.container.Id}/stop`,
+    ]);
+    expect(check.State).toBe("running");
   });
 });
 

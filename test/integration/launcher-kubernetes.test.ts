@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -11,6 +12,7 @@ import {
   FakeRunner,
   openServerDatabase,
   registerUser,
+  requestAccountCheck,
   startTestServer,
   TEST_MEETING,
   type TestServer,
@@ -64,9 +66,14 @@ async function deploy(
 
 /** The BotConfig the bot's Pod would read: the one in its Secret. */
 function configInSecret(standIn: KubernetesApiStandIn, botId: number): BotConfig {
-  const secret = standIn.secrets(NAMESPACE).find((s) => s.metadata?.name === `meetbot-bot-${botId}-config`);
+  return configOfJob(standIn, `meetbot-bot-${botId}`);
+}
+
+/** The BotConfig in the Secret of Job `job`. */
+function configOfJob(standIn: KubernetesApiStandIn, job: string): BotConfig {
+  const secret = standIn.secrets(NAMESPACE).find((s) => s.metadata?.name === `${job}-config`);
   const file = secret?.stringData?.["bot-config.json"];
-  if (!file) throw new Error(`no Secret for bot ${botId}`);
+  if (!file) throw new Error(`no Secret for Job ${job}`);
   return BotConfig.parse(JSON.parse(file));
 }
 
@@ -351,6 +358,167 @@ describe("the Kubernetes launcher", () => {
     await eventually(async () => (polls() >= before + 2 ? true : undefined), "two polls");
     expect((await botOf(server, user, botId)).status).toBe("DEPLOYING");
     expect(jobOf(standIn, botId)).toBeDefined();
+  });
+});
+
+/** What a server running account checks needs: a key for accounts' sessions, a worker that looks often. */
+const CHECKS = {
+  env: { MEETBOT_SECRET_KEY: randomBytes(32).toString("base64") },
+  accountChecks: { pollIntervalMs: 50 },
+};
+
+const jobNamed = (standIn: KubernetesApiStandIn, name: string) =>
+  standIn.jobs(NAMESPACE).find((job) => job.metadata?.name === name);
+
+/** The check's Job, once its Secret is there too. */
+const checkJob = (standIn: KubernetesApiStandIn, checkId: number) =>
+  eventually(async () => {
+    const name = `meetbot-check-${checkId}`;
+    const secret = standIn.secrets(NAMESPACE).some((s) => s.metadata?.name === `${name}-config`);
+    return secret ? jobNamed(standIn, name) : undefined;
+  }, `check ${checkId}'s Job and Secret`);
+
+describe("account checks on the Kubernetes launcher", () => {
+  let standIn: KubernetesApiStandIn;
+  let launcher: KubernetesLauncher;
+  let server: TestServer;
+  let user: TestUser;
+  beforeAll(async () => {
+    standIn = await startKubernetesApiStandIn();
+    launcher = kubernetesLauncher(standIn);
+    server = await startTestServer({ ...UNLIMITED, ...CHECKS, launcher });
+    user = await registerUser(server.api);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await launcher?.close();
+    await standIn?.close();
+  });
+
+  it("run as a Job and Secret of their own name and label, with a deadline and a TTL, apart from the bot of the same id", async () => {
+    const botId = await deploy(server, user);
+    await new FakeRunner(configInSecret(standIn, botId)).status("JOINING_CALL");
+    const { checkId, marker } = await requestAccountCheck(server, user);
+    // Checks are counted apart from bots: the first check's id is the first bot's.
+    expect(checkId).toBe(botId);
+    const job = await checkJob(standIn, checkId);
+    const name = `meetbot-check-${checkId}`;
+    const labels = { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/check-id": String(checkId) };
+    expect(job?.metadata).toMatchObject({ name, labels });
+    expect(job?.metadata?.labels).toEqual(labels);
+    expect(job?.spec).toMatchObject({
+      backoffLimit: 0,
+      // 300 s to start and 300 s to check; the server fails the check after 180 s anyway.
+      activeDeadlineSeconds: 600,
+      ttlSecondsAfterFinished: 3600,
+      template: { metadata: { labels } },
+    });
+    expect(job?.spec?.template.spec?.volumes).toContainEqual({
+      name: "config",
+      secret: { secretName: `${name}-config`, defaultMode: 0o440 },
+    });
+    const secret = standIn.secrets(NAMESPACE).find((s) => s.metadata?.name === `${name}-config`);
+    expect(secret?.metadata?.labels).toEqual(labels);
+    expect(secret?.metadata?.ownerReferences).toMatchObject([{ kind: "Job", name, uid: job?.metadata?.uid }]);
+    const config = configOfJob(standIn, name);
+    expect(config).toMatchObject({ botId: checkId, accountCheck: { checkId }, workDir: "/work" });
+    expect(config.login?.session.cookies[0]?.value).toBe(marker);
+    // The session and the token are in the Secret alone.
+    for (const secretValue of [marker, config.callback.token])
+      expect(JSON.stringify(job)).not.toContain(secretValue);
+
+    // The check's Pod killed for its memory: no bot fails, no Job is deleted.
+    standIn.setPodStatus(NAMESPACE, name, {
+      phase: "Failed",
+      containerStatuses: [
+        {
+          name: "runner",
+          image: IMAGE,
+          imageID: "",
+          ready: false,
+          restartCount: 0,
+          state: { terminated: { exitCode: 137, reason: "OOMKilled" } },
+        },
+      ],
+    });
+    const polls = () => standIn.requests.filter((r) => r.resource === "pods" && r.verb === "list").length;
+    const before = polls();
+    await eventually(async () => (polls() >= before + 2 ? true : undefined), "two polls");
+    expect((await botOf(server, user, botId)).status).toBe("JOINING_CALL");
+    expect(standIn.requests.filter((r) => r.verb === "delete")).toEqual([]);
+
+    // Killing the bot of the same id deletes the bot's Job only.
+    expect((await server.api.post(`/v1/bots/${botId}/kill`, { token: user.token })).status).toBe(200);
+    expect(jobOf(standIn, botId)).toBeUndefined();
+    expect(jobNamed(standIn, name)).toBeDefined();
+
+    const answer = await server.api.post(config.accountCheck?.resultUrl ?? "", {
+      token: config.callback.token,
+      body: { signedIn: true },
+    });
+    expect(answer.status).toBe(200);
+  });
+
+  it("fail when the cluster refuses the Secret, and only the check's own Job goes", async () => {
+    const botId = await deploy(server, user);
+    standIn.refuseNext("secrets", "create", 403);
+    const { checkId } = await requestAccountCheck(server, user);
+    expect(checkId).toBe(botId);
+    const db = await openServerDatabase(server);
+    try {
+      const failed = await eventually(async () => {
+        const row = await db.kysely
+          .selectFrom("bot_account_checks")
+          .select(["state", "error_message"])
+          .where("id", "=", checkId)
+          .executeTakeFirstOrThrow();
+        return row.state === "failed" ? row : undefined;
+      }, "the check failed");
+      expect(failed.error_message).toBe(
+        `the check's runner could not be launched: Kubernetes refused to create Secret meetbot-check-${checkId}-config ` +
+          `in namespace ${NAMESPACE} (HTTP 403): secrets is forbidden: cannot create secrets (stand-in refusal)`,
+      );
+    } finally {
+      await db.close();
+    }
+    expect(jobNamed(standIn, `meetbot-check-${checkId}`)).toBeUndefined();
+    expect(jobOf(standIn, botId)).toBeDefined();
+    expect((await botOf(server, user, botId)).status).toBe("DEPLOYING");
+  });
+
+  it("are neither adopted nor deleted as bots' Jobs when a server starts", async () => {
+    const botId = await deploy(server, user);
+    await new FakeRunner(configInSecret(standIn, botId)).status("JOINING_CALL");
+    // A check of an id no bot of this database has: as a bot's Job it would be deleted as ended.
+    const orphan = 999_999;
+    standIn.addJob(NAMESPACE, {
+      metadata: {
+        name: `meetbot-check-${orphan}`,
+        labels: { "app.kubernetes.io/name": "meetbot-runner", "meetbot.dev/check-id": String(orphan) },
+      },
+      spec: { template: { spec: { containers: [] } } },
+    });
+    const jobsBefore = standIn.jobs(NAMESPACE).map((job) => job.metadata?.name);
+    expect(jobsBefore).toContain(`meetbot-check-${orphan}`);
+    const before = standIn.requests.length;
+
+    // Another launcher on the same cluster and database: a server started again.
+    const again = kubernetesLauncher(standIn);
+    const second = await startTestServer({
+      ...UNLIMITED,
+      ...CHECKS,
+      dataDir: server.dataDir,
+      databaseUrl: server.databaseUrl,
+      accountChecks: { worker: false },
+      launcher: again,
+    });
+    try {
+      expect(standIn.requests.slice(before).filter((r) => r.verb === "delete")).toEqual([]);
+      expect(standIn.jobs(NAMESPACE).map((job) => job.metadata?.name)).toEqual(jobsBefore);
+    } finally {
+      await second.close();
+      await again.close();
+    }
   });
 });
 

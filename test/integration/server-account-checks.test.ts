@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { access, mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BotConfig, StorageState } from "../../src/core/index.js";
 import { sharedWith } from "../../src/server/app.js";
@@ -136,6 +138,13 @@ async function startCheck(accountId: number): Promise<{ checkId: number; config:
 
 const report = (config: BotConfig, body: Json, token = config.callback.token) =>
   api.post(`/v1/bot-account-checks/${config.accountCheck?.checkId}/result`, { token, body });
+
+const checkState = (checkId: number) =>
+  db.kysely
+    .selectFrom("bot_account_checks")
+    .select(["state"])
+    .where("id", "=", checkId)
+    .executeTakeFirstOrThrow();
 
 async function deliveries(accountId: number): Promise<{ event: string; data: Json }[]> {
   const rows = await db.kysely
@@ -367,6 +376,49 @@ describe("bot account checks", () => {
     expect(after.map((r) => r.account_id).sort((a, b) => a - b)).toEqual(
       [due, due, never, never, fresh].sort((a, b) => a - b),
     );
+  });
+
+  it("leave no folder behind: a completed check's goes after 10 minutes, a failed one's after a day, a deleted account's at once", async () => {
+    const folder = (checkId: number) => path.join(server.dataDir, "account-checks", String(checkId));
+    const exists = (checkId: number) =>
+      access(folder(checkId)).then(
+        () => true,
+        () => false,
+      );
+    // As the local launcher leaves them: the runner's work dir and its log.
+    const layOut = async (config: BotConfig) => {
+      expect(config.workDir).toBe(path.join(folder(config.botId), "work"));
+      await mkdir(config.workDir as string, { recursive: true });
+      await writeFile(path.join(folder(config.botId), "runner.log"), '{"msg":"account check done"}\n');
+    };
+    const completed = await startCheck((await createAccount()).id);
+    const overdue = await startCheck((await createAccount()).id);
+    const deletedAccount = await createAccount();
+    const deleted = await startCheck(deletedAccount.id);
+    for (const { config } of [completed, overdue, deleted]) await layOut(config);
+    expect((await report(completed.config, { signedIn: true })).status).toBe(200);
+    expect((await api.delete(`/v1/bot-accounts/${deletedAccount.id}`, { token: owner.token })).status).toBe(
+      204,
+    );
+
+    await checks().runDue();
+    expect(await exists(deleted.checkId)).toBe(false); // its check went with the account
+    expect(await exists(completed.checkId)).toBe(true); // its runner may still be exiting
+    expect(await exists(overdue.checkId)).toBe(true); // running
+
+    clock.advance(180_001); // past the overdue check's deadline: it fails
+    await checks().runDue();
+    expect((await checkState(overdue.checkId)).state).toBe("failed");
+    expect(await exists(overdue.checkId)).toBe(true);
+
+    clock.advance(10 * 60_000);
+    await checks().runDue();
+    expect(await exists(completed.checkId)).toBe(false);
+    expect(await exists(overdue.checkId)).toBe(true); // its log says why, for a day
+
+    clock.advance(24 * 3_600_000);
+    await checks().runDue();
+    expect(await exists(overdue.checkId)).toBe(false);
   });
 
   it("never carry the session in an answer, a log line or a webhook", async () => {

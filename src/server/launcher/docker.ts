@@ -1,19 +1,19 @@
 import Docker from "dockerode";
 import type { BotConfig } from "../../core/index.js";
 import { StartupError } from "../startup-error.js";
-import { ACCOUNT_CHECKS_LOCAL_ONLY, type Launcher, type LauncherHost, type LauncherLog } from "./launcher.js";
+import type { Launcher, LauncherHost, LauncherLog } from "./launcher.js";
 import { configArchive } from "./config-archive.js";
 import {
   BOT_ID_LABEL,
+  CHECK_ID_LABEL,
   type DockerSettings,
   RUNNER_ARGS,
   RUNNER_CONFIG_DIR,
   RUNNER_CONFIG_FILE,
-  RUNNER_NAME,
-  RUNNER_NAME_LABEL,
   type RunnerResources,
   RUNNER_SELECTOR,
   RUNNER_UID,
+  runnerIdentity,
   STOP_GRACE_SECONDS,
 } from "./settings.js";
 
@@ -24,17 +24,22 @@ export interface DockerLauncherOptions extends DockerSettings {
   stopGraceSeconds?: number;
   /** Seconds before the event watch reconnects after the engine closed it. Default 1. */
   reconnectSeconds?: number;
+  /** How long an account check's launch waits for the image's pull. Default CHECK_PULL_WAIT_MS. */
+  checkPullWaitMs?: number;
 }
 
-/** How runner containers are named: one per bot, so a second launch of a bot is refused by Docker. */
-export function containerName(botId: number): string {
-  return `meetbot-bot-${botId}`;
-}
+/**
+ * An account check waits this long for its image: the server fails a check 3 minutes after its
+ * launch anyway, and a pull that hangs must not hold up the check worker (it launches one check
+ * after another). The pull itself goes on, for the next launch.
+ */
+export const CHECK_PULL_WAIT_MS = 180_000;
 
 interface EngineError {
   statusCode?: number;
 }
 const statusOf = (err: unknown) => (err as EngineError | null)?.statusCode;
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Docker's event as /events streams it (one JSON object a line). */
 interface EngineEvent {
@@ -50,6 +55,9 @@ interface EngineEvent {
  * environment, which `docker inspect` shows to anyone who may list containers. Containers carry the
  * runner labels, remove themselves when they exit, and outlive the server: after a restart
  * `attach` re-adopts those of running bots and stops those of bots that ended.
+ *
+ * An account check runs in a container of its own name and label (runnerIdentity): stop, the
+ * clean-up at attach and the event watch go by the bot-id label, and never reach it.
  */
 export class DockerLauncher implements Launcher {
   private readonly docker: Docker;
@@ -69,14 +77,15 @@ export class DockerLauncher implements Launcher {
     this.grace = options.stopGraceSeconds ?? STOP_GRACE_SECONDS;
   }
 
-  /** The container the engine is asked to create for this bot. */
+  /** The container the engine is asked to create for this bot (or account check). */
   containerSpec(config: BotConfig): Docker.ContainerCreateOptions {
     const { cpus, memoryBytes, shmBytes } = this.options.resources;
+    const { name, labels } = runnerIdentity(config);
     return {
-      name: containerName(config.botId),
+      name,
       Image: this.options.image,
       Cmd: RUNNER_ARGS,
-      Labels: { [RUNNER_NAME_LABEL]: RUNNER_NAME, [BOT_ID_LABEL]: String(config.botId) },
+      Labels: labels,
       // `docker stop` by hand (or `docker compose down`) gives the runner the same time to wrap up.
       StopSignal: "SIGTERM",
       StopTimeout: this.grace,
@@ -97,11 +106,13 @@ export class DockerLauncher implements Launcher {
    * Starts the bot's container. An image the engine lacks is pulled first, in the background:
    * the deploy answers at once, and a pull that fails makes the bot FATAL IMAGE_PULL_FAILED (a
    * slow one is bounded by the launch timeout, as any slow start is).
+   *
+   * An account check waits for the pull here instead: its launch comes from the check worker, not
+   * from a request, and a launch that rejects fails the check with the reason. In the background
+   * the failure would have no check to reach (runnerFailed knows bots only, and a check's id may be
+   * a bot's).
    */
   async launch(config: BotConfig): Promise<void> {
-    // A check's id is not a bot's: under the bots' names and labels its runner would be taken for
-    // (and reaped as) a bot's. Not supported here yet; the check fails with this message.
-    if (config.accountCheck) throw new Error(ACCOUNT_CHECKS_LOCAL_ONLY);
     const spec = this.containerSpec(config);
     // The server's data dir means nothing inside the container: the runner works in its own tmp.
     const archive = configArchive(
@@ -111,6 +122,11 @@ export class DockerLauncher implements Launcher {
       RUNNER_UID,
     );
     if (await this.hasImage()) {
+      await this.start(spec, archive);
+      return;
+    }
+    if (config.accountCheck) {
+      await this.pullForCheck();
       await this.start(spec, archive);
       return;
     }
@@ -135,7 +151,8 @@ export class DockerLauncher implements Launcher {
   /**
    * Goes through the runner containers that are there: those of running bots are kept (stop
    * finds them by label), those of bots that ended are stopped (a runner may still be uploading:
-   * it gets the grace period) or removed. Then follows the engine's events until close.
+   * it gets the grace period) or removed. Account checks' containers are no bots' (checkLeftover).
+   * Then follows the engine's events until close.
    */
   async attach(host: LauncherHost): Promise<void> {
     this.host = host;
@@ -151,6 +168,10 @@ export class DockerLauncher implements Launcher {
     await this.watch();
     let adopted = 0;
     for (const container of containers) {
+      if (container.Labels[CHECK_ID_LABEL] !== undefined) {
+        await this.checkLeftover(container);
+        continue;
+      }
       const botId = Number(container.Labels[BOT_ID_LABEL]);
       if (running.has(botId)) {
         adopted += 1;
@@ -167,6 +188,28 @@ export class DockerLauncher implements Launcher {
     }
     if (adopted > 0)
       this.log?.info({ containers: adopted }, "re-adopted the running bots' runner containers");
+  }
+
+  /**
+   * An account check's container found at attach. A running one is left to finish: its check is
+   * still running in the database until its deadline, its runner reports to whichever server
+   * answers and exits within a few minutes (page load and sign-in checks are bounded), and the
+   * container then removes itself (AutoRemove). One that is not running was created by a server
+   * that stopped before starting it: nothing will start it now, and it holds the check's config
+   * (the account's session) on the engine's disk, so it is removed; its check fails at its deadline.
+   */
+  private async checkLeftover(container: Docker.ContainerInfo): Promise<void> {
+    if (container.State === "running") return;
+    await this.docker
+      .getContainer(container.Id)
+      .remove({ force: true })
+      .catch((err: unknown) => {
+        if (statusOf(err) === 404) return;
+        this.log?.error(
+          { err, checkId: container.Labels[CHECK_ID_LABEL] },
+          "could not remove an account check's container",
+        );
+      });
   }
 
   /** Stops watching; running containers are left alone. */
@@ -214,14 +257,12 @@ export class DockerLauncher implements Launcher {
   ): Promise<void> {
     try {
       try {
-        this.pulling ??= this.pull().finally(() => (this.pulling = undefined));
-        await this.pulling;
+        await this.pullShared();
       } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
         await host.runnerFailed(
           botId,
           "IMAGE_PULL_FAILED",
-          `image ${this.options.image} could not be pulled: ${why}`,
+          `image ${this.options.image} could not be pulled: ${messageOf(err)}`,
         );
         return;
       }
@@ -231,8 +272,7 @@ export class DockerLauncher implements Launcher {
       try {
         await this.start(spec, archive);
       } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
-        await host.runnerFailed(botId, "LAUNCH_FAILED", why);
+        await host.runnerFailed(botId, "LAUNCH_FAILED", messageOf(err));
         return;
       }
       // A kill that landed while the container was being created found nothing to stop.
@@ -240,6 +280,28 @@ export class DockerLauncher implements Launcher {
     } catch (err) {
       this.log?.error({ err, botId }, "could not start the runner after pulling its image");
     }
+  }
+
+  /** The shared pull, for at most checkPullWaitMs; rejects saying why the image is not there. */
+  private async pullForCheck(): Promise<void> {
+    const waitMs = this.options.checkPullWaitMs ?? CHECK_PULL_WAIT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`still pulling after ${waitMs / 1000} s`)), waitMs);
+    });
+    try {
+      await Promise.race([this.pullShared(), gaveUp]);
+    } catch (err) {
+      throw new Error(`image ${this.options.image} could not be pulled: ${messageOf(err)}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The pull under way, or a new one: one pull per image at a time. */
+  private pullShared(): Promise<void> {
+    this.pulling ??= this.pull().finally(() => (this.pulling = undefined));
+    return this.pulling;
   }
 
   /** Pulls the image; an error the engine reports in the middle of the stream fails it too. */
@@ -269,11 +331,15 @@ export class DockerLauncher implements Launcher {
     this.log?.error({ err, botId }, what);
   }
 
-  /** Follows the runner containers' `oom` and `die` events until close, reconnecting if cut. */
+  /**
+   * Follows the bots' runner containers' `oom` and `die` events until close, reconnecting if cut.
+   * Only those with a bot id: an account check's container has none, and its check fails on its
+   * own (the runner's report, or the check's deadline).
+   */
   private async watch(): Promise<void> {
     const stream = await this.docker.getEvents({
       since: this.since,
-      filters: { type: ["container"], event: ["oom", "die"], label: [RUNNER_SELECTOR] },
+      filters: { type: ["container"], event: ["oom", "die"], label: [RUNNER_SELECTOR, BOT_ID_LABEL] },
     });
     this.events = stream;
     let buffered = "";

@@ -2,21 +2,25 @@ import type { V1Job, V1Pod, V1Secret } from "@kubernetes/client-node";
 import type { BotConfig, SubCode } from "../../core/index.js";
 import {
   BOT_ID_LABEL,
+  botRunnerName,
   RUNNER_ARGS,
   RUNNER_CONFIG_DIR,
   RUNNER_CONFIG_FILE,
-  RUNNER_NAME,
-  RUNNER_NAME_LABEL,
   RUNNER_UID,
+  runnerIdentity,
   STOP_GRACE_SECONDS,
 } from "./settings.js";
-
-/** On every runner Job, its Pods and its Secret: how the launcher finds its own. */
-const RUNNER_APP_LABEL = { [RUNNER_NAME_LABEL]: RUNNER_NAME };
 
 export { STOP_GRACE_SECONDS } from "./settings.js";
 /** Scheduling, pulling the image, starting the browser and joining, before maxDuration counts. */
 const START_MARGIN_SECONDS = 300;
+/**
+ * An account check's Job runs this long at most: the start margin, then the check itself (a page
+ * load and the signed-in pre-join, about a minute; the server fails the check 3 minutes after its
+ * launch anyway). Past it Kubernetes ends a Pod still pulling its image or hung, and the TTL then
+ * removes the Job: nothing else deletes a check's Job.
+ */
+export const CHECK_ACTIVE_DEADLINE_SECONDS = START_MARGIN_SECONDS + 300;
 /** Where the runner keeps its spool and recording: a volume of the Pod, not the server's data dir. */
 export const RUNNER_WORK_DIR = "/work";
 
@@ -77,19 +81,20 @@ export interface RunnerJobSettings {
   seccompLocalhostProfile: string | undefined;
 }
 
+/** A bot's Job; an account check's is `meetbot-check-<id>` (runnerIdentity). */
 export function jobName(botId: number): string {
-  return `meetbot-bot-${botId}`;
+  return botRunnerName(botId);
 }
 
-export function secretName(botId: number): string {
-  return `${jobName(botId)}-config`;
+/** The Secret holding the BotConfig of the Job named `job`. */
+export function secretName(job: string): string {
+  return `${job}-config`;
 }
 
-function labels(botId: number): Record<string, string> {
-  return { ...RUNNER_APP_LABEL, [BOT_ID_LABEL]: String(botId) };
-}
-
-/** The bot a runner's Job or Pod belongs to; undefined for an object without our label. */
+/**
+ * The bot a runner's Job or Pod belongs to; undefined for an object without the bot-id label,
+ * such as an account check's (CHECK_ID_LABEL): the launcher's clean-up and Pod poll skip those.
+ */
 export function botIdOf(object: { metadata?: { labels?: Record<string, string> } }): number | undefined {
   const raw = object.metadata?.labels?.[BOT_ID_LABEL];
   return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
@@ -100,27 +105,29 @@ export function botIdOf(object: { metadata?: { labels?: Record<string, string> }
  * and the stop (leave, upload, last events). Past it, Kubernetes ends the Pod.
  */
 export function activeDeadlineSeconds(config: BotConfig): number {
+  if (config.accountCheck) return CHECK_ACTIVE_DEADLINE_SECONDS;
   const { maxDuration, waitingRoomTimeout } = config.automaticLeave;
   return Math.ceil((maxDuration + waitingRoomTimeout) / 1000) + START_MARGIN_SECONDS + STOP_GRACE_SECONDS;
 }
 
 /**
  * One runner as a Job: one Pod, never restarted (a second runner would join the call twice), its
- * BotConfig read from the Secret of the same bot (secretManifest) and never in the plain env.
+ * BotConfig read from the Secret of the same bot (secretManifest) and never in the plain env. An
+ * account check's Job is the same but for its name, labels and deadline (runnerIdentity).
  */
 export function jobManifest(config: BotConfig, settings: RunnerJobSettings): V1Job {
-  const { botId } = config;
+  const { name, labels } = runnerIdentity(config);
   const { resources } = settings;
   return {
     apiVersion: "batch/v1",
     kind: "Job",
-    metadata: { name: jobName(botId), labels: labels(botId) },
+    metadata: { name, labels },
     spec: {
       backoffLimit: 0,
       activeDeadlineSeconds: activeDeadlineSeconds(config),
       ttlSecondsAfterFinished: settings.ttlSecondsAfterFinished,
       template: {
-        metadata: { labels: labels(botId) },
+        metadata: { labels },
         spec: {
           restartPolicy: "Never",
           terminationGracePeriodSeconds: STOP_GRACE_SECONDS,
@@ -162,7 +169,7 @@ export function jobManifest(config: BotConfig, settings: RunnerJobSettings): V1J
             { name: "dshm", emptyDir: { medium: "Memory", sizeLimit: `${resources.shmMiB}Mi` } },
             { name: "work", emptyDir: {} },
             // The bot's Secret as a file, readable by root and the runner's group (fsGroup) only.
-            { name: "config", secret: { secretName: secretName(botId), defaultMode: 0o440 } },
+            { name: "config", secret: { secretName: secretName(name), defaultMode: 0o440 } },
           ],
         },
       },
@@ -175,15 +182,15 @@ export function jobManifest(config: BotConfig, settings: RunnerJobSettings): V1J
  * blockOwnerDeletion, which would need update rights on jobs/finalizers.
  */
 export function secretManifest(config: BotConfig, job: { name: string; uid: string }): V1Secret {
-  const { botId } = config;
+  const { name, labels } = runnerIdentity(config);
   // The server's workDir is a path on its own disk; in the Pod the runner works in its volume.
   const podConfig: BotConfig = { ...config, workDir: RUNNER_WORK_DIR };
   return {
     apiVersion: "v1",
     kind: "Secret",
     metadata: {
-      name: secretName(botId),
-      labels: labels(botId),
+      name: secretName(name),
+      labels,
       ownerReferences: [
         { apiVersion: "batch/v1", kind: "Job", name: job.name, uid: job.uid, controller: true },
       ],

@@ -11,8 +11,8 @@ import {
   STOP_GRACE_SECONDS,
   secretManifest,
 } from "./kubernetes-spec.js";
-import { RUNNER_SELECTOR } from "./settings.js";
-import { ACCOUNT_CHECKS_LOCAL_ONLY, type Launcher, type LauncherHost } from "./launcher.js";
+import { RUNNER_SELECTOR, runnerIdentity } from "./settings.js";
+import type { Launcher, LauncherHost } from "./launcher.js";
 
 export interface KubernetesLauncherOptions extends RunnerJobSettings {
   /** The cluster and the credentials (in-cluster service account or a kubeconfig: kubernetes-config.ts). */
@@ -33,6 +33,11 @@ export interface KubernetesLauncherOptions extends RunnerJobSettings {
  * Polling rather than the watch API: a list every few seconds is a handful of small requests a
  * minute, needs no reconnect or resourceVersion bookkeeping, and catches up by itself after an
  * API server outage.
+ *
+ * An account check runs as a Job of its own name and label (runnerIdentity), which stop, the
+ * clean-up at attach and the Pod poll never take for a bot's (botIdOf). Nothing deletes it: it
+ * ends with its runner, or at its activeDeadlineSeconds, and goes after ttlSecondsAfterFinished.
+ * A check whose Pod cannot run fails at the check's own deadline.
  */
 export class KubernetesLauncher implements Launcher {
   private readonly batch: BatchV1Api;
@@ -55,11 +60,8 @@ export class KubernetesLauncher implements Launcher {
 
   /** The Job first, then its Secret owned by the Job's uid; the Pod waits for the Secret to appear. */
   async launch(config: BotConfig): Promise<void> {
-    // A check's id is not a bot's: under the bots' names and labels its runner would be taken for
-    // (and reaped as) a bot's. Not supported here yet; the check fails with this message.
-    if (config.accountCheck) throw new Error(ACCOUNT_CHECKS_LOCAL_ONLY);
     const { namespace } = this.options;
-    const name = jobName(config.botId);
+    const { name } = runnerIdentity(config);
     const job = await this.batch
       .createNamespacedJob({ namespace, body: jobManifest(config, this.options) })
       .catch(refused(`create Job ${name} in namespace ${namespace}`));
@@ -71,7 +73,7 @@ export class KubernetesLauncher implements Launcher {
         .createNamespacedSecret({ namespace, body })
         .catch(refused(`create Secret ${body.metadata?.name} in namespace ${namespace}`));
     } catch (err) {
-      await this.deleteJob(config.botId).catch(() => {});
+      await this.deleteJob(name).catch(() => {});
       throw err;
     }
   }
@@ -81,7 +83,7 @@ export class KubernetesLauncher implements Launcher {
    * leaving and uploading keeps its Job, and its name, visible; the Pod gets the grace period.
    */
   async stop(botId: number): Promise<void> {
-    await this.deleteJob(botId);
+    await this.deleteJob(jobName(botId));
   }
 
   async attach(host: LauncherHost): Promise<void> {
@@ -97,9 +99,10 @@ export class KubernetesLauncher implements Launcher {
         );
       });
     const running = new Set(await host.runningBotIds());
+    // Account checks' Jobs have no bot id: left to end and expire on their own.
     const botIds = jobs.items.map(botIdOf).filter((botId) => botId !== undefined);
     const ended = botIds.filter((botId) => !running.has(botId));
-    for (const botId of ended) await this.deleteJob(botId);
+    for (const botId of ended) await this.deleteJob(jobName(botId));
     this.log.info(
       { adopted: botIds.length - ended.length, removed: ended.length },
       "kubernetes launcher: runner Jobs of running bots adopted, of ended bots removed",
@@ -132,7 +135,7 @@ export class KubernetesLauncher implements Launcher {
     for (const pod of pods.items) {
       const uid = pod.metadata?.uid ?? "";
       seen.add(uid);
-      const botId = botIdOf(pod);
+      const botId = botIdOf(pod); // undefined for an account check's Pod
       if (botId === undefined || this.handled.has(uid)) continue;
       const failure = podFailure(
         pod,
@@ -143,7 +146,7 @@ export class KubernetesLauncher implements Launcher {
       if (!failure) continue;
       const failed = await this.host?.runnerFailed(botId, failure.subCode, failure.message);
       this.log.warn({ botId, ...failure, failed }, "kubernetes launcher: a runner Pod cannot run");
-      await this.deleteJob(botId);
+      await this.deleteJob(jobName(botId));
       // Only now: after an error on the way, the next poll tries again (a bot failed twice is a no-op).
       this.handled.add(uid);
     }
@@ -161,11 +164,11 @@ export class KubernetesLauncher implements Launcher {
     return this.unschedulableSince.get(uid);
   }
 
-  /** Deletes the bot's Job, its Pod (after the grace period) and, as their owner, its Secret; gone already is fine. */
-  private async deleteJob(botId: number): Promise<void> {
+  /** Deletes the Job, its Pod (after the grace period) and, as their owner, its Secret; gone already is fine. */
+  private async deleteJob(name: string): Promise<void> {
     try {
       await this.batch.deleteNamespacedJob({
-        name: jobName(botId),
+        name,
         namespace: this.options.namespace,
         gracePeriodSeconds: STOP_GRACE_SECONDS,
         propagationPolicy: "Foreground",

@@ -5,7 +5,12 @@ import type { BotConfig, SubCode } from "../../core/index.js";
  * Kubernetes Jobs implement the same port.
  */
 export interface Launcher {
-  /** Starts a runner for this bot; rejects if it cannot start. */
+  /**
+   * Starts a runner for this bot; rejects if it cannot start. With `config.accountCheck` it is an
+   * account check's runner: `botId` is then the check's id, which may equal a running bot's, so
+   * the launcher keeps it apart from bots' runners (stop, clean-up and failure reports never
+   * reach it); it exits once it has reported.
+   */
   launch(config: BotConfig): Promise<void>;
   /** SIGTERM to that runner if running (POST /v1/bots/{id}/kill, the watchdog). */
   stop(botId: number): Promise<void>;
@@ -38,7 +43,3 @@ export interface LauncherLog {
   warn(details: object, message: string): void;
   error(details: object, message: string): void;
 }
-
-/** What the Docker and Kubernetes launchers answer an account check (they run on the local launcher only). */
-export const ACCOUNT_CHECKS_LOCAL_ONLY =
-  "bot account checks run only with the local launcher (MEETBOT_LAUNCHER=local) for now";

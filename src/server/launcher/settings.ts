@@ -1,3 +1,5 @@
+import type { BotConfig } from "../../core/index.js";
+
 /** How the control plane starts runners (env MEETBOT_LAUNCHER, default local). */
 export const LAUNCHER_KINDS = ["local", "docker", "kubernetes"] as const;
 export type LauncherKind = (typeof LAUNCHER_KINDS)[number];
@@ -6,8 +8,39 @@ export type LauncherKind = (typeof LAUNCHER_KINDS)[number];
 export const RUNNER_NAME_LABEL = "app.kubernetes.io/name";
 export const RUNNER_NAME = "meetbot-runner";
 export const BOT_ID_LABEL = "meetbot.dev/bot-id";
+/**
+ * An account check's runner carries this label instead of BOT_ID_LABEL. A check's id is counted
+ * apart from bots' ids and is often a running bot's too: found as that bot's runner, a check's
+ * would be stopped with the bot, fail it, or be reaped as its leftover.
+ */
+export const CHECK_ID_LABEL = "meetbot.dev/check-id";
 /** The label selector (Kubernetes) and label filter (Docker) that finds every runner. */
 export const RUNNER_SELECTOR = `${RUNNER_NAME_LABEL}=${RUNNER_NAME}`;
+
+/** A runner container's (Docker) or Job's (Kubernetes) name and labels. */
+export interface RunnerIdentity {
+  /** One per bot or check: a second launch of the same one is refused by the engine or the API. */
+  name: string;
+  labels: Record<string, string>;
+}
+
+export function botRunnerName(botId: number): string {
+  return `meetbot-bot-${botId}`;
+}
+
+/** A bot's runner, or an account check's: each under its own name and id label. */
+export function runnerIdentity(config: BotConfig): RunnerIdentity {
+  const check = config.accountCheck;
+  if (check)
+    return {
+      name: `meetbot-check-${check.checkId}`,
+      labels: { [RUNNER_NAME_LABEL]: RUNNER_NAME, [CHECK_ID_LABEL]: String(check.checkId) },
+    };
+  return {
+    name: botRunnerName(config.botId),
+    labels: { [RUNNER_NAME_LABEL]: RUNNER_NAME, [BOT_ID_LABEL]: String(config.botId) },
+  };
+}
 
 /** The image's user (Dockerfile: `useradd --uid 10001 meetbot`). */
 export const RUNNER_UID = 10001;

@@ -15,6 +15,7 @@ import { toIso } from "../db/database.js";
 import type { BotAccountCheckRow, Database, DialectName } from "../db/schema.js";
 import { ConflictError, UnauthorizedError, ValidationError } from "../errors.js";
 import { enqueueUserEvents } from "../webhooks/outbox.js";
+import { accountCheckFolder, sweepCheckFolders } from "./account-check-folders.js";
 import { type BotAccountService, sessionColumns } from "./bot-accounts.js";
 import { accountStatus } from "./bot-logins.js";
 import type { ServiceContext } from "./context.js";
@@ -308,12 +309,20 @@ export class AccountCheckService {
   }
 
   /**
-   * One round, by the injected clock: fails running checks past their deadline, queues the
-   * scheduled ones that are due, and launches the queued ones. For tests and tools too.
+   * One round, by the injected clock: fails running checks past their deadline, removes the
+   * folders of checks that finished a while ago (account-check-folders.ts), queues the scheduled
+   * ones that are due, and launches the queued ones. For tests and tools too.
    */
-  async runDue(): Promise<{ failed: number; scheduled: number; launched: number }> {
+  async runDue(): Promise<{ failed: number; foldersRemoved: number; scheduled: number; launched: number }> {
     const now = this.ctx.now();
     const failed = await this.failOverdue(now);
+    // A disk that refuses must not hold up the checks themselves.
+    const foldersRemoved = await sweepCheckFolders(this.ctx, this.ctx.config.dataDir, now).catch(
+      (err: unknown) => {
+        this.ctx.log.warn({ err }, "account checks: could not sweep the checks' folders");
+        return 0;
+      },
+    );
     const scheduled = await scheduleDueChecks(this.ctx.db, now, this.settings.intervalMs);
     let launched = 0;
     for (;;) {
@@ -325,7 +334,7 @@ export class AccountCheckService {
       if (claimed.length === 0) break;
       for (const check of claimed) if (await this.launch(check)) launched += 1;
     }
-    return { failed, scheduled, launched };
+    return { failed, foldersRemoved, scheduled, launched };
   }
 
   /** Running checks whose runner never reported fail; the account stays as it was. */
@@ -406,7 +415,7 @@ export class AccountCheckService {
           ...(this.ctx.config.tls ? { ca: this.ctx.config.tls.certificates } : {}),
         },
         upload: { url: resultUrl },
-        workDir: path.join(this.ctx.config.dataDir, "account-checks", String(check.id), "work"),
+        workDir: path.join(accountCheckFolder(this.ctx.config.dataDir, check.id), "work"),
         login: { mode: "always", accountId: account.id, accountName: account.account_name, session },
         accountCheck: { checkId: check.id, resultUrl },
         ...this.ctx.config.runner.settings,
