@@ -294,9 +294,10 @@ describe("captions and chat (shared/notes/live-meeting.md)", () => {
   const COMPOSER = 'textarea[aria-label="Send a message"]';
   const SEND = 'button[aria-label="Send a message"]';
   const MESSAGES = ".RLrADb[data-message-id]";
+  // Short lines keep the test short; six words still show the growth.
   const LINES = [
-    { participant: "Alice Example", text: "I will send the report to the team tomorrow" },
-    { participant: "Bob Example", text: "We decided to ship the new version on Friday" },
+    { participant: "Alice Example", text: "Please send the report by Friday" },
+    { participant: "Bob Example", text: "We will ship the new version" },
   ];
 
   /** Opens the meeting in `target` and joins it (admission is open) as `name`. */
@@ -324,17 +325,17 @@ describe("captions and chat (shared/notes/live-meeting.md)", () => {
     await control("PUT", code, "", {
       admit: "open",
       script: LINES,
-      scriptStartAfterMs: 2500,
+      scriptStartAfterMs: 2000,
       captionRewrites: [1],
     });
     await joinOn(page, code, "Meetbot");
-    const other = await page.context().newPage();
-    await joinOn(other, code, "Other Bot");
     // Off until the bot turns them on, as on the real page.
     expect(await page.locator(REGION).count()).toBe(0);
     await watchCaptions(page, { block: ".nMcdL", speaker: ".adE6rb span.NWpY1d", text: ".ygicle" });
     await page.locator(CAPTIONS_ON).click();
     await page.locator(CAPTIONS_OFF).waitFor(WAIT);
+    const other = await page.context().newPage();
+    await joinOn(other, code, "Other Bot");
     expect(await page.locator(`${REGION} .nMcdL`).count()).toBe(0);
     expect(await page.locator('ul[aria-label="Meeting language"] li[data-value="en-US"]').count()).toBe(1);
 

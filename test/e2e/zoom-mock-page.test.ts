@@ -541,9 +541,10 @@ describe("captions and chat (shared/notes/live-meeting.md)", () => {
   const CHAT_BUTTON = '#wc-footer button[aria-label*="chat panel"]';
   const EDITOR = '.chat-rtf-box__editor-outer [contenteditable="true"]';
   const SEND = 'button[aria-label="send"]';
+  // Short lines keep the test short; six words still show the growth.
   const LINES = [
-    { participant: "Alice Example", text: "I will send the report to the team tomorrow" },
-    { participant: "Bob Example", text: "We decided to ship the new version on Friday" },
+    { participant: "Alice Example", text: "Please send the report by Friday" },
+    { participant: "Bob Example", text: "We will ship the new version" },
   ];
 
   /** Clicks More, then the menu item `label`. */
@@ -563,7 +564,7 @@ describe("captions and chat (shared/notes/live-meeting.md)", () => {
 
   it("captions: More → Captions, the toast, lines growing word by word beside the reader's avatar as in the participants list, no name", async () => {
     const id = newId();
-    await joinOpenCall(id, { script: LINES, scriptStartAfterMs: 3000, captionRewrites: [0] });
+    await joinOpenCall(id, { script: LINES, scriptStartAfterMs: 2000, captionRewrites: [0] });
     await settleIn();
     expect(await page.locator(SUBTITLES).count()).toBe(0);
     await watchCaptions(page, {
