@@ -2,7 +2,19 @@ import { describe, expect, it } from "vitest";
 import type { MeetingState } from "../../fixtures/host/meetings.js";
 import { meetAdapter } from "../../platforms/meet/index.js";
 import { isOnTop } from "../../platforms/variants.js";
-import { collectNotes, host, page, snapshotOf, text, useMockBrowser, WAIT } from "../helpers/mock-browser.js";
+import type { Page } from "playwright";
+import {
+  captionEntries,
+  collectNotes,
+  expectCaptionGrew,
+  host,
+  page,
+  snapshotOf,
+  text,
+  useMockBrowser,
+  WAIT,
+  watchCaptions,
+} from "../helpers/mock-browser.js";
 
 // The hooks as real-Meet adapters use them (see /work/shared/notes/platform-hooks.md).
 const NAME_INPUT = 'div[jscontroller] input[type="text"][aria-label="Your name"]';
@@ -271,6 +283,155 @@ describe("dead ends", () => {
     await page.locator('h1:text-is("Sign in")').waitFor(WAIT);
     expect(await page.getByText("to continue to your Google Account").count()).toBe(1);
     expect(await page.locator(NAME_INPUT).count()).toBe(0);
+  });
+});
+
+describe("captions and chat (shared/notes/live-meeting.md)", () => {
+  const CAPTIONS_ON = 'button[aria-label="Turn on captions"]';
+  const CAPTIONS_OFF = 'button[aria-label="Turn off captions"]';
+  const REGION = 'div[role="region"][aria-label="Captions"]';
+  const CHAT_BUTTON = 'button[aria-label="Chat with everyone"]';
+  const COMPOSER = 'textarea[aria-label="Send a message"]';
+  const SEND = 'button[aria-label="Send a message"]';
+  const MESSAGES = ".RLrADb[data-message-id]";
+  // Short lines keep the test short; six words still show the growth.
+  const LINES = [
+    { participant: "Alice Example", text: "Please send the report by Friday" },
+    { participant: "Bob Example", text: "We will ship the new version" },
+  ];
+
+  /** Opens the meeting in `target` and joins it (admission is open) as `name`. */
+  async function joinOn(target: Page, code: string, name: string) {
+    await target.goto(`${host.url}/meet/${code}`);
+    await target.locator(NAME_INPUT).fill(name);
+    await target.locator("button", { has: target.locator('span:text-is("Join now")') }).click();
+    await target.locator(PEOPLE).waitFor(WAIT);
+  }
+
+  /** Each message in the list as [sender header of its group or null, text, id]. */
+  const chatList = (target: Page) =>
+    target
+      .locator(`.chat-list ${MESSAGES}`)
+      .evaluateAll((nodes) =>
+        nodes.map((n) => [
+          n.parentElement?.querySelector(".HNucUd .poVWob")?.textContent ?? null,
+          n.querySelector(".jO4O1")?.textContent ?? "",
+          n.getAttribute("data-message-id"),
+        ]),
+      );
+
+  it("captions: on by the button (per page), the reader's block grows word by word, one is rewritten, c turns them off", async () => {
+    const code = newCode();
+    await control("PUT", code, "", {
+      admit: "open",
+      script: LINES,
+      scriptStartAfterMs: 2000,
+      captionRewrites: [1],
+    });
+    await joinOn(page, code, "Meetbot");
+    // Off until the bot turns them on, as on the real page.
+    expect(await page.locator(REGION).count()).toBe(0);
+    await watchCaptions(page, { block: ".nMcdL", speaker: ".adE6rb span.NWpY1d", text: ".ygicle" });
+    await page.locator(CAPTIONS_ON).click();
+    await page.locator(CAPTIONS_OFF).waitFor(WAIT);
+    const other = await page.context().newPage();
+    await joinOn(other, code, "Other Bot");
+    expect(await page.locator(`${REGION} .nMcdL`).count()).toBe(0);
+    expect(await page.locator('ul[aria-label="Meeting language"] li[data-value="en-US"]').count()).toBe(1);
+
+    const blocks = () => page.locator(".nMcdL").allTextContents();
+    await expect.poll(blocks, { timeout: 30_000 }).toEqual(LINES.map((l) => `${l.participant}${l.text}`));
+    const [alice, bob] = await captionEntries(page);
+    expect([alice?.speaker, bob?.speaker]).toEqual(["Alice Example", "Bob Example"]);
+    expectCaptionGrew(alice, LINES[0]!.text);
+    expectCaptionGrew(bob, LINES[1]!.text, true);
+    expect(await page.locator(".nMcdL .adE6rb img").count()).toBe(2);
+
+    // Per page: the other attendee never turned them on.
+    expect(await other.locator(REGION).count()).toBe(0);
+    expect(await other.locator(CAPTIONS_ON).count()).toBe(1);
+    const state = await meetingState(code);
+    expect(state.attendees.map((a) => [a.name, a.captionsOnAt !== null])).toEqual([
+      ["Meetbot", true],
+      ["Other Bot", false],
+    ]);
+
+    // The shortcut turns them off again (not while typing in the chat: see below).
+    await page.keyboard.press("c");
+    await page.locator(CAPTIONS_ON).waitFor(WAIT);
+    expect(await page.locator(REGION).count()).toBe(0);
+    await expect.poll(async () => (await meetingState(code)).attendees[0]?.captionsOnAt, WAIT).toBeNull();
+  });
+
+  it("captions off for the meeting: the button is there but disabled, and c does nothing", async () => {
+    const code = newCode();
+    await control("PUT", code, "", { admit: "open", captions: "off", script: [LINES[0]] });
+    await joinOn(page, code, "Meetbot");
+    expect(await page.locator(CAPTIONS_ON).isDisabled()).toBe(true);
+    await page.keyboard.press("c");
+    expect(await page.locator(CAPTIONS_ON).count()).toBe(1);
+    expect(await page.locator(REGION).count()).toBe(0);
+  });
+
+  it("chat: a sent message reaches every page with its sender, a scripted one appears once, an over-long one is refused", async () => {
+    const code = newCode();
+    await control("PUT", code, "", {
+      admit: "open",
+      chat: [
+        { participant: "Alice Example", text: "Welcome, the agenda is pinned", atMs: 1500, pinned: true },
+      ],
+    });
+    await joinOn(page, code, "Meetbot");
+    const other = await page.context().newPage();
+    await joinOn(other, code, "Other Bot");
+    await page.locator(CHAT_BUTTON).click();
+    expect(await page.locator(CHAT_BUTTON).getAttribute("aria-pressed")).toBe("true");
+
+    // The host's message for Alice, under her name, once (a pinned copy carries its id too).
+    await expect.poll(() => chatList(page), WAIT).toHaveLength(1);
+    const [sender, body, id] = (await chatList(page))[0] ?? [];
+    expect([sender, body]).toEqual(["Alice Example", "Welcome, the agenda is pinned"]);
+    expect(await page.locator(`.Sd72u[data-message-id="${id}"]`).count()).toBe(1);
+    expect(id).toMatch(/^spaces\/[\w-]+\/messages\/\d{16,}$/);
+
+    // Typed (its "c"s are no captions shortcut there), Enter sends, the composer clears; the
+    // own run has no sender header.
+    await page.locator(COMPOSER).pressSequentially("Hello, can you hear me");
+    expect(await page.locator(CAPTIONS_OFF).count()).toBe(0);
+    await page.locator(COMPOSER).press("Enter");
+    await expect.poll(() => page.locator(COMPOSER).inputValue(), WAIT).toBe("");
+    await page.locator(COMPOSER).fill("And a second line");
+    await page.locator(SEND).click();
+    await expect.poll(() => chatList(page), WAIT).toHaveLength(3);
+    const list = await chatList(page);
+    expect(list.slice(1).map(([header, body]) => [header, body])).toEqual([
+      [null, "Hello, can you hear me"],
+      [null, "And a second line"],
+    ]);
+    const state = await meetingState(code);
+    expect(state.chat.map((m) => [m.id, m.sender, m.senderId, m.text, m.fromAttendee])).toEqual([
+      [id, "Alice Example", "p-1", "Welcome, the agenda is pinned", false],
+      [list[1]![2], "Meetbot", "a-1", "Hello, can you hear me", true],
+      [list[2]![2], "Meetbot", "a-1", "And a second line", true],
+    ]);
+    // The other page shows the bot's run under the bot's name.
+    await other.locator(CHAT_BUTTON).click();
+    await expect
+      .poll(() => chatList(other), WAIT)
+      .toEqual([
+        ["Alice Example", "Welcome, the agenda is pinned", id],
+        ["Meetbot", "Hello, can you hear me", list[1]![2]],
+        ["Meetbot", "And a second line", list[2]![2]],
+      ]);
+
+    // Past Meet's 500 characters: refused, the text stays, nothing is sent.
+    const long = "x".repeat(501);
+    await page.locator(COMPOSER).fill(long);
+    expect(await page.locator(SEND).isDisabled()).toBe(true);
+    expect(await page.locator(".chat-limit").isVisible()).toBe(true);
+    await page.locator(COMPOSER).press("Enter");
+    expect(await page.locator(COMPOSER).inputValue()).toBe(long);
+    expect((await meetingState(code)).chat).toHaveLength(3);
   });
 });
 

@@ -2,7 +2,19 @@ import { describe, expect, it } from "vitest";
 import type { MeetingState } from "../../fixtures/host/meetings.js";
 import { teamsAdapter } from "../../platforms/teams/index.js";
 import { isOnTop } from "../../platforms/variants.js";
-import { collectNotes, host, page, snapshotOf, text, useMockBrowser, WAIT } from "../helpers/mock-browser.js";
+import type { Page } from "playwright";
+import {
+  captionEntries,
+  collectNotes,
+  expectCaptionGrew,
+  host,
+  page,
+  snapshotOf,
+  text,
+  useMockBrowser,
+  WAIT,
+  watchCaptions,
+} from "../helpers/mock-browser.js";
 
 // The hooks as real-Teams bots use them (see /work/shared/notes/platform-hooks.md).
 const JOIN_ON_WEB = 'button[data-tid="joinOnWeb"]';
@@ -533,6 +545,164 @@ describe("drifted layouts (ui=, fixtures/teams/ui-variants.ts) and the adapter o
     );
     await expect.poll(rosterEntries, WAIT).toHaveLength(3);
     expect((await snapshot("Note Taker")).participants.map((p) => p.id)).toEqual(["p-1", "p-2"]);
+  });
+});
+
+describe("captions and chat (shared/notes/live-meeting.md)", () => {
+  const MORE = "#callingButtons-showMoreBtn";
+  const WRAPPER = '[data-tid="closed-caption-renderer-wrapper"]';
+  const CHAT_BUTTON = "button#chat-button";
+  const COMPOSER = '[aria-label="Type a message"]';
+  const MESSAGES = '[data-tid="chat-pane-message"]';
+  // Short lines keep the test short; six words still show the growth.
+  const LINES = [
+    { participant: "Alice Example", text: "Please send the report by Friday" },
+    { participant: "Bob Example", text: "We will ship the new version" },
+  ];
+  const menuItem = (target: Page, name: string) =>
+    target.locator('[role="menu"] [role^="menuitem"]', { hasText: new RegExp(`^${name}$`) });
+
+  /** From the link into the call (admission open), as `name` or signed in (no name to type). */
+  async function joinOpen(target: Page, id: string, name?: string) {
+    await target.goto(joinLink(id));
+    await target.locator(JOIN_ON_WEB).click();
+    await target.locator(JOIN_NOW).waitFor(WAIT);
+    if (name) await target.locator(NAME_INPUT).fill(name);
+    await target.locator(JOIN_NOW).click();
+    await target.locator(PEOPLE_BUTTON).waitFor(WAIT);
+  }
+
+  /** Each message in the pane as [author shown on it or null, body, data-mid, own]. */
+  const chatPane = (target: Page) =>
+    target
+      .locator(MESSAGES)
+      .evaluateAll((nodes) =>
+        nodes.map((n) => [
+          n.querySelector('[data-tid="message-author-name"]')?.textContent ?? null,
+          n.querySelector('[data-tid="messageBodyContent"]')?.textContent,
+          n.getAttribute("data-mid"),
+          n.classList.contains("fui-ChatMyMessage"),
+        ]),
+      );
+
+  it("captions for a guest: More → Captions, an entry per turn growing in place, author and text paired in document order", async () => {
+    const id = newId();
+    await control("PUT", id, "", {
+      admit: "open",
+      script: LINES,
+      scriptStartAfterMs: 2000,
+      captionRewrites: [1],
+    });
+    await joinOpen(page, id, "Meetbot");
+    expect(await count(WRAPPER)).toBe(0);
+    await watchCaptions(page, {
+      block: ".fui-ChatMessageCompact",
+      speaker: '[data-tid="author"]',
+      text: '[data-tid="closed-caption-text"]',
+    });
+    await page.locator(MORE).click();
+    expect(await menuItem(page, "Language and speech").count()).toBe(0);
+    await menuItem(page, "Captions").click();
+    await page.locator(WRAPPER).waitFor(WAIT);
+
+    // What a bot reads: the leaves in document order, author then text.
+    const pairs = () =>
+      page
+        .locator(`${WRAPPER} [data-tid="author"], ${WRAPPER} [data-tid="closed-caption-text"]`)
+        .allTextContents();
+    await expect
+      .poll(pairs, { timeout: 30_000 })
+      .toEqual(LINES.flatMap((line) => [line.participant, line.text]));
+    const [alice, bob] = await captionEntries(page);
+    expect([alice?.speaker, bob?.speaker]).toEqual(["Alice Example", "Bob Example"]);
+    expectCaptionGrew(alice, LINES[0]!.text);
+    expectCaptionGrew(bob, LINES[1]!.text, true);
+    expect((await meetingState(id)).attendees[0]?.captionsOnAt).toEqual(expect.any(String));
+    await page.locator(MORE).click();
+    expect(await menuItem(page, "Captions").getAttribute("aria-checked")).toBe("true");
+  });
+
+  it("captions off and no guest chat: the guest's Captions item is disabled, it has no #chat-button, the host refuses its messages", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "open", captions: "off", anonymousChat: "off" });
+    await joinOpen(page, id, "Meetbot");
+    await page.locator(MORE).click();
+    expect(await menuItem(page, "Captions").getAttribute("aria-disabled")).toBe("true");
+    expect(await menuItem(page, "Captions").isDisabled()).toBe(true);
+    // What a bot reports as CHAT_UNAVAILABLE.
+    expect(await count(CHAT_BUTTON)).toBe(0);
+    expect(await count('[role="complementary"][aria-label="Chat"]')).toBe(0);
+    const refused = await fetch(`${host.url}/api/meetings/teams/${id}/attendees/a-1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text: "let me in" }),
+    });
+    expect(refused.status).toBe(403);
+  });
+
+  it("signed in: Language and speech → Show live captions, and the chat (runs, own messages, 4096), guest chat or not", async () => {
+    const id = newId();
+    const login = `tia-live-${id}`;
+    const accounts = `${host.url}/control/accounts/teams/${login}`;
+    await fetch(accounts, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "Tia Signed" }),
+    });
+    const session = await (await fetch(`${accounts}/sessions`, { method: "POST" })).json();
+    await control("PUT", id, "", {
+      admit: "open",
+      anonymousChat: "off",
+      chat: [
+        { participant: "Alice Example", text: "First from Alice", atMs: 300 },
+        { participant: "Alice Example", text: "Second from Alice", atMs: 400 },
+      ],
+    });
+    await page.context().setStorageState(session);
+    await joinOpen(page, id);
+
+    await page.locator(MORE).click();
+    await menuItem(page, "Language and speech").click();
+    await menuItem(page, "Show live captions").click();
+    await page.locator(WRAPPER).waitFor(WAIT);
+    expect((await meetingState(id)).attendees[0]?.captionsOnAt).toEqual(expect.any(String));
+    await page.locator(MORE).click();
+    await menuItem(page, "Language and speech").click();
+    await menuItem(page, "Hide live captions").click();
+    expect(await count(WRAPPER)).toBe(0);
+
+    // The pane holds the messages only while open: Alice's run carries her name once.
+    expect(await count(MESSAGES)).toBe(0);
+    await page.locator(CHAT_BUTTON).click();
+    await expect
+      .poll(async () => (await chatPane(page)).map(([author, body]) => [author, body]), WAIT)
+      .toEqual([
+        ["Alice Example", "First from Alice"],
+        [null, "Second from Alice"],
+      ]);
+    await page.locator(COMPOSER).fill("Hello from Tia");
+    await page.locator(COMPOSER).press("Enter");
+    await expect.poll(() => page.locator(COMPOSER).innerText(), WAIT).toBe("");
+    await expect.poll(() => chatPane(page), WAIT).toHaveLength(3);
+    const shown = await chatPane(page);
+    expect(shown[2]).toEqual([null, "Hello from Tia", expect.any(String), true]);
+    const state = await meetingState(id);
+    expect(state.chat.map((m) => [m.id, m.sender, m.senderId, m.text, m.fromAttendee])).toEqual([
+      [shown[0]![2], "Alice Example", "p-1", "First from Alice", false],
+      [shown[1]![2], "Alice Example", "p-1", "Second from Alice", false],
+      [shown[2]![2], "Tia Signed", "a-1", "Hello from Tia", true],
+    ]);
+    // Closed, the pane's list leaves the DOM; reopened, each message is there once.
+    await page.locator(CHAT_BUTTON).click();
+    expect(await count(MESSAGES)).toBe(0);
+    await page.locator(CHAT_BUTTON).click();
+    expect(await chatPane(page)).toEqual(shown);
+
+    await page.locator(COMPOSER).fill("z".repeat(4097));
+    expect(await page.locator('button[aria-label="Send"]').isDisabled()).toBe(true);
+    await page.locator(COMPOSER).press("Enter");
+    expect((await page.locator(COMPOSER).innerText()).length).toBe(4097);
+    expect((await meetingState(id)).chat).toHaveLength(3);
   });
 });
 

@@ -3,7 +3,18 @@ import type { MeetingState } from "../../fixtures/host/meetings.js";
 import { zoomAdapter } from "../../platforms/zoom/index.js";
 import { isOnTop } from "../../platforms/variants.js";
 import { ZOOM_HOOKS as H } from "../../platforms/zoom/selectors.js";
-import { collectNotes, host, page, snapshotOf, text, useMockBrowser, WAIT } from "../helpers/mock-browser.js";
+import {
+  captionEntries,
+  collectNotes,
+  expectCaptionGrew,
+  host,
+  page,
+  snapshotOf,
+  text,
+  useMockBrowser,
+  WAIT,
+  watchCaptions,
+} from "../helpers/mock-browser.js";
 
 // The real web client's hooks (see platforms/zoom/selectors.ts and shared/notes/platform-hooks.md).
 const PANEL_NAMES = "#participants-ul .participants-item__display-name";
@@ -520,6 +531,132 @@ describe("the host's passcode and start, through its APIs", () => {
       status: 400,
       json: { detail: "'abc-defg-hij' is not a valid zoom meeting id (like 12345678901)" },
     });
+  });
+});
+
+describe("captions and chat (shared/notes/live-meeting.md)", () => {
+  const MORE = '#wc-footer button[aria-label="More meeting control"]';
+  const MENU_ITEMS = '[role="menu"] [role="menuitem"]';
+  const SUBTITLES = "#live-transcription-subtitle";
+  const CHAT_BUTTON = '#wc-footer button[aria-label*="chat panel"]';
+  const EDITOR = '.chat-rtf-box__editor-outer [contenteditable="true"]';
+  const SEND = 'button[aria-label="send"]';
+  // Short lines keep the test short; six words still show the growth.
+  const LINES = [
+    { participant: "Alice Example", text: "Please send the report by Friday" },
+    { participant: "Bob Example", text: "We will ship the new version" },
+  ];
+
+  /** Clicks More, then the menu item `label`. */
+  async function fromMore(label: string) {
+    await page.locator(MORE).click();
+    await page.locator(MENU_ITEMS, { hasText: label }).click();
+  }
+
+  /** The participants list's avatar beside `name`: [src, initials, style]. */
+  const listAvatar = (name: string) =>
+    page
+      .locator("li.participants-li", {
+        has: page.locator(`.participants-item__display-name:text-is("${name}")`),
+      })
+      .locator(".participants-item__avatar")
+      .evaluate((a) => [a.getAttribute("src"), a.textContent, a.getAttribute("style")]);
+
+  it("captions: More → Captions, the toast, lines growing word by word beside the reader's avatar as in the participants list, no name", async () => {
+    const id = newId();
+    await joinOpenCall(id, { script: LINES, scriptStartAfterMs: 2000, captionRewrites: [0] });
+    await settleIn();
+    expect(await page.locator(SUBTITLES).count()).toBe(0);
+    await watchCaptions(page, {
+      block: ".live-transcription-subtitle__item",
+      speaker: ".zmu-caption-speaker-icon",
+      text: ".live-transcription-subtitle__text",
+    });
+    await fromMore("Captions");
+    await text("You have enabled live captions").waitFor(WAIT);
+    await page.locator(SUBTITLES).waitFor(WAIT);
+
+    const lines = () => page.locator(".live-transcription-subtitle__item").allTextContents();
+    // Bob has no picture: his icon is his initials, as in the list.
+    await expect.poll(lines, { timeout: 30_000 }).toEqual([LINES[0]!.text, `BE${LINES[1]!.text}`]);
+    const [alice, bob] = await captionEntries(page);
+    expectCaptionGrew(alice, LINES[0]!.text, true);
+    expectCaptionGrew(bob, LINES[1]!.text);
+    // The speaker is told only by the avatar, which matches the participants list's.
+    const [aliceSrc, ,] = await listAvatar("Alice Example");
+    expect(aliceSrc).toMatch(/^data:image\/svg\+xml,/);
+    expect(alice?.speaker).toBe(aliceSrc);
+    expect(await listAvatar("Bob Example")).toEqual([
+      null,
+      "BE",
+      await page.locator(".zmu-caption-speaker-icon").nth(1).getAttribute("style"),
+    ]);
+    expect(bob?.speaker).toBe("BE");
+    expect(await page.locator(SUBTITLES).textContent()).not.toMatch(/Alice|Bob/);
+    expect((await meetingState(id)).attendees[0]?.captionsOnAt).toEqual(expect.any(String));
+
+    await fromMore("Hide Captions");
+    expect(await page.locator(SUBTITLES).count()).toBe(0);
+    await expect.poll(async () => (await meetingState(id)).attendees[0]?.captionsOnAt, WAIT).toBeNull();
+    await fromMore("Show Captions");
+    await page.locator(SUBTITLES).waitFor(WAIT);
+  });
+
+  it("captions off for the meeting: the More menu has no captions item", async () => {
+    await joinOpenCall(newId(), { captions: "off" });
+    await page.getByRole("button", { name: "Join Audio by Computer" }).click(WAIT);
+    await page.locator(MORE).click();
+    expect(await page.locator(MENU_ITEMS).allTextContents()).toEqual(["Settings"]);
+  });
+
+  it("chat: the guest tip first, Enter sends under 'Me', the host's message under its sender once, over 4096 refused", async () => {
+    const id = newId();
+    await joinOpenCall(id, { chat: [{ participant: "Bob Example", text: "Hi, I am Bob", atMs: 1000 }] });
+    await page.getByRole("button", { name: "Join Audio by Computer" }).click(WAIT);
+    await page.locator(CHAT_BUTTON).click();
+    expect(await page.locator(CHAT_BUTTON).getAttribute("aria-label")).toBe("close the chat panel");
+    // Chatting as a guest: no typing before "Got it".
+    expect(await page.locator(EDITOR).count()).toBe(0);
+    await page.getByRole("tooltip").getByRole("button", { name: "Got it" }).click();
+
+    const runs = () =>
+      page
+        .locator(".chat-item-container")
+        .evaluateAll((nodes) =>
+          nodes.map((n) => [
+            n.querySelector(".chat-item__sender")?.textContent,
+            ...[...n.querySelectorAll('[id^="chat-message-"] .new-chat-message__content')].map(
+              (m) => m.textContent,
+            ),
+          ]),
+        );
+    await expect.poll(runs, WAIT).toEqual([["Bob Example", "Hi, I am Bob"]]);
+    await page.locator(EDITOR).fill("Hello from the bot");
+    await page.locator(EDITOR).press("Enter");
+    await expect.poll(() => page.locator(EDITOR).innerText(), WAIT).toBe("");
+    await page.locator(EDITOR).fill("Second line");
+    await page.locator(SEND).click();
+    await expect.poll(runs, WAIT).toEqual([
+      ["Bob Example", "Hi, I am Bob"],
+      ["Me", "Hello from the bot", "Second line"],
+    ]);
+    const state = await meetingState(id);
+    const ids = await page
+      .locator(".new-chat-message__container")
+      .evaluateAll((nodes) => nodes.map((n) => n.id));
+    expect(state.chat.map((m) => [m.id, m.sender, m.senderId, m.text, m.fromAttendee])).toEqual([
+      [ids[0], "Bob Example", "p-2", "Hi, I am Bob", false],
+      [ids[1], "Meetbot", "a-1", "Hello from the bot", true],
+      [ids[2], "Meetbot", "a-1", "Second line", true],
+    ]);
+
+    // Past Zoom's 4096 characters: refused, the text stays.
+    await page.locator(EDITOR).fill("y".repeat(4097));
+    expect(await page.locator(SEND).isDisabled()).toBe(true);
+    expect(await page.locator(".chat-rtf-box__limit").isVisible()).toBe(true);
+    await page.locator(EDITOR).press("Enter");
+    expect((await page.locator(EDITOR).innerText()).length).toBe(4097);
+    expect((await meetingState(id)).chat).toHaveLength(3);
   });
 });
 

@@ -109,3 +109,67 @@ export function collectNotes() {
   const notes: Array<[string, string]> = [];
   return { notes, note: (hook: string, variant: string) => void notes.push([hook, variant]) };
 }
+
+/** One caption entry as a page showed it: its speaker (a name, or an avatar's src) and every text it had, in order. */
+export interface CaptionEntry {
+  speaker: string;
+  texts: string[];
+}
+
+/**
+ * Records, from now on, every caption entry `target` shows (`block`: an entry; `speaker` and
+ * `text`: inside it) and each distinct text it had, so a test can see an entry grow and be
+ * rewritten in place. Read with `captionEntries`.
+ */
+export function watchCaptions(target: Page, hooks: { block: string; speaker: string; text: string }) {
+  return target.evaluate((h) => {
+    const entries: CaptionEntry[] = [];
+    const known = new Map<Element, CaptionEntry>();
+    const look = () => {
+      for (const block of document.querySelectorAll(h.block)) {
+        let entry = known.get(block);
+        if (!entry) {
+          const speaker = block.querySelector(h.speaker);
+          entry = { speaker: speaker?.getAttribute("src") ?? speaker?.textContent ?? "", texts: [] };
+          known.set(block, entry);
+          entries.push(entry);
+        }
+        const text = block.querySelector(h.text)?.textContent ?? "";
+        if (text !== "" && entry.texts.at(-1) !== text) entry.texts.push(text);
+      }
+    };
+    new MutationObserver(look).observe(document.body, {
+      subtree: true,
+      childList: true,
+      characterData: true,
+    });
+    (window as unknown as { captionEntries: CaptionEntry[] }).captionEntries = entries;
+  }, hooks);
+}
+
+export const captionEntries = (target: Page): Promise<CaptionEntry[]> =>
+  target.evaluate(() => (window as unknown as { captionEntries: CaptionEntry[] }).captionEntries);
+
+/**
+ * What a caption entry must show of `line`: it grew word by word (each text a prefix of the
+ * next, at least three of them) to the whole line, or, `rewritten`, it once showed more than was
+ * said and shrank back before it went on.
+ */
+export function expectCaptionGrew(entry: CaptionEntry | undefined, line: string, rewritten = false) {
+  const texts = entry?.texts ?? [];
+  expect(texts.at(-1)).toBe(line);
+  expect(texts.length).toBeGreaterThanOrEqual(3);
+  const shrinks = texts.flatMap((text, i) => {
+    const next = texts[i + 1];
+    return next !== undefined && !next.startsWith(text) ? [[text, next]] : [];
+  });
+  if (!rewritten) {
+    expect(shrinks).toEqual([]);
+    return;
+  }
+  expect(shrinks).toHaveLength(1);
+  const [before = "", after = ""] = shrinks[0] ?? [];
+  // Retroactively: the wrong tail goes, at least 20 characters shorter, and the right words stay.
+  expect(before.length - after.length).toBeGreaterThanOrEqual(20);
+  expect(line.startsWith(after)).toBe(true);
+}
