@@ -5,7 +5,11 @@
  * start: the clock of the recording's `speakerTimeline`.
  */
 
-export const TRANSCRIPTION_ENGINES = ["pocketsphinx", "openai", "deepgram", "assemblyai"] as const;
+/**
+ * `live`: not a recognizer but the bot's live transcript (its settled utterances, captions or
+ * pocketsphinx during the call), stored as its transcript once its runner is done.
+ */
+export const TRANSCRIPTION_ENGINES = ["pocketsphinx", "openai", "deepgram", "assemblyai", "live"] as const;
 export type TranscriptionEngineName = (typeof TRANSCRIPTION_ENGINES)[number];
 
 export const SUMMARY_ENGINES = ["extractive", "openai"] as const;

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { CallbackEventBody } from "../../src/core/index.js";
 import { type SseEvent, StreamClient } from "../helpers/sse-client.js";
 import {
   Api,
   deployedBot,
+  mp4Bytes,
   type FakeRunner,
   registerUser,
   startTestServer,
@@ -24,7 +25,11 @@ let stranger: TestUser;
 const clients: StreamClient[] = [];
 
 beforeAll(async () => {
-  server = await startTestServer({ rateLimit: { perMinute: 0, perHour: 0 }, webhooks: { worker: false } });
+  server = await startTestServer({
+    rateLimit: { perMinute: 0, perHour: 0 },
+    webhooks: { worker: false },
+    logLevel: "error",
+  });
   owner = await registerUser(server.api);
   stranger = await registerUser(server.api, "Someone Else");
 });
@@ -224,6 +229,91 @@ describe("bot options", () => {
     expect((await server.api.get(`/v1/bots/${created.body.id}`, { token: owner.token })).body.chat).toEqual(
       {},
     );
+  });
+});
+
+/** The bot's transcript once the job worker has stored it. */
+async function storedTranscript(botId: number) {
+  return vi.waitFor(
+    async () => {
+      const res = await server.api.get(`/v1/transcripts/${botId}`, { token: owner.token });
+      expect(res.status).toBe(200);
+      return res.body;
+    },
+    { timeout: 15_000, interval: 100 },
+  );
+}
+
+describe("the stored transcript", () => {
+  const final = (utteranceId: string, name: string | null, text: string, startMs: number) => ({
+    utteranceId,
+    speaker: name === null ? null : { participantId: `p-${name}`, name },
+    text,
+    startMs,
+    endMs: startMs + 900,
+    source: "captions" as const,
+    language: "en",
+  });
+
+  it("is the finals, in the order they started, once the runner is done (not before)", async () => {
+    const { botId, runner } = await meetingWithALine();
+    await send(runner, { type: "transcript.final", data: final("u-2", "Bob", "on it", 4000) });
+    await send(runner, {
+      type: "transcript.final",
+      data: final("u-1", "Alice", "I will send the report", 1000),
+    });
+    // A line that never settled is not in the transcript.
+    await send(runner, { type: "transcript.partial", data: final("u-3", null, "and one more", 6000) });
+    const upload = await runner.upload(mp4Bytes(4096), 8000);
+    expect(upload.status).toBe(201);
+    await send(runner, { type: "status", data: { status: "CALL_ENDED", subCode: "MEETING_ENDED" } });
+    const waiting = await server.api.get(`/v1/transcripts/${botId}/status`, { token: owner.token });
+    expect(waiting.body).toMatchObject({ status: "queued", engine: "live" });
+    await send(runner, { type: "status", data: { status: "DONE" } });
+    const transcript = await storedTranscript(botId);
+    expect(transcript).toMatchObject({
+      engine: "live",
+      language: "en",
+      text: "I will send the report on it",
+    });
+    expect(
+      transcript.utterances.map((u: { speaker: { name: string }; text: string }) => [u.speaker.name, u.text]),
+    ).toEqual([
+      ["Alice", "I will send the report"],
+      ["Bob", "on it"],
+    ]);
+  });
+
+  it("is made from what a failing bot delivered: its recording so far, its finals so far", async () => {
+    const { botId, runner } = await meetingWithALine();
+    await send(runner, { type: "transcript.final", data: final("u-1", "Alice", "before the crash", 500) });
+    expect((await runner.upload(mp4Bytes(4096), 1500)).status).toBe(201);
+    await send(runner, { type: "status", data: { status: "FATAL", subCode: "BROWSER_CRASHED" } });
+    const transcript = await storedTranscript(botId);
+    expect(transcript.text).toBe("before the crash");
+  });
+
+  it("without a recording there is no transcript: the finals stay in the live stream", async () => {
+    const { botId, runner } = await meetingWithALine();
+    await send(runner, { type: "transcript.final", data: final("u-1", "Alice", "nothing recorded", 500) });
+    await send(runner, { type: "status", data: { status: "FATAL", subCode: "RECORDING_FAILED" } });
+    expect((await server.api.get(`/v1/transcripts/${botId}`, { token: owner.token })).status).toBe(404);
+    const replay = await live(botId, { "last-event-id": "0" });
+    const events = await replay.until((list) => list.some((e) => e.event === "transcript.final"));
+    expect(events.find((e) => e.event === "transcript.final")?.data.data.text).toBe("nothing recorded");
+  });
+
+  it("refuses a bot asked for both a live transcript and a transcription (422)", async () => {
+    const res = await server.api.post("/v1/bots", {
+      token: owner.token,
+      body: {
+        meetingInfo: { platform: "google", meetingUrl: "http://127.0.0.1:9/meet/abc-defg-hij" },
+        liveTranscript: { source: "captions" },
+        transcription: { engine: "pocketsphinx" },
+      },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0].loc).toEqual(["body", "transcription"]);
   });
 });
 

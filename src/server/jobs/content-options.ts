@@ -3,6 +3,7 @@ import { z } from "zod";
 import { SUMMARY_ENGINES, TRANSCRIPTION_ENGINES } from "../../intelligence/types.js";
 import type { Database } from "../db/schema.js";
 import { ValidationError } from "../errors.js";
+import { toIso } from "../db/database.js";
 import type { Engines } from "./engines.js";
 import { activeState, findJob, queueJob } from "./queue.js";
 
@@ -54,16 +55,22 @@ export async function queueRequestedContent(
   options: ContentOptions,
   engines: Engines,
   now: Date,
+  live: { runnerDone: boolean } | null,
 ): Promise<boolean> {
-  if (!options.transcription && !options.summary) return false;
+  if (!options.transcription && !options.summary && !live) return false;
+  // A bot with a live transcript has its transcript already: it is stored once its runner is
+  // done sending it (startLiveTranscript), so the job waits until then; at once when the runner
+  // is done already (a late upload, a lost runner's segments salvaged).
   await queueJob(
     trx,
-    {
-      botId,
-      kind: "transcript",
-      engine: options.transcription?.engine ?? engines.config.defaultTranscription,
-      language: options.transcription?.language,
-    },
+    live
+      ? { botId, kind: "transcript", engine: "live", waiting: !live.runnerDone }
+      : {
+          botId,
+          kind: "transcript",
+          engine: options.transcription?.engine ?? engines.config.defaultTranscription,
+          language: options.transcription?.language,
+        },
     now,
   );
   if (options.summary) {
@@ -109,4 +116,41 @@ export async function queueSummary(
     await queueJob(trx, { botId, kind: "transcript", engine: engines.config.defaultTranscription }, now);
   }
   return queued;
+}
+
+/**
+ * The runner of a bot with a live transcript is done (its last report): every settled utterance
+ * is in, so its transcript job may run: the one waiting since the upload, or a new one when the
+ * bot ended without a recording. A transcript asked for by hand since is left as it is. Answers
+ * whether a job became due.
+ */
+export async function startLiveTranscript(
+  trx: Transaction<Database>,
+  botId: number,
+  now: Date,
+): Promise<boolean> {
+  const job = await findJob(trx, botId, "transcript");
+  if (job) {
+    if (job.engine !== "live" || job.state !== "queued" || job.next_attempt_at !== null) return false;
+    await trx
+      .updateTable("content_jobs")
+      .set({ next_attempt_at: toIso(now), updated_at: toIso(now) })
+      .where("id", "=", job.id)
+      .execute();
+    return true;
+  }
+  // A transcript belongs to its recording: a bot that delivered none keeps its finals in its live
+  // stream only. (A failing runner delivers what it recorded before its last report.)
+  const recording = await trx
+    .selectFrom("recordings")
+    .select("bot_id")
+    .where("bot_id", "=", botId)
+    .executeTakeFirst();
+  const said = await trx
+    .selectFrom("live_utterances")
+    .select("bot_id")
+    .where("bot_id", "=", botId)
+    .executeTakeFirst();
+  if (!recording || !said) return false;
+  return queueJob(trx, { botId, kind: "transcript", engine: "live" }, now);
 }

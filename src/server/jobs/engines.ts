@@ -31,12 +31,13 @@ export interface EnginesConfig {
 }
 
 /** What a provider engine needs set before it can be chosen: said in the 422 of a request naming it. */
-const MISSING: Record<Exclude<TranscriptionEngineName, "pocketsphinx"> | "openai-summary", string> = {
-  openai: "set MEETBOT_OPENAI_BASE_URL (an OpenAI-compatible server) or MEETBOT_OPENAI_API_KEY",
-  deepgram: "set MEETBOT_DEEPGRAM_API_KEY",
-  assemblyai: "set MEETBOT_ASSEMBLYAI_API_KEY",
-  "openai-summary": "set MEETBOT_OPENAI_SUMMARY_BASE_URL, MEETBOT_OPENAI_BASE_URL or an OpenAI API key",
-};
+const MISSING: Record<Exclude<TranscriptionEngineName, "pocketsphinx" | "live"> | "openai-summary", string> =
+  {
+    openai: "set MEETBOT_OPENAI_BASE_URL (an OpenAI-compatible server) or MEETBOT_OPENAI_API_KEY",
+    deepgram: "set MEETBOT_DEEPGRAM_API_KEY",
+    assemblyai: "set MEETBOT_ASSEMBLYAI_API_KEY",
+    "openai-summary": "set MEETBOT_OPENAI_SUMMARY_BASE_URL, MEETBOT_OPENAI_BASE_URL or an OpenAI API key",
+  };
 
 /**
  * The engines by name. Provider engines are made once and reused: the OpenAI summarizer remembers
@@ -52,6 +53,7 @@ export class Engines {
   transcriptionUnavailable(name: TranscriptionEngineName): string | null {
     switch (name) {
       case "pocketsphinx":
+      case "live":
         return null;
       case "openai":
         return this.config.openaiTranscription
@@ -69,6 +71,9 @@ export class Engines {
   }
 
   transcriber(name: TranscriptionEngineName): Transcriber {
+    // The live transcript is read from the database (transcript-job.ts), never recognized.
+    if (name === "live")
+      throw new EngineError("engine_unavailable", "the live transcript has no recognizer", false);
     const why = this.transcriptionUnavailable(name);
     // The server's settings changed since the job was queued.
     if (why) throw new EngineError("engine_unavailable", why, false);

@@ -94,6 +94,7 @@ export class BotService {
     this.checkCallbackTarget(input.callbackUrl);
     const login = input.login ? storedLogin(input.login) : null;
     checkOnJoinMessage(input.meetingInfo.platform, input.chat);
+    checkOneTranscript(input.liveTranscript, input.transcription);
     await checkLoginAccount(this.ctx.db, userId, input.meetingInfo.platform, login);
     checkEngines(
       this.engines,
@@ -256,6 +257,11 @@ export class BotService {
       const platform = input.meetingInfo?.platform ?? (bot.platform as Platform);
       await checkLoginAccount(trx, userId, platform, login);
       checkOnJoinMessage(platform, input.chat ?? parseJson<ChatOptions>(bot.chat_options) ?? {});
+      if (input.liveTranscript)
+        checkOneTranscript(
+          input.liveTranscript,
+          parseJson<ContentOptions>(bot.content_options)?.transcription,
+        );
       const automaticLeave = input.automaticLeave
         ? { ...parseJson<AutomaticLeave>(bot.automatic_leave), ...input.automaticLeave }
         : undefined;
@@ -542,4 +548,28 @@ function checkOnJoinMessage(platform: Platform, chat: ChatOptions): void {
   const problem = chat.onJoin === undefined ? null : chatLengthProblem(platform, chat.onJoin);
   if (problem)
     throw new ValidationError([{ loc: ["body", "chat", "onJoin"], msg: problem, type: "value_error" }]);
+}
+
+/**
+ * 422 for a bot asked for both: the live transcript is the bot's transcript (stored when its
+ * runner is done); the recording can still be transcribed with another engine afterwards.
+ */
+function checkOneTranscript(live: unknown, transcription: { engine?: string | undefined } | undefined): void {
+  if (!live && transcription?.engine === "live") {
+    throw new ValidationError([
+      {
+        loc: ["body", "transcription", "engine"],
+        msg: 'engine "live" is the bot\'s live transcript: set liveTranscript instead',
+        type: "value_error",
+      },
+    ]);
+  }
+  if (!live || !transcription) return;
+  throw new ValidationError([
+    {
+      loc: ["body", "transcription"],
+      msg: "a bot with liveTranscript has the live transcript as its transcript: leave transcription out (POST /v1/transcripts/{bot_id}/transcribe re-transcribes the recording later)",
+      type: "value_error",
+    },
+  ]);
 }

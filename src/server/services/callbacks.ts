@@ -1,6 +1,6 @@
 import { type BotStatus, type CallbackEvent, isTerminal } from "../../core/index.js";
 import { hexDigestsEqual, sha256Hex } from "../auth/tokens.js";
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import { isUniqueViolation, parseJson, toIso } from "../db/database.js";
 import { preparedQuery } from "../db/prepared.js";
 import type { BotRow, Database } from "../db/schema.js";
@@ -19,6 +19,7 @@ import {
 import { expireLoginAccount, releaseLoginAccount } from "./bot-logins.js";
 import { expireCallbackToken, windDownEnd } from "./callback-token.js";
 import { appendLiveEvent } from "./live-events.js";
+import { startLiveTranscript } from "../jobs/content-options.js";
 import type { WakeSignal } from "../wake-signal.js";
 import type { ServiceContext } from "./context.js";
 
@@ -69,7 +70,7 @@ export class CallbackService {
    * transition changes nothing but a warning log, is not recorded as applied, and answers 409.
    */
   async apply(botId: number, event: CallbackEvent): Promise<CallbackResult> {
-    const queued = { count: 0, events: 0 };
+    const queued = { count: 0, events: 0, jobs: false };
     const outcome = await this.applyInTransaction(botId, event, queued).catch(async (err: unknown) => {
       // Only reachable if two copies raced past the lock-free check (never on SQLite).
       if (!isUniqueViolation(err)) throw err;
@@ -82,6 +83,7 @@ export class CallbackService {
     });
     if (queued.count > 0) this.ctx.outbox.notify(); // committed (or rolled back: a harmless look)
     if (queued.events > 0) this.eventsAppended.notify();
+    if (queued.jobs) this.ctx.jobs.notify();
     if ("illegal" in outcome) throw new ConflictError(outcome.illegal);
     return outcome;
   }
@@ -89,7 +91,7 @@ export class CallbackService {
   private applyInTransaction(
     botId: number,
     event: CallbackEvent,
-    queued: { count: number; events: number },
+    queued: { count: number; events: number; jobs: boolean },
   ): Promise<CallbackResult | { illegal: string }> {
     return this.ctx.db.transaction().execute(async (trx) => {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
@@ -114,14 +116,14 @@ export class CallbackService {
             const note = `${event.data.status} reported after the bot ended ${current}; not applied (seq ${event.seq})`;
             await appendLog(trx, botId, "info", note, now);
             await keepLateArtifacts(trx, bot, event.data);
-            if (last) queued.count += await this.runnerFinished(trx, bot, event.data.status, now);
+            if (last) queued.count += await this.runnerFinished(trx, bot, event.data.status, now, queued);
           } else {
             await appendLog(trx, botId, "warn", `${illegal} (seq ${event.seq}) ignored`, now);
           }
           return { illegal };
         }
         status = event.data.status;
-        if (last) queued.count += await this.runnerFinished(trx, bot, status, now);
+        if (last) queued.count += await this.runnerFinished(trx, bot, status, now, queued);
       }
       await insertReceipt(trx, botId, event.seq, event.type, now);
       if (event.type === "log") await appendLog(trx, botId, event.data.level, event.data.message, eventTime);
@@ -144,11 +146,16 @@ export class CallbackService {
    * after the recording.ready of that upload. Returns the deliveries queued.
    */
   private async runnerFinished(
-    trx: Kysely<Database>,
+    trx: Transaction<Database>,
     bot: BotRow,
     reported: BotStatus,
     now: string,
+    queued: { jobs: boolean },
   ): Promise<number> {
+    // Everything the runner heard is in: its live transcript becomes the bot's transcript.
+    if (bot.live_transcript !== null && (await startLiveTranscript(trx, bot.id, this.ctx.now()))) {
+      queued.jobs = true;
+    }
     const endsDone = bot.status === "DONE" || (reported === "DONE" && !isTerminal(bot.status as BotStatus));
     const recording = endsDone
       ? await trx.selectFrom("recordings").select("bot_id").where("bot_id", "=", bot.id).executeTakeFirst()

@@ -139,7 +139,11 @@ export class RecordingService {
         // The transcript and summary the bot was created with, queued before meeting.completed
         // is built: its data says `queued` for them (null only when none was asked for).
         const options = bot.content_options ? (JSON.parse(bot.content_options) as ContentOptions) : {};
-        jobsQueued = await queueRequestedContent(trx, botId, options, this.engines, this.ctx.now());
+        // The runner is done once its token is over (its last report, or the wind-down after the
+        // server ended it): a late upload or a lost runner's salvaged segments.
+        const tokenOver = bot.callback_token_expires_at !== null && bot.callback_token_expires_at <= now;
+        const live = bot.live_transcript === null ? null : { runnerDone: tokenOver };
+        jobsQueued = await queueRequestedContent(trx, botId, options, this.engines, this.ctx.now(), live);
         // meeting.completed of the notes interface, whose data is the meeting as stored now.
         queued += await this.notesEvents.recordingStored(trx, botId, this.ctx.now());
       }

@@ -1,5 +1,6 @@
 import { RUNNING_STATUSES } from "../../core/index.js";
 import { toIso } from "../db/database.js";
+import { startLiveTranscript } from "../jobs/content-options.js";
 import { releaseBotEnded } from "../webhooks/outbox.js";
 import { lockBot } from "./bot-state.js";
 import { failOverdueCommands } from "./command-rows.js";
@@ -91,11 +92,16 @@ export class BotWatchdog {
       .where("callback_token_expires_at", "<=", now)
       .execute();
     for (const { id } of due) {
+      let jobs = false;
       const queued = await this.ctx.db.transaction().execute(async (trx) => {
         const bot = await lockBot(trx, this.ctx.dialect, id);
-        return bot ? releaseBotEnded(trx, bot, now) : 0;
+        if (!bot) return 0;
+        // Its runner will say nothing more: its live transcript is all there is.
+        if (bot.live_transcript !== null) jobs = await startLiveTranscript(trx, id, this.ctx.now());
+        return releaseBotEnded(trx, bot, now);
       });
       if (queued > 0) this.ctx.outbox.notify();
+      if (jobs) this.ctx.jobs.notify();
     }
   }
 
