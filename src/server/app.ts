@@ -1,3 +1,4 @@
+import websocket from "@fastify/websocket";
 import type { FastifyInstance } from "fastify";
 import { DownloadSigner } from "./auth/signed-urls.js";
 import { JwtIssuer } from "./auth/tokens.js";
@@ -62,6 +63,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One limiter for both prefixes: /v1 and /api/v1 share a credential's budget.
   const rateLimiter = new RateLimiter(deps.config.rateLimit, () => now().getTime());
 
+  // WebSocket upgrades (the live stream's socket); a client's messages are small JSON.
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   await registerOpenApi(app, BOT_API_DOCUMENT);
   await app.register(apiRoutes, { prefix: API_PREFIX, services, rateLimiter });
   await app.register(apiRoutes, { prefix: SANDBOX_PREFIX, services, rateLimiter });

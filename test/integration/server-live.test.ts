@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { WebSocket } from "ws";
 import type { CallbackEventBody } from "../../src/core/index.js";
 import { type SseEvent, StreamClient } from "../helpers/sse-client.js";
 import {
@@ -133,6 +134,70 @@ describe("GET /v1/bots/{id}/live", () => {
     const { botId } = await meetingWithALine();
     const client = await live(botId, {}, stranger);
     expect(client.status).toBe(404);
+  });
+});
+
+/** A WebSocket client of the bot's live stream that keeps every message and how it closed. */
+function socket(botId: number, headers: Record<string, string> = {}) {
+  const ws = new WebSocket(`${server.url.replace(/^http/, "ws")}/v1/bots/${botId}/live/ws`, { headers });
+  const received: Array<{ id: number; type: string; data: Record<string, unknown> }> = [];
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  ws.on("message", (data) => received.push(JSON.parse(String(data))));
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("error", reject);
+  });
+  return { ws, received, closed, opened };
+}
+
+describe("GET /v1/bots/{id}/live/ws", () => {
+  it("sends the same events as JSON messages, with the token in a header or in the first message, and resumes", async () => {
+    const { botId, runner } = await meetingWithALine();
+    const byHeader = socket(botId, { authorization: `Bearer ${owner.token}` });
+    await byHeader.opened;
+    await reportTheLine(runner);
+    await vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("transcript.final"));
+    expect(
+      byHeader.received.map((e) => (e.type.startsWith("transcript") ? `${e.type} ${e.data.text}` : e.type)),
+    ).toEqual([
+      "transcript.partial I will",
+      "transcript.partial I will send the",
+      "chat.message",
+      "transcript.final I will send the report",
+    ]);
+    byHeader.ws.close();
+    // A browser: no headers; the credential and where to resume come in the first message.
+    const first = byHeader.received[0] as { id: number };
+    const byMessage = socket(botId);
+    await byMessage.opened;
+    byMessage.ws.send(JSON.stringify({ type: "auth", token: owner.token, lastEventId: first.id }));
+    await send(runner, {
+      type: "participant.left",
+      data: { participantId: "p-1", participantName: "Alice Example" },
+    });
+    await vi.waitFor(() => expect(byMessage.received.map((e) => e.type)).toContain("participant.left"));
+    expect(byMessage.received.map((e) => e.type)).toEqual([
+      "chat.message",
+      "transcript.final",
+      "participant.left",
+    ]);
+    byMessage.ws.close();
+  });
+
+  it("closes 4401 for a bad credential, 4404 for another user's bot, 4400 for a first message that is not auth", async () => {
+    const { botId } = await meetingWithALine();
+    const bad = socket(botId, { authorization: "Bearer not-a-token" });
+    expect((await bad.closed).code).toBe(4401);
+    const theirs = socket(botId);
+    await theirs.opened;
+    theirs.ws.send(JSON.stringify({ type: "auth", token: stranger.token }));
+    expect((await theirs.closed).code).toBe(4404);
+    const garbled = socket(botId);
+    await garbled.opened;
+    garbled.ws.send("hello");
+    expect((await garbled.closed).code).toBe(4400);
   });
 });
 

@@ -20,6 +20,8 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 /** Every (method, url) Fastify routes, read from its route tree (HEAD is Fastify's GET twin). */
+const WEBSOCKETS = new Set(["/v1/bots/:id/live/ws"]);
+
 function registeredRoutes(): { method: string; url: string }[] {
   const routes: { method: string; url: string }[] = [];
   const segments: string[] = [];
@@ -41,7 +43,8 @@ const toOpenApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
 
 describe("/openapi.json", () => {
   it("documents every /v1 route Fastify has, with its method, and nothing else", async () => {
-    const routes = registeredRoutes().filter((r) => r.url.startsWith("/v1/"));
+    // The live stream's WebSocket is no HTTP operation OpenAPI 3 can describe: docs/api.md has it.
+    const routes = registeredRoutes().filter((r) => r.url.startsWith("/v1/") && !WEBSOCKETS.has(r.url));
     expect(routes.length).toBeGreaterThan(20);
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops as object).map((method) => `${method.toUpperCase()} ${path}`),

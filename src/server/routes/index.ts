@@ -12,6 +12,7 @@ import { botRoutes } from "./bots.js";
 import { callbackRoutes } from "./callbacks.js";
 import { commandRoutes } from "./commands.js";
 import { liveRoutes } from "./live.js";
+import { liveSocketRoutes } from "./live-ws.js";
 import { eventRoutes } from "./events.js";
 import { oauthRoutes } from "./oauth.js";
 import { recordingFileRoutes, recordingRoutes } from "./recordings.js";
@@ -48,6 +49,8 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
   await app.register(accountCheckCallbackRoutes, { services });
   await app.register(recordingFileRoutes, { services });
   await app.register(webhookReceiverRoutes, { services });
+  // Its credential comes on the upgrade or as the first message (browsers cannot set headers).
+  await app.register(liveSocketRoutes, { services });
 
   // Everything else: a user's bearer credential.
   await app.register(async (authenticated) => {

@@ -18,6 +18,14 @@ type ReadEvents = (afterId: number, limit: number) => Promise<{ id: number; text
 /** The reconnect delay the stream suggests to clients (the SSE `retry:` field). */
 export const STREAM_RETRY_MS = 3000;
 
+/** What a stream sends besides its events: first (the SSE reconnect delay), and to stay open. */
+interface Framing {
+  preamble: string | null;
+  ping: string | null;
+}
+const SSE_FRAMING: Framing = { preamble: `retry: ${STREAM_RETRY_MS}\n\n`, ping: ": ping\n\n" };
+const PLAIN_FRAMING: Framing = { preamble: null, ping: null };
+
 /** What a stream holds for a client beyond what the socket holds: this much text, and one event more. */
 const STREAM_BUFFER_BYTES = 16 * 1024;
 
@@ -68,22 +76,28 @@ export class EventStreams {
    * The live stream of one bot (GET /v1/bots/{id}/live; the caller checked it is the user's): its
    * live events with an id above `afterId`, undefined: from now on. Counted in the user's streams.
    */
-  async startLive(userId: number, botId: number, afterId: number | undefined): Promise<Readable> {
+  async startLive(
+    userId: number,
+    botId: number,
+    afterId: number | undefined,
+    format: "sse" | "json-lines" = "sse",
+  ): Promise<Readable> {
     const from = afterId ?? (await newestLiveEventId(this.db, botId));
     const read = async (after: number, limit: number) =>
       (await liveEventsAfter(this.db, botId, after, limit)).map((event) => ({
         id: event.id,
-        text: formatLiveEvent(event),
+        text: format === "sse" ? formatLiveEvent(event) : `${JSON.stringify(event)}\n`,
       }));
-    return this.open(userId, from, read);
+    // The WebSocket has its own pings and no reconnect hint: its stream is the events alone.
+    return this.open(userId, from, read, format === "sse" ? SSE_FRAMING : PLAIN_FRAMING);
   }
 
-  private open(userId: number, from: number, read: ReadEvents): Readable {
+  private open(userId: number, from: number, read: ReadEvents, framing = SSE_FRAMING): Readable {
     // Checked and counted with no await between, so that racing requests cannot both pass.
     if (this.closing) throw new ServiceUnavailableError("The server is shutting down");
     const mine = [...this.streams].filter((s) => s.userId === userId).length;
     if (mine >= this.config.perUser) throw new TooManyStreamsError(this.config.perUser);
-    const stream = new EventStream(userId, from, read, this.config, this.log);
+    const stream = new EventStream(userId, from, read, framing, this.config, this.log);
     this.streams.add(stream);
     stream.once("close", () => this.streams.delete(stream));
     return stream;
@@ -122,14 +136,16 @@ class EventStream extends Readable {
     readonly userId: number,
     private lastId: number,
     private readonly readEvents: ReadEvents,
+    framing: Framing,
     private readonly config: EventStreamConfig,
     private readonly log: FastifyBaseLogger,
   ) {
     super({ highWaterMark: STREAM_BUFFER_BYTES, encoding: "utf8" });
-    this.send(`retry: ${STREAM_RETRY_MS}\n\n`);
+    if (framing.preamble) this.send(framing.preamble);
     this.pollTimer = setInterval(() => this.wake(), config.pollIntervalMs);
+    const { ping } = framing;
     this.heartbeatTimer = setInterval(() => {
-      if (this.wanted) this.send(": ping\n\n");
+      if (this.wanted && ping) this.send(ping);
     }, config.heartbeatMs);
   }
 
