@@ -5,6 +5,7 @@ import type { Database, DialectName } from "../server/db/schema.js";
 import { NotFoundError } from "../server/errors.js";
 import type { JobState } from "../server/jobs/queue.js";
 import type { Summary, Transcript } from "../server/schemas/index.js";
+import { readChatMessages } from "../server/services/chat.js";
 import { loadSpeakerTimeline } from "../server/services/speaker-timeline.js";
 import type { SummaryService } from "../server/services/summaries.js";
 import type { TranscriptService } from "../server/services/transcripts.js";
@@ -177,6 +178,7 @@ export class MeetingService {
       },
       transcript: { status: (row.transcript_state ?? null) as JobState | null },
       summary: { status: (row.summary_state ?? null) as JobState | null },
+      chat: await readChatMessages(this.deps.db, row.id),
       createdAt: row.created_at,
     };
   }

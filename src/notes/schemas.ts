@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Platform } from "../core/index.js";
 import { JobState } from "../server/schemas/content-jobs.js";
 import { Timestamp } from "../server/schemas/common.js";
+import { ChatMessageView } from "../server/schemas/live.js";
 
 export const MEETING_STATUSES = ["in_progress", "processing", "completed", "failed"] as const;
 export const MeetingStatus = z
@@ -45,6 +46,9 @@ export const Meeting = z.object({
   }),
   transcript: z.object({ status: JobState.nullable().describe("null: none was asked for") }),
   summary: z.object({ status: JobState.nullable().describe("null: none was asked for") }),
+  chat: z
+    .array(ChatMessageView)
+    .describe("the meeting's chat as the bot read it, oldest first (the bot's own with fromBot)"),
   createdAt: Timestamp.describe("when the bot was created"),
 });
 export type Meeting = z.infer<typeof Meeting>;

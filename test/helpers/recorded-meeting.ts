@@ -23,9 +23,11 @@ export interface RecordMeetingOptions {
   endsAtMs?: number;
   /** `in_call`: the bot is still in the call; `fatal_without_recording`: it failed before any upload. */
   end?: "done" | "in_call" | "fatal_without_recording";
+  /** More of what the runner reports during the call (chat messages, transcript events), at their time. */
+  events?: TimedEvent[];
 }
 
-interface TimedEvent {
+export interface TimedEvent {
   type: string;
   data: Record<string, unknown>;
   ms: number;
@@ -59,6 +61,7 @@ export async function recordMeeting(
       inCall.push({ type: "speaker.stopped", data: who, ms: stop });
     }
   }
+  inCall.push(...(opts.events ?? []));
   // A runner reports in the order things happen (the sort is stable: ties keep their order).
   inCall.sort((x, y) => x.ms - y.ms);
   const endsAt = opts.endsAtMs ?? 1800;

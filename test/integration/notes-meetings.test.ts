@@ -13,7 +13,7 @@ import {
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
-import { recordMeeting } from "../helpers/recorded-meeting.js";
+import { recordMeeting, type TimedEvent } from "../helpers/recorded-meeting.js";
 import { storeCompletedContent } from "../helpers/stored-content.js";
 
 /**
@@ -49,6 +49,7 @@ interface MeetingOptions {
   platform?: "google" | "zoom";
   people?: string[];
   end?: "done" | "in_call" | "fatal_without_recording";
+  events?: TimedEvent[];
 }
 
 /** A bot of `user` that joined a call at `startedAt` (runner time) and, by default, ended with a recording. */
@@ -66,6 +67,7 @@ function meeting(user: TestUser, opts: MeetingOptions = {}) {
     })),
     recording: mp4,
     ...(opts.end ? { end: opts.end } : {}),
+    ...(opts.events ? { events: opts.events } : {}),
   });
 }
 
@@ -139,6 +141,19 @@ describe("meetings", () => {
       title: "Planning",
       startedAt,
       people: ["Alice Example", "Bob Example"],
+      events: [
+        {
+          type: "chat.message",
+          data: {
+            messageId: "m-1",
+            sender: { participantId: "p-1", name: "Bob Example" },
+            text: "Notes are in the doc",
+            sentAt: "2026-11-20T09:00:01.000Z",
+            fromBot: false,
+          },
+          ms: 1000,
+        },
+      ],
     });
     const list = await get(user, "/v1/meetings");
     expect(list.body).toMatchObject({ has_more: false, next_cursor: null });
@@ -174,6 +189,15 @@ describe("meetings", () => {
       recording: { available: true, durationMs: 2000, sizeBytes: mp4.byteLength },
       transcript: { status: null },
       summary: { status: null },
+      chat: [
+        {
+          messageId: "m-1",
+          sender: { participantId: "p-1", name: "Bob Example" },
+          text: "Notes are in the doc",
+          sentAt: "2026-11-20T09:00:01.000Z",
+          fromBot: false,
+        },
+      ],
       createdAt: expect.any(String),
     });
     expect((await get(user, `/v1/meetings/${listed.id}`)).body).toEqual(listed);
