@@ -74,7 +74,10 @@ export function useLiveConnection(): LiveState {
 }
 
 /** Reads `id:` and `data:` fields of server-sent events until the stream ends. */
-async function readEvents(body: ReadableStream<Uint8Array>, onEvent: (id: string, data: string) => void) {
+export async function readEvents(
+  body: ReadableStream<Uint8Array>,
+  onEvent: (id: string, data: string) => void,
+) {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";

@@ -9,6 +9,7 @@ import {
 } from "../helpers/dashboard.js";
 import { launchTestChromium } from "../helpers/mock-browser.js";
 import {
+  Api,
   deployedBot,
   registerUser,
   startTestServer,
@@ -349,6 +350,71 @@ describe("bots the test's runner plays", () => {
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL", { joinedAs: "Grace Account" });
     await expect.poll(() => joinedAs.textContent()).toBe("Grace Account, signed in");
+    expectNoProblems(tab);
+  });
+
+  it("follows the live meeting: the transcript grows and settles, the chat shows, a message and a leave go out as commands", async () => {
+    const { botId, runner, config } = await deployedBot(server, user, {
+      botDisplayName: "Live Bot",
+      liveTranscript: { source: "captions" },
+    });
+    const tab = await openSignedIn(server, user, `#/bots/${botId}`);
+    const { page } = tab;
+    await runner.status("JOINING_CALL");
+    await runner.status("IN_CALL");
+    const transcript = page.getByRole("region", { name: "Live transcript" });
+    const line = (text: string, final: boolean) => ({
+      type: final ? ("transcript.final" as const) : ("transcript.partial" as const),
+      data: {
+        utteranceId: "u-1",
+        speaker: { participantId: "p-1", name: "Ada Speaker" },
+        text,
+        startMs: 1200,
+        endMs: 2000,
+        source: "captions" as const,
+        language: "en",
+      },
+    });
+    await runner.send(line("We ship", false));
+    await expect.poll(() => transcript.getByRole("listitem").textContent()).toContain("We ship");
+    expect(await transcript.locator("li[aria-busy=true]").count()).toBe(1);
+    await runner.send(line("We ship on Friday", true));
+    await expect.poll(() => transcript.getByRole("listitem").textContent()).toContain("We ship on Friday");
+    expect(await transcript.getByRole("listitem").count()).toBe(1);
+    expect(await transcript.locator("li[aria-busy=true]").count()).toBe(0);
+
+    await runner.send({
+      type: "chat.message",
+      data: {
+        messageId: "m-1",
+        sender: { participantId: "p-1", name: "Ada Speaker" },
+        text: "agenda in the doc",
+        sentAt: new Date().toISOString(),
+        fromBot: false,
+      },
+    });
+    const chat = page.getByRole("region", { name: "Chat" });
+    await expect.poll(() => chat.getByRole("listitem").textContent()).toContain("agenda in the doc");
+    await chat.getByLabel("Message to the meeting").fill("Thanks, noted");
+    await chat.getByRole("button", { name: "Send" }).click();
+    // Sent: the box clears once the command is queued.
+    await expect.poll(() => chat.getByLabel("Message to the meeting").inputValue()).toBe("");
+    await page.getByRole("button", { name: "Leave the call" }).click();
+    // What the bot's runner is asked to do, in order: the message, then the leave.
+    await expect
+      .poll(async () => {
+        const res = await new Api(server.url).get(`/v1/bot-callbacks/${botId}/commands?wait=0`, {
+          token: config.callback.token,
+        });
+        return res.body.commands.map((c: { kind: string; payload: { text?: string } }) => [
+          c.kind,
+          c.payload.text,
+        ]);
+      })
+      .toEqual([
+        ["chat", "Thanks, noted"],
+        ["leave", undefined],
+      ]);
     expectNoProblems(tab);
   });
 });

@@ -4,8 +4,8 @@ import { DELETABLE, RUNNING } from "./bot-meeting.js";
 import { ErrorNote, useAction } from "./ui.js";
 
 /**
- * Deploy, kill and delete, each offered only in the statuses the API accepts it in. Kill and
- * delete ask first. `onChanged` runs after any of them succeeded (`deleted` says which).
+ * Deploy, leave (a bot in the call leaves, keeping all it recorded), kill and delete, each offered
+ * only in the statuses the API accepts it in. Kill and delete ask first. `onChanged` runs after any of them succeeded (`deleted` says which).
  */
 export function BotActions({
   bot,
@@ -19,6 +19,10 @@ export function BotActions({
 
   const deploy = async () => {
     const done = await action.run(() => api("POST", `/v1/bots/${bot.id}/deploy`));
+    if (done) onChanged({ deleted: false });
+  };
+  const leave = async () => {
+    const done = await action.run(() => api("POST", `/v1/bots/${bot.id}/leave`));
     if (done) onChanged({ deleted: false });
   };
   const kill = async () => {
@@ -42,6 +46,11 @@ export function BotActions({
         {bot.status === "READY_TO_DEPLOY" ? (
           <button type="button" onClick={deploy} disabled={action.busy}>
             Deploy
+          </button>
+        ) : null}
+        {bot.status === "IN_CALL" ? (
+          <button type="button" onClick={leave} disabled={action.busy}>
+            Leave the call
           </button>
         ) : null}
         {RUNNING.includes(bot.status) ? (

@@ -4,6 +4,8 @@ import type { BotEvent, EventList } from "../../server/schemas/events.js";
 import { BotActions } from "../components/bot-actions.js";
 import { BotLogs, Participants, StatusTimeline } from "../components/bot-activity.js";
 import { BotArtifacts } from "../components/bot-artifacts.js";
+import { LiveMeeting } from "../components/live-meeting.js";
+import { useBotLive } from "../bot-live.js";
 import { MeetingPlace, PLATFORM_LABELS, RUNNING } from "../components/bot-meeting.js";
 import { RecordingSection } from "../components/recording-section.js";
 import { ErrorNote, formatTime, Panel, StatusBadge, useApi } from "../components/ui.js";
@@ -40,6 +42,8 @@ export function BotPage({ botId }: { botId: number }) {
     if (event.botId === botId) refresh();
   });
   const running = bot.data !== undefined && RUNNING.includes(bot.data.status);
+  // Its meeting as it happens, from the start: while it runs, and after, to read it back.
+  const live = useBotLive(botId, bot.data !== undefined && bot.data.status !== "READY_TO_DEPLOY");
   useEffect(() => {
     if (!running) return;
     const timer = window.setInterval(refreshUnstreamed, RUNNING_REFRESH_MS);
@@ -124,6 +128,11 @@ export function BotPage({ botId }: { botId: number }) {
           <Participants events={events} finished={!running} />
         </Panel>
       </div>
+      {data.liveTranscript || running || live.chat.length > 0 ? (
+        <Panel title="Live meeting">
+          <LiveMeeting botId={botId} live={live} inCall={data.status === "IN_CALL"} />
+        </Panel>
+      ) : null}
       <Panel title="Logs">
         <BotLogs botId={botId} version={version} />
       </Panel>
