@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
+import { sendEventStream } from "../http/event-stream-reply.js";
 import {
   BotEvent,
   BotLogEntry,
@@ -77,17 +78,7 @@ export const eventRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
     async (request, reply) => {
       const after = request.headers["last-event-id"] ?? request.query.since;
       const stream = await services.eventStreams.start(currentUser(request).id, after);
-      return (
-        reply
-          .header("content-type", "text/event-stream; charset=utf-8")
-          .header("cache-control", "no-store")
-          // Proxies that buffer answers (nginx) would hold the events back.
-          .header("x-accel-buffering", "no")
-          // The connection is the stream's alone: closed with it, it is never left idle for the
-          // server's close to wait on.
-          .header("connection", "close")
-          .send(stream)
-      );
+      return sendEventStream(reply, stream);
     },
   );
 };

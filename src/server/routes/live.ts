@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
+import { sendEventStream } from "../http/event-stream-reply.js";
 import {
   ChatMessageList,
   ChatMessageListQuery,
@@ -39,12 +40,7 @@ export const liveRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
       await services.bots.requireOwned(userId, request.params.id);
       const after = request.headers["last-event-id"] ?? request.query.since;
       const stream = await services.eventStreams.startLive(userId, request.params.id, after);
-      return reply
-        .header("content-type", "text/event-stream; charset=utf-8")
-        .header("cache-control", "no-store")
-        .header("x-accel-buffering", "no")
-        .header("connection", "close")
-        .send(stream);
+      return sendEventStream(reply, stream);
     },
   );
 
