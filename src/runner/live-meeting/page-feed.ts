@@ -1,0 +1,61 @@
+import type { Page } from "playwright";
+
+/**
+ * Feeds a reading of the page to Node whenever it changes, driven by the DOM as the PageWatcher's
+ * snapshot is: a MutationObserver runs `read` (a self-contained function, serialized with its
+ * `hooks`) after each burst of changes and hands its result over only when it differs from the
+ * last one. Answers a function that stops it.
+ */
+export async function feedFromPage<H, R>(
+  page: Page,
+  name: string,
+  read: (hooks: H) => R,
+  hooks: H,
+  onReading: (reading: R) => void,
+): Promise<() => void> {
+  const binding = `__meetbotFeed_${name}`;
+  let active = true;
+  await page.exposeFunction(binding, (json: string) => {
+    if (active) onReading(JSON.parse(json) as R);
+  });
+  const reader = `() => (${read.toString()})(${JSON.stringify(hooks)})`;
+  // Compiled code may reference esbuild's __name helper inside serialized functions.
+  await page.evaluate(
+    `var __name = (f) => f; (${observe.toString()})(${JSON.stringify(binding)}, ${reader}, ${COALESCE_MS});`,
+  );
+  return () => {
+    active = false;
+    page.evaluate(`window[${JSON.stringify(`${binding}_stop`)}]?.()`).catch(() => {});
+  };
+}
+
+/** How long a burst of DOM changes is let settle before the page is read (ms). */
+const COALESCE_MS = 20;
+
+/** Runs in the page. */
+function observe(binding: string, read: () => unknown, coalesceMs: number): void {
+  const w = window as unknown as Record<string, unknown>;
+  const send = w[binding] as (json: string) => void;
+  let last = "";
+  let scheduled = false;
+  const check = () => {
+    scheduled = false;
+    let json: string;
+    try {
+      json = JSON.stringify(read());
+    } catch {
+      return;
+    }
+    if (json === last) return;
+    last = json;
+    send(json);
+  };
+  const observer = new MutationObserver(() => {
+    if (scheduled) return;
+    scheduled = true;
+    setTimeout(check, coalesceMs);
+  });
+  observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  w[`${binding}_stop`] = () => observer.disconnect();
+  check();
+}
