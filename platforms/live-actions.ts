@@ -46,7 +46,11 @@ export const shown = (page: Page, selector: string): Locator =>
   page.locator(selector).filter({ visible: true }).first();
 
 /** A visible menu item (any of `roles`) whose accessible name is one of `texts`. */
-export function menuItem(page: Page, roles: readonly ("menuitem" | "menuitemcheckbox")[], texts: string[]) {
+export function menuItem(
+  page: Page,
+  roles: readonly ("menuitem" | "menuitemcheckbox")[],
+  texts: readonly string[],
+) {
   return roles
     .map((role) => page.getByRole(role, { name: exactly(texts) }))
     .reduce((all, locator) => all.or(locator))
@@ -55,6 +59,38 @@ export function menuItem(page: Page, roles: readonly ("menuitem" | "menuitemchec
 }
 
 export const isVisible = (locator: Locator) => locator.isVisible().catch(() => false);
+
+/**
+ * The first of `texts`, in their order, shown as a menu item: the most specific label first (a
+ * submenu's "Show Captions" before the "Captions" item that opened it, both on screen).
+ */
+export async function preferredItem(
+  page: Page,
+  roles: readonly ("menuitem" | "menuitemcheckbox")[],
+  texts: readonly string[],
+): Promise<{ label: string; locator: Locator } | null> {
+  for (const label of texts) {
+    const locator = menuItem(page, roles, [label]);
+    if (await isVisible(locator)) return { label, locator };
+  }
+  return null;
+}
+
+/**
+ * Whether an element is in the page, shown or not. Captions regions are empty (so not visible)
+ * until someone speaks: they are waited for by presence.
+ */
+export const isPresent = async (locator: Locator) => (await locator.count().catch(() => 0)) > 0;
+
+/** Waits until `locator` is in the page; false after `timeoutMs`. */
+export const appears = (locator: Locator, timeoutMs: number) =>
+  locator
+    .first()
+    .waitFor({ state: "attached", timeout: timeoutMs })
+    .then(
+      () => true,
+      () => false,
+    );
 
 /**
  * Shows the chat panel: dismisses a tip over the composer, and clicks the chat button only while

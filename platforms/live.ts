@@ -240,7 +240,9 @@ export function readCaptions(hooks: CaptionReadHooks): CaptionsReading {
       else entries.push({ key, text, speaker });
     }
   }
-  return { on: regions.length > 0, entries };
+  // The latest entries only: older ones have settled (Teams keeps every entry of the call on the
+  // page, and all of them on every change would grow without end).
+  return { on: regions.length > 0, entries: entries.slice(-16) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Page } from "playwright";
 import type { CaptionsOutcome, LiveNote } from "../live.js";
-import { isDisabled, isVisible, shown } from "../live-actions.js";
+import { appears, isDisabled, isPresent, isVisible, shown } from "../live-actions.js";
 import { MEET_LIVE_HOOKS } from "./selectors.js";
 
 const { captions } = MEET_LIVE_HOOKS;
@@ -16,8 +16,9 @@ export async function turnOnMeetCaptions(
   page: Page,
   { language, note }: { language?: string; note: LiveNote },
 ): Promise<CaptionsOutcome> {
-  const on = page.locator(captions.turnOffButton).or(page.locator(captions.region)).first();
-  if (!(await isVisible(on))) {
+  // "Turn off captions" anywhere (a folded toolbar hides it), or the region: captions are on.
+  const on = page.locator(captions.turnOffButton).or(page.locator(captions.region));
+  if (!(await isPresent(on))) {
     const button = shown(page, captions.turnOnButton);
     if (await isVisible(button)) {
       if (await isDisabled(button)) {
@@ -30,11 +31,8 @@ export async function turnOnMeetCaptions(
       await page.locator("body").press(captions.shortcutText);
       note("captionsButton", `none shown: pressed "${captions.shortcutText}"`);
     }
-    const confirmed = await on.waitFor({ state: "visible", timeout: CONFIRM_MS }).then(
-      () => true,
-      () => false,
-    );
-    if (!confirmed) return { on: false, reason: 'Meet\'s captions did not turn on (no "Turn off captions")' };
+    if (!(await appears(on, CONFIRM_MS)))
+      return { on: false, reason: 'Meet\'s captions did not turn on (no "Turn off captions")' };
   } else {
     note("captionsButton", "already on");
   }

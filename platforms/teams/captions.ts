@@ -1,6 +1,15 @@
 import type { Page } from "playwright";
 import type { CaptionsOutcome, LiveNote } from "../live.js";
-import { isDisabled, isVisible, menuItem, READ_MS, shown } from "../live-actions.js";
+import {
+  appears,
+  isDisabled,
+  isPresent,
+  isVisible,
+  menuItem,
+  preferredItem,
+  READ_MS,
+  shown,
+} from "../live-actions.js";
 import { TEAMS_LIVE_HOOKS } from "./selectors.js";
 
 const { captions } = TEAMS_LIVE_HOOKS;
@@ -20,14 +29,10 @@ export async function turnOnTeamsCaptions(
   page: Page,
   { note }: { note: LiveNote },
 ): Promise<CaptionsOutcome> {
-  const region = page.locator(captions.region).first();
-  const shownNow = () =>
-    region.waitFor({ state: "visible", timeout: STEP_MS }).then(
-      () => true,
-      () => false,
-    );
+  const region = page.locator(captions.region);
+  const shownNow = () => appears(region, STEP_MS);
   const on: CaptionsOutcome = { on: true, language: null };
-  if (await isVisible(region)) return on;
+  if (await isPresent(region)) return on;
   const button = shown(page, captions.captionsButton);
   if ((await isVisible(button)) && !(await isDisabled(button))) {
     await button.click({ timeout: STEP_MS });
@@ -45,21 +50,21 @@ export async function turnOnTeamsCaptions(
     return { on: false, reason };
   };
   for (let step = 0; step < MAX_STEPS; step++) {
-    if (await isVisible(region)) break;
+    if (await isPresent(region)) break;
     if (await isVisible(hide)) {
       await closeMenus(page, more);
       break;
     }
-    if (await isVisible(show)) {
-      if (await isDisabled(show))
+    const item = await preferredItem(page, ["menuitem", "menuitemcheckbox"], captions.showItemTexts);
+    if (item) {
+      if (await isDisabled(item.locator))
         return off("Teams' captions item is disabled: captions are off for this meeting");
-      if ((await show.getAttribute("aria-checked", { timeout: READ_MS })) === "true") {
+      if ((await item.locator.getAttribute("aria-checked", { timeout: READ_MS })) === "true") {
         await closeMenus(page, more);
         break;
       }
-      const label = ((await show.textContent({ timeout: READ_MS })) ?? "").trim();
-      await show.click({ timeout: STEP_MS });
-      note("captionsItem", label);
+      await item.locator.click({ timeout: STEP_MS });
+      note("captionsItem", item.label);
       if (await shownNow()) return on;
       continue;
     }

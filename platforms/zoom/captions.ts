@@ -1,6 +1,6 @@
 import type { Page } from "playwright";
 import type { CaptionsOutcome, LiveNote } from "../live.js";
-import { isVisible, menuItem, READ_MS, shown } from "../live-actions.js";
+import { appears, isPresent, isVisible, menuItem, preferredItem, shown } from "../live-actions.js";
 import { ZOOM_LIVE_HOOKS } from "./selectors.js";
 
 const { captions } = ZOOM_LIVE_HOOKS;
@@ -15,26 +15,30 @@ const MAX_ITEM_CLICKS = 3;
  * captions. Zoom lets a guest pick no caption language: `language` is not used.
  */
 export async function turnOnZoomCaptions(page: Page, { note }: { note: LiveNote }): Promise<CaptionsOutcome> {
-  const region = page.locator(captions.region).first();
-  if (await isVisible(region)) {
+  const region = page.locator(captions.region);
+  if (await isPresent(region)) {
     note("captions", "already shown");
     return { on: true, language: null };
   }
   const more = shown(page, captions.moreButton);
-  if (!(await isVisible(more))) return { on: false, reason: "Zoom's footer shows no More button" };
+  if (!(await isVisible(more))) {
+    // Zoom hides its footer while the mouse rests: moving it brings the footer back.
+    const size = page.viewportSize() ?? { width: 1280, height: 720 };
+    await page.mouse.move(size.width / 2, size.height - 40);
+    await more.waitFor({ state: "visible", timeout: STEP_MS }).catch(() => {});
+    if (!(await isVisible(more))) return { on: false, reason: "Zoom's footer shows no More button" };
+  }
   const show = menuItem(page, ["menuitem"], captions.showItemTexts);
   const hide = menuItem(page, ["menuitem"], captions.shownItemTexts);
-  const offered = () =>
-    show
-      .or(hide)
-      .first()
-      .waitFor({ state: "visible", timeout: STEP_MS })
-      .then(
-        () => true,
-        () => false,
-      );
+  const menu = page.getByRole("menu").filter({ visible: true }).first();
+  /** Whether the menu that opened offers a captions item (it has none where captions are off). */
+  const offered = async () => {
+    await menu.waitFor({ state: "visible", timeout: STEP_MS }).catch(() => {});
+    return (await isVisible(show)) || (await isVisible(hide));
+  };
   for (let click = 0; click < MAX_ITEM_CLICKS; click++) {
-    if (!(await isVisible(show)) && !(await isVisible(hide))) {
+    let item = await preferredItem(page, ["menuitem"], captions.showItemTexts);
+    if (!item && !(await isVisible(hide))) {
       await more.click({ timeout: STEP_MS });
       if (!(await offered())) {
         await closeMenu(page, more);
@@ -43,6 +47,7 @@ export async function turnOnZoomCaptions(page: Page, { note }: { note: LiveNote 
           reason: "Zoom's More menu has no captions item: the host has not enabled captions",
         };
       }
+      item = await preferredItem(page, ["menuitem"], captions.showItemTexts);
     }
     if (await isVisible(hide)) {
       // Shown already (the subtitles may be somewhere the bot does not look): leave them so.
@@ -50,14 +55,14 @@ export async function turnOnZoomCaptions(page: Page, { note }: { note: LiveNote 
       note("captionsItem", "Hide Captions: already shown");
       return { on: true, language: null };
     }
-    const label = ((await show.textContent({ timeout: READ_MS })) ?? "").trim();
-    await show.click({ timeout: STEP_MS });
-    note("captionsItem", label);
-    const visible = await region.waitFor({ state: "visible", timeout: STEP_MS }).then(
-      () => true,
-      () => false,
-    );
-    if (visible) return { on: true, language: null };
+    if (!item) continue;
+    await item.locator.click({ timeout: STEP_MS });
+    note("captionsItem", item.label);
+    // The subtitles, or a submenu with a more specific item ("Captions" → "Show Captions").
+    const further = captions.showItemTexts.slice(0, captions.showItemTexts.indexOf(item.label));
+    const next = further.length > 0 ? region.or(menuItem(page, ["menuitem"], further)) : region;
+    await appears(next, STEP_MS);
+    if (await isPresent(region)) return { on: true, language: null };
   }
   await closeMenu(page, more);
   return { on: false, reason: `Zoom's captions did not show (no ${captions.region})` };

@@ -189,9 +189,10 @@ export const ZOOM_LIVE_HOOKS = {
     moreButton: '#wc-footer button[aria-label="More meeting control"], #wc-footer button[aria-label="More"]',
     /**
      * Menu items that turn captions on ("Captions"; some builds open a submenu first, so a public
-     * bot clicks twice) or show them again. None where the host has not enabled captions.
+     * bot clicks twice) or show them again, the most specific first. None where the host has not
+     * enabled captions.
      */
-    showItemTexts: ["Captions", "Show Captions"],
+    showItemTexts: ["Show Captions", "Captions"],
     /** The item once captions are shown: nothing to do. */
     shownItemTexts: ["Hide Captions"],
     region: "#live-transcription-subtitle",

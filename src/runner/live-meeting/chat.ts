@@ -18,6 +18,11 @@ import type { SpeakerDirectory } from "./speakers.js";
 const SHOWN_MS = 10_000;
 /** At most one attempt to show the panel again in this time, when it closed. */
 const REOPEN_MS = 5_000;
+/**
+ * The chat is read at most this often: it reads the whole list (hundreds of messages in a long
+ * call), and a message a quarter of a second late is no loss.
+ */
+const READ_EVERY_MS = 250;
 /** Attempts in a row to show the panel again before the bot stops trying (it would flap). */
 const MAX_REOPEN_FAILURES = 3;
 
@@ -140,8 +145,13 @@ export class MeetingChat {
   /** Starts reading the chat (once). */
   private feed(): Promise<unknown> {
     if (this.stopped) return Promise.resolve();
-    this.feeding ??= feedFromPage(this.ctx.page, "chat", readChat, this.ctx.live.chat, (reading) =>
-      this.onReading(reading),
+    this.feeding ??= feedFromPage(
+      this.ctx.page,
+      "chat",
+      readChat,
+      this.ctx.live.chat,
+      (reading) => this.onReading(reading),
+      { coalesceMs: READ_EVERY_MS },
     );
     return this.feeding.catch((error: Error) => {
       this.ctx.log.warn({ err: firstLine(error.message) }, "could not read the chat");

@@ -4,7 +4,8 @@ import type { Page } from "playwright";
  * Feeds a reading of the page to Node whenever it changes, driven by the DOM as the PageWatcher's
  * snapshot is: a MutationObserver runs `read` (a self-contained function, serialized with its
  * `hooks`) after each burst of changes and hands its result over only when it differs from the
- * last one. Answers a function that stops it.
+ * last one. `coalesceMs`: how long a burst of changes is let settle before the page is read (the
+ * latency it adds). Answers a function that stops it.
  */
 export async function feedFromPage<H, R>(
   page: Page,
@@ -12,6 +13,7 @@ export async function feedFromPage<H, R>(
   read: (hooks: H) => R,
   hooks: H,
   onReading: (reading: R) => void,
+  { coalesceMs = DEFAULT_COALESCE_MS }: { coalesceMs?: number } = {},
 ): Promise<() => void> {
   const binding = `__meetbotFeed_${name}`;
   let active = true;
@@ -21,7 +23,7 @@ export async function feedFromPage<H, R>(
   const reader = `() => (${read.toString()})(${JSON.stringify(hooks)})`;
   // Compiled code may reference esbuild's __name helper inside serialized functions.
   await page.evaluate(
-    `var __name = (f) => f; (${observe.toString()})(${JSON.stringify(binding)}, ${reader}, ${COALESCE_MS});`,
+    `var __name = (f) => f; (${observe.toString()})(${JSON.stringify(binding)}, ${reader}, ${coalesceMs});`,
   );
   return () => {
     active = false;
@@ -29,8 +31,8 @@ export async function feedFromPage<H, R>(
   };
 }
 
-/** How long a burst of DOM changes is let settle before the page is read (ms). */
-const COALESCE_MS = 20;
+/** Short: captions are wanted as they change, and reading them is cheap. */
+const DEFAULT_COALESCE_MS = 20;
 
 /** Runs in the page. */
 function observe(binding: string, read: () => unknown, coalesceMs: number): void {
