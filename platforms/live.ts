@@ -274,8 +274,7 @@ export function readChat(hooks: ChatReadHooks): ChatReading {
     const home = sender.closest(hooks.message);
     let scope: Element = document.body;
     for (let node = sender.parentElement; node; node = node.parentElement) {
-      const others = [...node.querySelectorAll(hooks.message)].filter((m) => m !== home && isMessage(m));
-      if (others.length > 0) {
+      if ([...node.querySelectorAll(hooks.message)].some((m) => m !== home && isMessage(m))) {
         scope = node;
         break;
       }
