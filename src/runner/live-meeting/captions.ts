@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { Page } from "playwright";
 import { type LiveAdapter, type LiveNote, readCaptions } from "../../../platforms/live.js";
@@ -5,6 +6,9 @@ import type { CallbackEventBody, LiveTranscriptOptions } from "../../core/index.
 import { CaptionTracker } from "./caption-tracker.js";
 import { feedFromPage } from "./page-feed.js";
 import type { SpeakerDirectory } from "./speakers.js";
+
+/** How long stop() waits for a turn-on under way (the page's clicks) before it lets the call end. */
+const STOP_WAIT_MS = 1_000;
 
 export interface CaptionsContext {
   page: Page;
@@ -68,6 +72,7 @@ export function startCaptions(ctx: CaptionsContext): CaptionsSource {
     stopFeed = await feedFromPage(page, "captions", readCaptions, live.captions, ({ entries }) =>
       reading.update(entries),
     );
+    if (stopped) stopFeed();
   })().catch((error: Error) => {
     if (!stopped) unavailable(`could not read the captions: ${firstLine(error.message)}`);
   });
@@ -75,7 +80,10 @@ export function startCaptions(ctx: CaptionsContext): CaptionsSource {
     ready,
     stop: async () => {
       stopped = true;
-      await ready;
+      // A turn-on still clicking through menus has no utterance yet: the call's end does not wait for it.
+      const waited = new AbortController();
+      await Promise.race([ready, delay(STOP_WAIT_MS, undefined, { signal: waited.signal }).catch(() => {})]);
+      waited.abort();
       stopFeed();
       tracker?.stop();
     },
