@@ -139,13 +139,16 @@ export function readCaptions(hooks: CaptionReadHooks): CaptionsReading {
   const store = window as unknown as {
     __meetbotEntryKeys?: WeakMap<Element, string>;
     __meetbotNextKey?: number;
+    __meetbotDocument?: string;
   };
   const keys = (store.__meetbotEntryKeys ??= new WeakMap());
+  // Per document: a reloaded page's entries are new ones, never an old key's.
+  const documentKey = (store.__meetbotDocument ??= Math.random().toString(36).slice(2, 8));
   const keyOf = (element: Element) => {
     let key = keys.get(element);
     if (!key) {
       store.__meetbotNextKey = (store.__meetbotNextKey ?? 0) + 1;
-      key = `e${store.__meetbotNextKey}`;
+      key = `${documentKey}-e${store.__meetbotNextKey}`;
       keys.set(element, key);
     }
     return key;

@@ -14,6 +14,9 @@ import { SpeakerDirectory } from "../../src/runner/live-meeting/speakers.js";
  * in, partials and finals come out. The recording's clock starts at the fake clock's 0.
  */
 
+/** A settle time and the event loop's next turn after it (a timer of 0 ms: 1 ms, as in Node). */
+const SETTLED = SETTLE_MS + 1;
+
 const ALICE: SpeakerRef = { name: "Alice", nth: 0 };
 const entry = (key: string, text: string, speaker: SpeakerRef | null = ALICE): CaptionEntryReading => ({
   key,
@@ -43,7 +46,11 @@ function setUp() {
 }
 
 beforeEach(() => {
-  vi.useFakeTimers({ now: 0 });
+  // setImmediate too: a final waits for the readings already in (see the stalled-runner test).
+  vi.useFakeTimers({
+    now: 0,
+    toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate", "Date"],
+  });
 });
 afterEach(() => {
   vi.useRealTimers();
@@ -72,7 +79,7 @@ describe("the caption tracker", () => {
     tracker.update([entry("e1", "I will")]);
     vi.advanceTimersByTime(400);
     tracker.update([entry("e1", "I will send the report")]);
-    vi.advanceTimersByTime(SETTLE_MS - 1);
+    vi.advanceTimersByTime(SETTLE_MS);
     expect(of("transcript.final")).toEqual([]);
     vi.advanceTimersByTime(1);
     // Unchanged readings later do not settle it again.
@@ -100,7 +107,7 @@ describe("the caption tracker", () => {
     tracker.update([entry("e1", "we decided to ship")]);
     vi.advanceTimersByTime(300);
     tracker.update([entry("e1", "we decided to ship the new version")]);
-    vi.advanceTimersByTime(SETTLE_MS);
+    vi.advanceTimersByTime(SETTLED);
     expect(of("transcript.partial").map((e) => e.text)).toEqual([
       "we decided to",
       "we decided to ship and then the other thing that we said before",
@@ -116,7 +123,7 @@ describe("the caption tracker", () => {
     vi.advanceTimersByTime(100);
     tracker.update([entry("e2", "second turn", { name: "Bob", nth: 1 })]);
     expect(of("transcript.final").map((e) => [e.text, e.at])).toEqual([["first turn", 100]]);
-    vi.advanceTimersByTime(SETTLE_MS);
+    vi.advanceTimersByTime(SETTLED);
     const finals = of("transcript.final");
     expect(finals.map((e) => e.text)).toEqual(["first turn", "second turn"]);
     expect(finals[0]?.utteranceId).not.toBe(finals[1]?.utteranceId);
@@ -141,13 +148,41 @@ describe("the caption tracker", () => {
   it("goes on in a new utterance when a settled entry grows again, with only the new words", () => {
     const { tracker, of } = setUp();
     tracker.update([entry("e1", "thanks everyone")]);
-    vi.advanceTimersByTime(SETTLE_MS);
+    vi.advanceTimersByTime(SETTLED);
     tracker.update([entry("e1", "thanks everyone for joining today")]);
-    vi.advanceTimersByTime(SETTLE_MS);
+    vi.advanceTimersByTime(SETTLED);
     const finals = of("transcript.final");
     expect(finals.map((e) => e.text)).toEqual(["thanks everyone", "for joining today"]);
     expect(finals[0]?.utteranceId).not.toBe(finals[1]?.utteranceId);
-    expect(finals[1]?.startMs).toBe(SETTLE_MS);
+    expect(finals[1]?.startMs).toBe(SETTLED);
+  });
+
+  it("goes on after a final the platform then rewrote: the corrected rest comes, nothing repeats", () => {
+    const { tracker, of } = setUp();
+    // The page stalled while it showed a wrong hypothesis: that was final.
+    tracker.update([entry("e1", "I will send the report and then the other thing")]);
+    vi.advanceTimersByTime(SETTLED);
+    tracker.update([entry("e1", "I will send the report")]);
+    tracker.update([entry("e1", "I will send the report to the team tomorrow")]);
+    vi.advanceTimersByTime(SETTLED);
+    expect(of("transcript.final").map((e) => e.text)).toEqual([
+      "I will send the report and then the other thing",
+      "to the team tomorrow",
+    ]);
+  });
+
+  it("settles nothing that changed in readings waiting behind its timer (a stalled runner)", () => {
+    const { tracker, of } = setUp();
+    tracker.update([entry("e1", "thanks")]);
+    vi.advanceTimersByTime(SETTLE_MS - 1);
+    // A reading due at the same instant as the settle timer and run after it, as one waiting in
+    // the socket of a runner that stalled is.
+    setTimeout(() => tracker.update([entry("e1", "thanks everyone")]), 1);
+    vi.advanceTimersByTime(1);
+    vi.advanceTimersByTime(1);
+    expect(of("transcript.final")).toEqual([]);
+    vi.advanceTimersByTime(SETTLED);
+    expect(of("transcript.final").map((e) => e.text)).toEqual(["thanks everyone"]);
   });
 
   it("skips the bot's own captions and entries with no words", () => {

@@ -28,6 +28,7 @@ class FakePage {
     this.bindings.set(name, callback);
   }
   async evaluate(): Promise<void> {}
+  async addInitScript(): Promise<void> {}
   show(feed: "captions", reading: CaptionsReading): void;
   show(feed: "chat", reading: ChatReading): void;
   show(feed: string, reading: unknown): void {

@@ -36,8 +36,13 @@ interface Segment {
 interface Entry {
   /** Undefined until the page names someone. */
   speaker: ResolvedSpeaker | undefined;
-  /** Words of the entry already reported in finals: what it adds after them is a new utterance. */
-  committedWords: number;
+  /**
+   * The entry's words as they stood at its last final: what it shows after the part it still
+   * shares with them (a rewrite may change words already final) is a new utterance.
+   */
+  committed: string[];
+  /** Its words in the last reading. */
+  words: string[];
   open: Segment | null;
 }
 
@@ -47,9 +52,11 @@ interface Entry {
  * per PARTIAL_INTERVAL_MS, the latest text), and whose `transcript.final` goes out once: when it
  * has not changed for SETTLE_MS, when its entry leaves the page, or at stop(). Text may shrink as
  * well as grow (platforms rewrite captions in place): a partial always carries the text as shown.
- * An entry that grows again after its final (a pause longer than SETTLE_MS in one turn) goes on as
- * a new utterance of the words after those already final. The bot's own captions are skipped: the
- * bot only listens, and one that speaks transcribes its own output itself.
+ * An entry that changes again after its final (a pause longer than SETTLE_MS in one turn) goes on
+ * as a new utterance of the words after those it still shares with its last final: the rest of
+ * the turn, also where the platform rewrote words already final (they cannot be taken back; the
+ * corrected rest is not lost). The bot's own captions are skipped: the bot only listens, and one
+ * that speaks transcribes its own output itself.
  */
 export class CaptionTracker {
   private readonly entries = new Map<string, Entry>();
@@ -73,13 +80,14 @@ export class CaptionTracker {
       onScreen.add(reading.key);
       let entry = this.entries.get(reading.key);
       if (!entry) {
-        entry = { speaker: undefined, committedWords: 0, open: null };
+        entry = { speaker: undefined, committed: [], words: [], open: null };
         this.entries.set(reading.key, entry);
       }
       if (!entry.speaker && reading.speaker) entry.speaker = this.opts.resolve(reading.speaker);
       if (entry.speaker === "self") continue;
       const words = reading.text.split(/\s+/).filter((word) => word !== "");
-      const text = words.slice(entry.committedWords).join(" ").slice(0, LIVE_TEXT_MAX);
+      entry.words = words;
+      const text = words.slice(sharedPrefix(entry.committed, words)).join(" ").slice(0, LIVE_TEXT_MAX);
       if (!entry.open) {
         if (text === "") continue;
         entry.open = this.segment(now);
@@ -129,7 +137,14 @@ export class CaptionTracker {
         }, due);
     }
     if (segment.settleTimer) clearTimeout(segment.settleTimer);
-    segment.settleTimer = setTimeout(() => this.finish(entry), this.settleMs);
+    // Settled once the readings that came meanwhile are in: a runner that stalled longer than the
+    // settle time finds this timer due before the readings waiting in its socket (timers run
+    // first), so the final waits one more turn of the event loop, after its I/O.
+    segment.settleTimer = setTimeout(() => {
+      segment.settleTimer = setTimeout(() => {
+        if (entry.open === segment && segment.endMs === now) this.finish(entry);
+      }, 0);
+    }, this.settleMs);
   }
 
   private partial(entry: Entry, segment: Segment): void {
@@ -148,7 +163,7 @@ export class CaptionTracker {
     if (segment.settleTimer) clearTimeout(segment.settleTimer);
     // Nothing was said (a caption rewritten to nothing before any partial): nothing to settle.
     if (segment.text === "" && segment.lastPartialText === null) return;
-    entry.committedWords += segment.text.split(" ").filter((word) => word !== "").length;
+    entry.committed = entry.words;
     this.opts.emit("transcript.final", this.utterance(entry, segment));
   }
 
@@ -164,4 +179,11 @@ export class CaptionTracker {
       language: this.opts.language,
     };
   }
+}
+
+/** How many words `a` and `b` share from their start. */
+function sharedPrefix(a: readonly string[], b: readonly string[]): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
 }

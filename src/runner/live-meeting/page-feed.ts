@@ -22,9 +22,10 @@ export async function feedFromPage<H, R>(
   });
   const reader = `() => (${read.toString()})(${JSON.stringify(hooks)})`;
   // Compiled code may reference esbuild's __name helper inside serialized functions.
-  await page.evaluate(
-    `var __name = (f) => f; (${observe.toString()})(${JSON.stringify(binding)}, ${reader}, ${coalesceMs});`,
-  );
+  const script = `var __name = (f) => f; (${observe.toString()})(${JSON.stringify(binding)}, ${reader}, ${coalesceMs});`;
+  // This document now, and any the page loads later (a reconnect that reloads it).
+  await page.addInitScript({ content: script });
+  await page.evaluate(script);
   return () => {
     active = false;
     page.evaluate(`window[${JSON.stringify(`${binding}_stop`)}]?.()`).catch(() => {});
@@ -36,8 +37,9 @@ const DEFAULT_COALESCE_MS = 20;
 
 /** Runs in the page. */
 function observe(binding: string, read: () => unknown, coalesceMs: number): void {
+  // The page's own document only: a frame's empty reading would look like everything went away.
+  if (window.top !== window) return;
   const w = window as unknown as Record<string, unknown>;
-  const send = w[binding] as (json: string) => void;
   let last = "";
   let scheduled = false;
   const check = () => {
@@ -49,6 +51,9 @@ function observe(binding: string, read: () => unknown, coalesceMs: number): void
       return;
     }
     if (json === last) return;
+    // Looked up now: in a new document Playwright's binding may come after this script.
+    const send = w[binding] as ((json: string) => void) | undefined;
+    if (!send) return;
     last = json;
     send(json);
   };
