@@ -1,5 +1,6 @@
 import type { Page } from "playwright";
 import type { MeetingInfo, Platform, PlatformUrls, SubCode } from "../src/core/index.js";
+import type { LiveAdapter } from "./live.js";
 
 /**
  * Where the bot stands in the meeting, as read from the page. Every platform maps its own DOM
@@ -174,4 +175,6 @@ export interface PlatformAdapter {
   afterAdmission?(page: Page, opts?: { note?: JoinNote }): Promise<void>;
   /** Leaves the call politely (best effort; the runner closes the browser afterwards anyway). */
   leave(page: Page): Promise<void>;
+  /** The call's captions and chat (platforms/live.ts). Optional: without it the bot reads neither. */
+  live?: LiveAdapter;
 }

@@ -2,7 +2,9 @@ import type { Locator, Page } from "playwright";
 import type { MeetingInfo } from "../../src/core/index.js";
 import { type JoinNote, JoinRefused, type PlatformAdapter } from "../adapter.js";
 import { clickFirstClickable, exactly, firstVisible, ignoreNote, type Variants } from "../variants.js";
-import { MEET_HOOKS, MEET_SIGN_IN } from "./selectors.js";
+import { turnOnMeetCaptions } from "./captions.js";
+import { openMeetChat, sendMeetChat } from "./chat.js";
+import { MEET_HOOKS, MEET_LIVE_HOOKS, MEET_SIGN_IN } from "./selectors.js";
 import { meetSnapshot } from "./snapshot.js";
 
 const FORM_TIMEOUT_MS = 15_000;
@@ -24,6 +26,13 @@ export const meetAdapter: PlatformAdapter = {
   platform: "google",
   hooks: MEET_HOOKS,
   signIn: MEET_SIGN_IN,
+  live: {
+    captions: MEET_LIVE_HOOKS.captions,
+    chat: MEET_LIVE_HOOKS.chat,
+    turnOnCaptions: turnOnMeetCaptions,
+    openChat: openMeetChat,
+    sendChat: sendMeetChat,
+  },
   snapshot: meetSnapshot,
 
   meetingUrl(info: MeetingInfo): string {

@@ -123,3 +123,51 @@ export const MEET_SIGN_IN: SignInHooks = {
     "__Secure-3PAPISID",
   ],
 };
+
+/**
+ * Captions and chat (shared/notes/live-meeting.md; read by platforms/live.ts, clicked by
+ * captions.ts and chat.ts): when Meet changes them, this is the file to fix.
+ */
+export const MEET_LIVE_HOOKS = {
+  captions: {
+    /**
+     * The toolbar's toggle, confirmed by its label flipping to "Turn off captions". Disabled
+     * (`disabled` or `aria-disabled`) where the host switched captions off. Some builds render it
+     * as a `div[role="button"]`.
+     */
+    turnOnButton: 'button[aria-label="Turn on captions"], [role="button"][aria-label="Turn on captions"]',
+    turnOffButton: 'button[aria-label="Turn off captions"], [role="button"][aria-label="Turn off captions"]',
+    /** Meet's shortcut, for a toolbar that shows no captions button (a narrow one folds it away). */
+    shortcutText: "c",
+    /** The region of speaker blocks; older builds label it with more words ("Captions" in it). */
+    region: 'div[role="region"][aria-label="Captions"], [role="region"][aria-label*="Captions"]',
+    /** One block per speaker turn, its text rewritten in place while the person talks. */
+    entry: "div.nMcdL",
+    text: "div.ygicle",
+    /** In the block's `div.adE6rb` beside the avatar: the speaker's name, "You" for the user. */
+    speakerName: "span.NWpY1d",
+    selfTexts: ["You"],
+    /** The caption language list; `data-value` is a BCP 47 code (en-US, de-DE). */
+    languageOption: 'ul[aria-label="Meeting language"] li[data-value]',
+  },
+  chat: {
+    /** "Chat with everyone"; some builds label it "In-call messages…". */
+    openButton: 'button[aria-label="Chat with everyone"], button[aria-label^="In-call messages"]',
+    openedButton: '[aria-pressed="true"], [aria-expanded="true"]',
+    composer: 'textarea[aria-label="Send a message"], [role="textbox"][aria-label="Send a message"]',
+    sendButton: 'button[aria-label="Send a message"]',
+    tipDismissTexts: ["Got it"],
+    /**
+     * A message, with its id (`spaces/<space>/messages/<microseconds>`). Trap: the pinned-message
+     * overlay (`excluded`) carries the same attribute and id.
+     */
+    message: ".RLrADb[data-message-id], [data-message-id]",
+    excluded: ".Sd72u",
+    text: '.jO4O1, div[jsname="dTKtvb"]',
+    /** In the group header `.HNucUd` over a run of one sender's messages; the user's own runs have none. */
+    sender: ".poVWob",
+    ownWhenNoSender: true,
+    selfTexts: ["You"],
+    messageIdAttributes: ["data-message-id"],
+  },
+};

@@ -9,7 +9,9 @@ import {
   startsWith,
   type Variants,
 } from "../variants.js";
-import { TEAMS_HOOKS, TEAMS_SIGN_IN } from "./selectors.js";
+import { turnOnTeamsCaptions } from "./captions.js";
+import { openTeamsChat, sendTeamsChat } from "./chat.js";
+import { TEAMS_HOOKS, TEAMS_LIVE_HOOKS, TEAMS_SIGN_IN } from "./selectors.js";
 import { teamsSnapshot } from "./snapshot.js";
 import { teamsMeetingUrl, withBotToken } from "./url.js";
 
@@ -28,6 +30,13 @@ export const teamsAdapter: PlatformAdapter = {
   platform: "teams",
   hooks: TEAMS_HOOKS,
   signIn: TEAMS_SIGN_IN,
+  live: {
+    captions: TEAMS_LIVE_HOOKS.captions,
+    chat: TEAMS_LIVE_HOOKS.chat,
+    turnOnCaptions: turnOnTeamsCaptions,
+    openChat: openTeamsChat,
+    sendChat: sendTeamsChat,
+  },
   snapshot: teamsSnapshot,
 
   meetingUrl: (info, urls, extras) => withBotToken(teamsMeetingUrl(info, urls.teamsWeb), extras?.botToken),

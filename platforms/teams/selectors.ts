@@ -176,3 +176,50 @@ export const TEAMS_SIGN_IN: SignInHooks = {
   sessionCookies: ["ESTSAUTH", "ESTSAUTHPERSISTENT"],
   storageItems: ["msal.account.keys"],
 };
+
+/**
+ * Captions and chat (shared/notes/live-meeting.md; read by platforms/live.ts, clicked by
+ * captions.ts and chat.ts): when Teams changes them, this is the file to fix.
+ */
+export const TEAMS_LIVE_HOOKS = {
+  captions: {
+    /** "More" in the call's toolbar, whose menu has the captions items. */
+    moreButton: '#callingButtons-showMoreBtn, [role="toolbar"] button[aria-label="More"]',
+    /** A toolbar's own captions button, where a build has one. */
+    captionsButton: "#closed-captions-button",
+    /** Signed in, captions are under this submenu. */
+    languageMenuTexts: ["Language and speech"],
+    /**
+     * "Show live captions"; an anonymous guest's item is a checkbox "Captions" (`aria-checked`).
+     * Disabled (`aria-disabled`) where the host or tenant switched captions off.
+     */
+    showItemTexts: ["Show live captions", "Captions"],
+    shownItemTexts: ["Hide live captions"],
+    region: '[data-tid="closed-caption-renderer-wrapper"]',
+    /** One entry per speaker turn, growing word by word in place. */
+    entry: ".fui-ChatMessageCompact",
+    text: '[data-tid="closed-caption-text"]',
+    /** Paired with the text by document order. */
+    speakerName: '[data-tid="author"]',
+    selfTexts: [],
+  },
+  chat: {
+    /** Shows the meeting chat pane, which receives messages only while it shows. Absent for a guest without chat. */
+    openButton: "button#chat-button",
+    openedButton: '[aria-pressed="true"], [aria-expanded="true"]',
+    composer:
+      '[contenteditable="true"][aria-label="Type a message"], [data-tid="ckeditor"][contenteditable="true"]',
+    sendButton: 'button[aria-label="Send"]',
+    tipDismissTexts: [],
+    message: '[data-tid="chat-pane-message"]',
+    text: '[data-tid="messageBodyContent"]',
+    /** On the first of a run of someone else's messages only, inside it. */
+    sender: '[data-tid="message-author-name"]',
+    /** Not confirmed from a public source: the class of the user's own messages. */
+    ownMessage: ".fui-ChatMyMessage",
+    ownWhenNoSender: false,
+    selfTexts: [],
+    /** Not confirmed from a public source: the message id attribute. */
+    messageIdAttributes: ["data-mid"],
+  },
+};

@@ -97,8 +97,12 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
       seen.add(id);
       found.push({ id, name });
     };
+    // The roster's ids by name, as last rendered: the roster may close again (the chat pane takes
+    // the People panel's place), and tiles keyed by display name then keep those ids.
+    const store = window as unknown as { __meetbotTeamsRosterIds?: Record<string, string[]> };
     const items = document.querySelectorAll(call.rosterItem);
     if (items.length > 0) {
+      const byName: Record<string, string[]> = {};
       for (const item of items) {
         const id = (item.getAttribute("data-tid") ?? "").slice(call.rosterItemPrefix.length);
         const titled = item.querySelector(call.rosterName);
@@ -107,14 +111,23 @@ export function teamsSnapshot(rawHooks: SnapshotHooks): PageSnapshot {
         const tags = (item.textContent ?? "").replace(rawName, "");
         if (call.selfMarkers.some((marker) => tags.includes(marker))) continue;
         add(id, rawName.trim());
+        if (id) (byName[rawName.trim()] ??= []).push(id);
       }
+      store.__meetbotTeamsRosterIds = byName;
       return found;
     }
+    const rosterIds = store.__meetbotTeamsRosterIds ?? {};
+    const knownIds = new Set(Object.values(rosterIds).flat());
+    const taken = new Map<string, number>();
     for (const tile of document.querySelectorAll(call.stageTile)) {
       // A tile nested in another tile is the same participant's; the outer one names it.
       if (tile.parentElement?.closest(call.stageTile)) continue;
       if (isSelfTile(tile)) continue;
-      add(tile.getAttribute("data-tid") ?? "", (tile.querySelector(call.tileName)?.textContent ?? "").trim());
+      const key = tile.getAttribute("data-tid") ?? "";
+      const name = (tile.querySelector(call.tileName)?.textContent ?? "").trim();
+      const nth = taken.get(name) ?? 0;
+      taken.set(name, nth + 1);
+      add(knownIds.has(key) ? key : (rosterIds[name]?.[nth] ?? key), name);
     }
     return found;
   }

@@ -2,7 +2,9 @@ import type { Locator, Page } from "playwright";
 import type { MeetingInfo, PlatformUrls } from "../../src/core/index.js";
 import { type JoinNote, JoinRefused, type PlatformAdapter } from "../adapter.js";
 import { alternatives, clickFirstClickable, firstVisible, ignoreNote, type Variants } from "../variants.js";
-import { ZOOM_HOOKS, ZOOM_SIGN_IN } from "./selectors.js";
+import { turnOnZoomCaptions } from "./captions.js";
+import { openZoomChat, sendZoomChat } from "./chat.js";
+import { ZOOM_HOOKS, ZOOM_LIVE_HOOKS, ZOOM_SIGN_IN } from "./selectors.js";
 import { zoomSnapshot } from "./snapshot.js";
 import { zoomMeeting, zoomWebBaseUrl, zoomWebClientUrl } from "./url.js";
 
@@ -16,6 +18,13 @@ export const zoomAdapter: PlatformAdapter = {
   platform: "zoom",
   hooks: ZOOM_HOOKS,
   signIn: ZOOM_SIGN_IN,
+  live: {
+    captions: ZOOM_LIVE_HOOKS.captions,
+    chat: ZOOM_LIVE_HOOKS.chat,
+    turnOnCaptions: turnOnZoomCaptions,
+    openChat: openZoomChat,
+    sendChat: sendZoomChat,
+  },
   snapshot: zoomSnapshot,
 
   meetingUrl(info: MeetingInfo, urls: PlatformUrls): string {

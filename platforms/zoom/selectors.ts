@@ -178,3 +178,61 @@ export const ZOOM_SIGN_IN: SignInHooks = {
   cookieDomain: "zoom.us",
   sessionCookies: ["zm_aid", "zm_haid"],
 };
+
+/**
+ * Captions and chat (shared/notes/live-meeting.md; read by platforms/live.ts, clicked by
+ * captions.ts and chat.ts): when Zoom changes them, this is the file to fix.
+ */
+export const ZOOM_LIVE_HOOKS = {
+  captions: {
+    /** The footer's More button; not confirmed from a public source: its label "More meeting control". */
+    moreButton: '#wc-footer button[aria-label="More meeting control"], #wc-footer button[aria-label="More"]',
+    /**
+     * Menu items that turn captions on ("Captions"; some builds open a submenu first, so a public
+     * bot clicks twice) or show them again, the most specific first. None where the host has not
+     * enabled captions.
+     */
+    showItemTexts: ["Show Captions", "Captions"],
+    /** The item once captions are shown: nothing to do. */
+    shownItemTexts: ["Hide Captions"],
+    region: "#live-transcription-subtitle",
+    /** One line per speaker turn. */
+    entry: ".live-transcription-subtitle__item",
+    /**
+     * The line's words. Not confirmed from a public source: the text's own class; without it the
+     * line is read whole, less its avatar's initials.
+     */
+    text: ".live-transcription-subtitle__text, .live-transcription-subtitle__item",
+    /**
+     * No name is printed: the speaker is this avatar, the same picture (or initials on the same
+     * colour) as their participants-list entry's.
+     */
+    speakerAvatar: ".zmu-caption-speaker-icon",
+    selfTexts: [],
+    roster: {
+      name: ".participants-item__display-name",
+      item: ".participants-item__item-layout, li.participants-li",
+      avatar: ".participants-item__avatar",
+      tag: ".participants-item__name-label",
+      selfTagPattern: "\\bme\\b",
+    },
+  },
+  chat: {
+    /** "open the chat panel"; the same button reads "close the chat panel" while it is open. */
+    openButton: '#wc-footer button[aria-label*="chat panel" i]',
+    openedButton: '[aria-label*="close" i]',
+    /** A ProseMirror editor. */
+    composer: '.chat-rtf-box__editor-outer [contenteditable="true"]',
+    sendButton: 'button[aria-label="send"]',
+    /** A guest's "chatting as guest" tip covers the composer (not editable) until "Got it". */
+    tipDismissTexts: ["Got it"],
+    message: '.new-chat-message__container, [id^="chat-message-"]',
+    text: ".new-chat-message__content",
+    /** Over a run of one sender's messages; not confirmed from a public source: "Me" over the user's own. */
+    sender: ".chat-item__sender",
+    ownWhenNoSender: false,
+    selfTexts: ["Me"],
+    /** The element id `chat-message-<UUID>`. */
+    messageIdAttributes: ["id"],
+  },
+};

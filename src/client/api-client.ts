@@ -3,9 +3,12 @@
  * speaks to the server exactly as a user's program would, over HTTP.
  */
 import type { Command } from "../server/schemas/commands.js";
+import type { ChatMessageView as ChatMessage } from "../server/schemas/live.js";
 
 /** A command to a bot as the API answers it: the server's own schema, so the two cannot drift. */
 export type CommandView = Command;
+/** A chat message as the bot read it (GET /v1/bots/{id}/chat-messages). */
+export type ChatMessageView = ChatMessage;
 
 export class ApiError extends Error {
   constructor(
@@ -108,6 +111,21 @@ export class ApiClient {
 
   command(botId: number, commandId: number): Promise<CommandView> {
     return this.call("GET", `/v1/bots/${botId}/commands/${commandId}`);
+  }
+
+  /** Asks a bot in a call to send `text` to the meeting's chat (a command; follow it with `command`). */
+  sendChat(botId: number, text: string): Promise<CommandView> {
+    return this.call("POST", `/v1/bots/${botId}/chat`, { text });
+  }
+
+  /** The meeting's chat as the bot read it, oldest first (one page of up to `pageSize`). */
+  chatMessages(botId: number, pageSize = 100): Promise<{ messages: ChatMessageView[]; total: number }> {
+    return this.call("GET", `/v1/bots/${botId}/chat-messages?page_size=${pageSize}`);
+  }
+
+  /** The caller's bearer token, for a stream the caller opens itself (GET /v1/bots/{id}/live). */
+  get bearerToken(): string {
+    return this.token;
   }
 
   bot(botId: number): Promise<BotView> {

@@ -14,6 +14,7 @@ import {
 import type { AccountCheckReport, BotConfig, PendingCommand, StorageState, SubCode } from "../core/index.js";
 import { CommandRefusal } from "./commands.js";
 import { BotFailure } from "./errors.js";
+import { LiveMeeting } from "./live-meeting/index.js";
 import { type PageWatcher, PhaseTimeout } from "./page-watcher.js";
 import type { LifecyclePorts, RecorderPort, StagePort } from "./ports.js";
 import type { RecordingResult } from "./recorder.js";
@@ -58,6 +59,8 @@ export class BotLifecycle {
   private sessionToWriteBack: StorageState | null = null;
   /** Set while the bot is in the call: settles when the call has ended (CALL_ENDED, or a failure). */
   private callEnded: Deferred | null = null;
+  /** Captions and chat while in the call (live-meeting/). */
+  private liveMeeting: LiveMeeting | null = null;
   private lastStatus = "not started";
 
   constructor(
@@ -89,6 +92,11 @@ export class BotLifecycle {
         this.requestStop();
         await ended.promise;
         return undefined;
+      }
+      case "chat": {
+        if (!this.callEnded || !this.liveMeeting)
+          throw new CommandRefusal("NOT_IN_CALL", `the bot is not in the call (${this.lastStatus})`);
+        return this.liveMeeting.sendChat(command.payload);
       }
       default:
         throw new CommandRefusal(
@@ -222,6 +230,20 @@ export class BotLifecycle {
 
     this.status("IN_CALL", undefined, this.joinedAs());
     this.callEnded = deferred();
+    // Captions and chat (live-meeting/index.ts): ready for chat commands now, started below.
+    this.liveMeeting = new LiveMeeting({
+      page,
+      adapter: this.adapter,
+      config: this.config,
+      watcher,
+      selfName: this.joinedAs(),
+      report: (body) => this.reporter.report(body),
+      log: this.log,
+      // FALLBACK HOOK: captions cannot be turned on (unavailable is reported already). With
+      // liveTranscript.fallback the pocketsphinx live transcript is started here.
+      onCaptionsUnavailable: (reason) =>
+        this.log.info({ reason, fallback: this.config.liveTranscript?.fallback }, "no captions"),
+    });
     // The recording starts at once; opening the roster (which a toast or a slow page can hold up
     // for seconds) goes on beside it, and the call is watched once the roster is as open as it gets.
     const afterAdmission = Promise.resolve(this.adapter.afterAdmission?.(page, { note })).catch(
@@ -239,6 +261,7 @@ export class BotLifecycle {
       data: { ...recording, startedAt: startedAt.toISOString() },
     });
     await afterAdmission;
+    this.liveMeeting.start(startedAt);
 
     const endedBy = await watchCall({
       watcher,
@@ -248,6 +271,8 @@ export class BotLifecycle {
       signal: this.interrupt.signal,
       log: this.log,
     });
+    // Every utterance's final goes out before CALL_ENDED.
+    await this.liveMeeting.stop();
     if (!(endedBy in END_PHASES_BY_CODE)) await this.adapter.leave(page);
     this.status("CALL_ENDED", endedBy);
     this.endCall();
@@ -574,6 +599,7 @@ export class BotLifecycle {
     this.log.error({ subCode: failure.subCode, err: message }, "bot failed");
     this.endCall(new BotFailure(failure.subCode, message));
     const artifacts = await this.saveArtifacts();
+    await this.liveMeeting?.stop();
     // Whatever was recorded is still finalized and delivered.
     try {
       const result = await this.stopRecorder();

@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, describe, it } from "vitest";
+import type { SpokenLine } from "../../fixtures/host/script.js";
+import { wordAccuracy } from "../../src/intelligence/word-error-rate.js";
+import { eventually, startStack } from "../helpers/stack.js";
+import { type SseEvent, StreamClient } from "../helpers/sse-client.js";
+
+/**
+ * The live meeting (issue 21 §2 captions, §3 chat) with real bots in real Chromium against the
+ * mock pages of all three platforms: a bot with `liveTranscript: {source: "captions"}` turns its
+ * captions on the platform's way and streams partials and finals of what the scripted participants
+ * say, with the right speakers; it reads the chat once per message with its senders, sends its
+ * onJoin message and a message asked through the API. A meeting whose host switched captions and
+ * guest chat off gets a `transcript.source` unavailable event and CHAT_UNAVAILABLE.
+ */
+let stack: Awaited<ReturnType<typeof startStack>>;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+type PlatformName = "google" | "zoom" | "teams";
+
+const SCRIPT = [
+  { participant: "Alice Example", text: "I will send the report to the team tomorrow" },
+  { participant: "Bob Example", text: "We decided to ship the new version on Friday" },
+];
+/** Shown for one word's time in the middle of the last line, then taken back. */
+const MISHEARD = "and then the other thing";
+const CHAT = [
+  // Pinned: Meet also shows it in its pinned overlay, with the same id.
+  { participant: "Bob Example", text: "Hello from Bob", atMs: 2000, pinned: true },
+  { participant: "Bob Example", text: "Bob again, same run", atMs: 2300 },
+  { participant: "Alice Example", text: "Alice here: can you see this?", atMs: 2600 },
+];
+const ON_JOIN = "Hello, I am taking notes";
+const FROM_API = "A message sent through the API";
+
+function meeting(platform: PlatformName, n: number): { id: string; meetingInfo: Record<string, unknown> } {
+  switch (platform) {
+    case "google": {
+      const id = `liv-capt-aa${String.fromCharCode(97 + n)}`;
+      return { id, meetingInfo: { platform, meetingUrl: `${stack.mock.url}/meet/${id}` } };
+    }
+    case "zoom": {
+      const id = `8320000000${n}`;
+      return { id, meetingInfo: { platform, meetingId: id } };
+    }
+    case "teams": {
+      const id = `livemeeting000${n}`;
+      return {
+        id,
+        meetingInfo: { platform, meetingId: id, tenantId: "live-tenant", organizerId: "live-org" },
+      };
+    }
+  }
+}
+
+/** A bot's live stream from before its deploy, read until the bot ended. */
+async function deployWatched(body: Record<string, unknown>) {
+  const bot = await stack.api.createBot(body);
+  const stream = await StreamClient.open(
+    stack.api.baseUrl,
+    stack.api.bearerToken,
+    {},
+    `/v1/bots/${bot.id}/live`,
+  );
+  await stack.api.deploy(bot.id);
+  return { bot, stream };
+}
+
+const statusOf = (event: SseEvent): string | undefined =>
+  event.event === "status" ? (event.data.data.status as string) : undefined;
+const isEnd = (event: SseEvent) => ["DONE", "FATAL"].includes(statusOf(event) ?? "");
+
+/** Waits until the command is done or failed. */
+const outcomeOf = (botId: number, commandId: number) =>
+  eventually(
+    async () => {
+      const command = await stack.api.command(botId, commandId);
+      return ["done", "failed"].includes(command.status) ? command : undefined;
+    },
+    `command ${commandId}`,
+    60_000,
+  );
+
+describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 300_000 }, (platform) => {
+  // One test per platform, its two meetings one after the other: three bots at a time at most.
+  it("streams captions and reads and sends chat; says when the host switched them off", async ({
+    expect,
+  }) => {
+    // ---- a scripted meeting with captions and chat ----
+    const rich = meeting(platform, 1);
+    await stack.control.configure(platform, rich.id, {
+      admit: "open",
+      participants: 2,
+      script: SCRIPT,
+      // The last line: no line after it cuts it short (see below).
+      captionRewrites: [1],
+      // Admission, the recording, the roster, captions on and the chat open come first.
+      scriptStartAfterMs: 5000,
+      // Not endAfterScript: a page that plays the last line late still shows all of it.
+      endAfterMs: 16_000,
+      chat: CHAT,
+    });
+    const { bot, stream } = await deployWatched({
+      meetingInfo: rich.meetingInfo,
+      botDisplayName: "Caption Bot",
+      liveTranscript: { source: "captions" },
+      chat: { onJoin: ON_JOIN },
+    });
+    try {
+      await stream.until((events) => events.some((e) => statusOf(e) === "IN_CALL"));
+      const asked = await stack.api.sendChat(bot.id, FROM_API);
+      const sent = await outcomeOf(bot.id, asked.commandId);
+      expect(sent, JSON.stringify(sent.error)).toMatchObject({
+        status: "done",
+        result: { messageId: expect.any(String) },
+      });
+      const events = await stream.until((all) => all.some(isEnd));
+      expect(events.find(isEnd)?.data.data.status).toBe("DONE");
+
+      const state = (await stack.control.state(platform, rich.id)) as {
+        spoken: SpokenLine[];
+        chat: Array<{ text: string; fromAttendee: boolean }>;
+        attendees: Array<{ captionsOnAt: string | null }>;
+      };
+      expect(state.attendees[0]?.captionsOnAt).not.toBeNull();
+      expect(state.spoken.map((line) => line.text)).toEqual(SCRIPT.map((line) => line.text));
+      const ids = new Map(
+        events
+          .filter((e) => e.event === "participant.joined")
+          .map((e) => [e.data.data.participantName, e.data.data.participantId]),
+      );
+
+      // Captions: active; one final per utterance; each reader's finals (a pause over a second
+      // splits a turn) are the words of their line with the reader named, the rewrite taken
+      // back; partials while the bot is in the call, the first one before the line was over.
+      // The mock cuts a line short when its page plays it late and the next line starts (under
+      // load): every line but the last must be shown from its start, the last one whole.
+      expect(events.filter((e) => e.event === "transcript.source").map((e) => e.data.data)).toEqual([
+        { source: "captions", state: "active" },
+      ]);
+      const at = (status: string) => events.findIndex((e) => statusOf(e) === status);
+      const [inCall, callEnded] = [at("IN_CALL"), at("CALL_ENDED")];
+      const finals = events.filter((e) => e.event === "transcript.final").map((e) => e.data.data);
+      const finalIds = finals.map((u) => u.utteranceId);
+      expect(new Set(finalIds).size).toBe(finalIds.length);
+      const wordsOf = (text: string) => text.toLowerCase().split(/\s+/).filter(Boolean);
+      for (const [n, line] of state.spoken.entries()) {
+        const own = finals.filter((u) => u.speaker?.name === line.participant);
+        expect(own.length, JSON.stringify(finals)).toBeGreaterThan(0);
+        for (const utterance of own) {
+          expect(utterance.speaker).toEqual({
+            participantId: ids.get(line.participant),
+            name: line.participant,
+          });
+        }
+        const said = own.map((u) => u.text).join(" ");
+        expect(said).not.toContain(MISHEARD);
+        if (n === state.spoken.length - 1) {
+          expect(wordAccuracy(line.text, said), `"${line.text}" as "${said}"`).toBeGreaterThanOrEqual(0.9);
+        } else {
+          expect(wordsOf(line.text).slice(0, wordsOf(said).length), said).toEqual(wordsOf(said));
+        }
+        const partials = events
+          .map((e, index) => ({ e, index }))
+          .filter(
+            ({ e }) => e.event === "transcript.partial" && e.data.data.utteranceId === own[0]?.utteranceId,
+          );
+        expect(partials.length).toBeGreaterThan(0);
+        for (const { index } of partials) expect(index > inCall && index < callEnded).toBe(true);
+        expect(Date.parse(partials[0]?.e.data.eventTime)).toBeLessThan(Date.parse(line.endedAt ?? ""));
+      }
+
+      // Chat: the others' messages once each with their senders (a run's sender carried down),
+      // the bot's own two marked as its own, and the meeting got each of them once.
+      const { messages } = await stack.api.chatMessages(bot.id);
+      expect(
+        messages.filter((m) => !m.fromBot).map((m) => [m.sender?.name, m.sender?.participantId, m.text]),
+        JSON.stringify({ messages, ids: [...ids] }),
+      ).toEqual(CHAT.map((m) => [m.participant, ids.get(m.participant), m.text]));
+      const own = messages.filter((m) => m.fromBot);
+      expect(own.map((m) => m.text).sort()).toEqual([FROM_API, ON_JOIN].sort());
+      expect(own.find((m) => m.text === FROM_API)?.messageId).toBe(sent.result?.messageId);
+      expect(state.chat.filter((m) => m.fromAttendee).map((m) => m.text)).toEqual([ON_JOIN, FROM_API]);
+    } finally {
+      stream.close();
+    }
+
+    // ---- the host switched captions and guests' chat off ----
+    const off = meeting(platform, 2);
+    await stack.control.configure(platform, off.id, {
+      admit: "open",
+      participants: 1,
+      captions: "off",
+      anonymousChat: "off",
+      endAfterMs: 15_000,
+    });
+    const offBot = await deployWatched({
+      meetingInfo: off.meetingInfo,
+      botDisplayName: "Caption Bot",
+      liveTranscript: { source: "captions" },
+    });
+    try {
+      const sources = (
+        await offBot.stream.until((all) => all.some((e) => e.event === "transcript.source"))
+      ).filter((e) => e.event === "transcript.source");
+      expect(sources.map((e) => e.data.data)).toEqual([
+        { source: "captions", state: "unavailable", reason: expect.any(String) },
+      ]);
+      const asked = await stack.api.sendChat(offBot.bot.id, FROM_API);
+      expect(await outcomeOf(offBot.bot.id, asked.commandId)).toMatchObject({
+        status: "failed",
+        error: { code: "CHAT_UNAVAILABLE" },
+      });
+      const events = await offBot.stream.until((all) => all.some(isEnd));
+      expect(events.find(isEnd)?.data.data.status).toBe("DONE");
+      expect(events.filter((e) => ["transcript.partial", "transcript.final"].includes(e.event))).toEqual([]);
+    } finally {
+      offBot.stream.close();
+    }
+  });
+});
