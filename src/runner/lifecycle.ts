@@ -14,8 +14,10 @@ import {
 import type { AccountCheckReport, BotConfig, PendingCommand, StorageState, SubCode } from "../core/index.js";
 import { CommandRefusal } from "./commands.js";
 import { BotFailure } from "./errors.js";
+import { SpeakerTimeline } from "./live-transcript/speakers.js";
+import type { LiveTranscriber } from "./live-transcript/types.js";
 import { type PageWatcher, PhaseTimeout } from "./page-watcher.js";
-import type { LifecyclePorts, RecorderPort, StagePort } from "./ports.js";
+import type { LifecyclePorts, RecorderPort, ReporterPort, StagePort } from "./ports.js";
 import type { RecordingResult } from "./recorder.js";
 import type { AudioLevels } from "./silence.js";
 import { watchCall } from "./watch-call.js";
@@ -49,6 +51,8 @@ export class BotLifecycle {
   private readonly interrupt = new AbortController();
   private stage: StagePort | null = null;
   private recorder: RecorderPort | null = null;
+  /** The live transcript (BotConfig.liveTranscript), from the recording's start to the call's end. */
+  private live: LiveTranscriber | null = null;
   /** The recorded sound's level, from the recorder to the silence clock. */
   private readonly levels: AudioLevels = new EventEmitter();
   private readonly reporter: LifecyclePorts["reporter"];
@@ -238,21 +242,50 @@ export class BotLifecycle {
       type: "recording.started",
       data: { ...recording, startedAt: startedAt.toISOString() },
     });
+    const reporter = this.startLiveTranscript(stage, startedAt);
     await afterAdmission;
 
     const endedBy = await watchCall({
       watcher,
-      reporter: this.reporter,
+      reporter,
       automaticLeave: this.config.automaticLeave,
       levels: this.levels,
       signal: this.interrupt.signal,
       log: this.log,
     });
+    // What follows is not the meeting's sound: the live transcript stops listening now and
+    // settles its last utterance while the bot leaves; its finals come before DONE.
+    const liveSettled = this.live?.stop();
     if (!(endedBy in END_PHASES_BY_CODE)) await this.adapter.leave(page);
     this.status("CALL_ENDED", endedBy);
     this.endCall();
     await this.keepSession(stage);
+    await liveSettled;
     return endedBy;
+  }
+
+  /**
+   * Starts the live transcript when the bot has one; answers the reporter the call is watched
+   * with, which also keeps the speaker events on the recording's clock, to name who said what.
+   */
+  private startLiveTranscript(stage: StagePort, startedAt: Date): ReporterPort {
+    const options = this.config.liveTranscript;
+    if (!options) return this.reporter;
+    const speakers = new SpeakerTimeline(() => Date.now() - startedAt.getTime());
+    this.live = stage.startLiveTranscript({
+      options,
+      recordingStartedAt: startedAt,
+      speakers,
+      report: (body) => this.reporter.report(body),
+      workDir: this.workDir,
+      log: this.log,
+    });
+    return {
+      report: (body) => {
+        speakers.note(body);
+        return this.reporter.report(body);
+      },
+    };
   }
 
   /**
@@ -574,6 +607,8 @@ export class BotLifecycle {
     this.log.error({ subCode: failure.subCode, err: message }, "bot failed");
     this.endCall(new BotFailure(failure.subCode, message));
     const artifacts = await this.saveArtifacts();
+    // Every utterance that had partials still gets its final before the bot ends.
+    await this.live?.stop();
     // Whatever was recorded is still finalized and delivered.
     try {
       const result = await this.stopRecorder();
@@ -619,6 +654,7 @@ export class BotLifecycle {
 
   /** Never throws: the outcome is already decided and reported; cleanup trouble is only logged. */
   private async cleanUp(): Promise<void> {
+    await this.live?.stop();
     await this.stage?.close().catch((error: Error) => {
       this.log.warn({ err: error.message }, "cleanup after the bot was incomplete");
     });

@@ -1,0 +1,202 @@
+/**
+ * Where speech starts and ends in the call's sound, found by its level as it streams in:
+ * the utterances a recognizer decodes, and within long ones the pieces it decodes separately.
+ *
+ * Input: 16 kHz mono signed 16-bit little-endian PCM, in chunks of any size. Positions are sample
+ * numbers counted from the stream's first sample. Work is done in 20 ms frames: a frame is speech
+ * when its RMS level is well above the noise floor (tracked as the quietest recent level, rising
+ * slowly) and above an absolute minimum.
+ *
+ * - An utterance starts after START_FRAMES speech frames in a row; its audio begins PREROLL
+ *   earlier, so the recognizer hears the onset the level only caught late.
+ * - It ends after END_SILENCE of non-speech, its audio reaching POSTROLL past the last speech.
+ *   (The mock meetings leave 800 ms between lines; people pause within a sentence for less.)
+ * - A long utterance is cut into pieces the recognizer settles one by one (so it never re-decodes
+ *   more than one piece for a partial): at the first short pause once the piece is PIECE_MIN
+ *   long, or at its quietest frame of the last second once it is PIECE_MAX long. A cut at a pause
+ *   after UTTERANCE_MAX ends the utterance instead, so a monologue still settles now and then.
+ */
+
+export const SAMPLE_RATE = 16_000;
+export const FRAME_SAMPLES = 320;
+const FRAME_BYTES = FRAME_SAMPLES * 2;
+const FRAMES_PER_SECOND = SAMPLE_RATE / FRAME_SAMPLES;
+const ms = (milliseconds: number) => Math.round((milliseconds / 1000) * FRAMES_PER_SECOND);
+
+const START_FRAMES = 3;
+const PREROLL_FRAMES = ms(300);
+const END_SILENCE_FRAMES = ms(600);
+const POSTROLL_FRAMES = ms(200);
+const PAUSE_FRAMES = ms(200);
+const PIECE_MIN_FRAMES = ms(3_000);
+const PIECE_MAX_FRAMES = ms(8_000);
+const CUT_SEARCH_FRAMES = ms(1_000);
+const UTTERANCE_MAX_FRAMES = ms(30_000);
+
+/** Speech is at least this far above the noise floor, in dB... */
+const ABOVE_FLOOR_DB = 12;
+/** ...and never quieter than this (digital silence would make any murmur speech). */
+const MIN_SPEECH_DBFS = -50;
+/** The floor follows the quietest level down at once, and up by this much per frame (0.5 dB/s). */
+const FLOOR_RISE_DB = 0.5 / FRAMES_PER_SECOND;
+const FLOOR_START_DBFS = -90;
+
+export type SegmentEvent =
+  /** An utterance begins: its audio starts at `fromSample`, its speech at `speechFromSample`. */
+  | { type: "start"; utterance: number; fromSample: number; speechFromSample: number }
+  /** The utterance's audio, contiguous from its `fromSample`. */
+  | { type: "audio"; utterance: number; pcm: Buffer }
+  /** A piece of the utterance ends at `atSample` and the next begins there (audio already sent). */
+  | { type: "cut"; utterance: number; atSample: number }
+  /** The utterance's audio ends at `toSample` (audio already sent may go past it); its speech at `speechToSample`. */
+  | { type: "end"; utterance: number; toSample: number; speechToSample: number };
+
+interface Open {
+  utterance: number;
+  fromFrame: number;
+  pieceFromFrame: number;
+  lastSpeechFrame: number;
+  silentRun: number;
+  /** The levels of the current piece's frames from `levelsFromFrame` on. */
+  levels: number[];
+  levelsFromFrame: number;
+}
+
+export class SpeechSegmenter {
+  private remainder = Buffer.alloc(0);
+  private frame = 0;
+  private floor = FLOOR_START_DBFS;
+  private nextUtterance = 1;
+  /** The last frames heard while no utterance was open: the next one's preroll. */
+  private recent: Buffer[] = [];
+  private speechRun = 0;
+  private open: Open | null = null;
+
+  constructor(private readonly emit: (event: SegmentEvent) => void) {}
+
+  /** The sample number just after everything pushed so far (whole frames only). */
+  get position(): number {
+    return this.frame * FRAME_SAMPLES;
+  }
+
+  push(chunk: Buffer): void {
+    let data = this.remainder.length > 0 ? Buffer.concat([this.remainder, chunk]) : chunk;
+    while (data.length >= FRAME_BYTES) {
+      this.onFrame(data.subarray(0, FRAME_BYTES));
+      data = data.subarray(FRAME_BYTES);
+    }
+    // Copied: the caller may reuse its buffer.
+    this.remainder = Buffer.from(data);
+  }
+
+  /** The stream has ended: an open utterance ends where the sound stopped. */
+  flush(): void {
+    const open = this.open;
+    if (!open) return;
+    this.end(open, Math.min(this.frame, open.lastSpeechFrame + 1 + POSTROLL_FRAMES));
+  }
+
+  private onFrame(pcm: Buffer): void {
+    const level = levelDbfs(pcm);
+    this.floor = Math.min(level, this.floor + FLOOR_RISE_DB);
+    // An all-zero frame is -Infinity; the floor never goes below where it started.
+    this.floor = Math.max(this.floor, FLOOR_START_DBFS);
+    const speech = level > Math.max(this.floor + ABOVE_FLOOR_DB, MIN_SPEECH_DBFS);
+    const frame = this.frame;
+    this.frame += 1;
+    const open = this.open;
+    if (open) return this.inUtterance(open, frame, pcm, level, speech);
+
+    // Copied: `pcm` is a view of a buffer reused for the next chunk.
+    this.recent.push(Buffer.from(pcm));
+    if (this.recent.length > PREROLL_FRAMES + START_FRAMES) this.recent.shift();
+    this.speechRun = speech ? this.speechRun + 1 : 0;
+    if (this.speechRun >= START_FRAMES) this.begin(frame - START_FRAMES + 1);
+  }
+
+  private begin(speechFromFrame: number): void {
+    const preroll = this.recent;
+    const fromFrame = this.frame - preroll.length;
+    const open: Open = {
+      utterance: this.nextUtterance++,
+      fromFrame,
+      pieceFromFrame: fromFrame,
+      lastSpeechFrame: this.frame - 1,
+      silentRun: 0,
+      levels: [],
+      levelsFromFrame: fromFrame,
+    };
+    this.open = open;
+    this.speechRun = 0;
+    this.recent = [];
+    this.emit({
+      type: "start",
+      utterance: open.utterance,
+      fromSample: fromFrame * FRAME_SAMPLES,
+      speechFromSample: speechFromFrame * FRAME_SAMPLES,
+    });
+    if (preroll.length > 0)
+      this.emit({ type: "audio", utterance: open.utterance, pcm: Buffer.concat(preroll) });
+  }
+
+  private inUtterance(open: Open, frame: number, pcm: Buffer, level: number, speech: boolean): void {
+    this.emit({ type: "audio", utterance: open.utterance, pcm: Buffer.from(pcm) });
+    open.levels.push(level);
+    if (open.levels.length > CUT_SEARCH_FRAMES) {
+      open.levels.shift();
+      open.levelsFromFrame += 1;
+    }
+    if (speech) {
+      open.lastSpeechFrame = frame;
+      open.silentRun = 0;
+    } else {
+      open.silentRun += 1;
+    }
+    const pieceFrames = frame + 1 - open.pieceFromFrame;
+    if (open.silentRun >= END_SILENCE_FRAMES) {
+      this.end(open, open.lastSpeechFrame + 1 + POSTROLL_FRAMES);
+      return;
+    }
+    if (open.silentRun === PAUSE_FRAMES && pieceFrames >= PIECE_MIN_FRAMES) {
+      // The middle of the pause so far: both pieces keep a little of it.
+      const at = frame + 1 - Math.ceil(PAUSE_FRAMES / 2);
+      if (frame + 1 - open.fromFrame >= UTTERANCE_MAX_FRAMES) this.end(open, at);
+      else this.cut(open, at);
+      return;
+    }
+    if (speech && pieceFrames >= PIECE_MAX_FRAMES) {
+      const quietest = open.levels.indexOf(Math.min(...open.levels));
+      this.cut(open, open.levelsFromFrame + quietest);
+    }
+  }
+
+  private cut(open: Open, atFrame: number): void {
+    open.pieceFromFrame = atFrame;
+    open.levels = [];
+    open.levelsFromFrame = this.frame;
+    this.emit({ type: "cut", utterance: open.utterance, atSample: atFrame * FRAME_SAMPLES });
+  }
+
+  private end(open: Open, toFrame: number): void {
+    this.open = null;
+    this.speechRun = 0;
+    this.emit({
+      type: "end",
+      utterance: open.utterance,
+      toSample: toFrame * FRAME_SAMPLES,
+      speechToSample: (open.lastSpeechFrame + 1) * FRAME_SAMPLES,
+    });
+  }
+}
+
+/** The RMS level of 16-bit samples in dBFS (-Infinity for digital silence). */
+export function levelDbfs(pcm: Buffer): number {
+  let sum = 0;
+  const samples = pcm.length >> 1;
+  for (let i = 0; i < samples; i++) {
+    const sample = pcm.readInt16LE(i * 2);
+    sum += sample * sample;
+  }
+  if (sum === 0) return -Infinity;
+  return 10 * Math.log10(sum / samples / (32768 * 32768));
+}
