@@ -37,9 +37,14 @@ const UTTERANCE_MAX_FRAMES = ms(30_000);
 const ABOVE_FLOOR_DB = 12;
 /** ...and never quieter than this (digital silence would make any murmur speech). */
 const MIN_SPEECH_DBFS = -50;
-/** The floor follows the quietest level down at once, and up by this much per frame (0.5 dB/s). */
-const FLOOR_RISE_DB = 0.5 / FRAMES_PER_SECOND;
-const FLOOR_START_DBFS = -90;
+/**
+ * The floor follows the level down at once and up by this much per frame (2 dB/s): the quiet
+ * between words keeps pulling it down while someone talks, and noise that stays (a fan after
+ * someone unmutes) stops counting as speech within seconds.
+ */
+const FLOOR_RISE_DB = 2 / FRAMES_PER_SECOND;
+/** The floor never goes below this (digital silence is -Infinity). */
+const FLOOR_MIN_DBFS = -90;
 
 export type SegmentEvent =
   /** An utterance begins: its audio starts at `fromSample`, its speech at `speechFromSample`. */
@@ -65,7 +70,8 @@ interface Open {
 export class SpeechSegmenter {
   private remainder = Buffer.alloc(0);
   private frame = 0;
-  private floor = FLOOR_START_DBFS;
+  /** The noise floor in dBFS; null before the first frame, which sets it. */
+  private floor: number | null = null;
   private nextUtterance = 1;
   /** The last frames heard while no utterance was open: the next one's preroll. */
   private recent: Buffer[] = [];
@@ -98,10 +104,9 @@ export class SpeechSegmenter {
 
   private onFrame(pcm: Buffer): void {
     const level = levelDbfs(pcm);
-    this.floor = Math.min(level, this.floor + FLOOR_RISE_DB);
-    // An all-zero frame is -Infinity; the floor never goes below where it started.
-    this.floor = Math.max(this.floor, FLOOR_START_DBFS);
-    const speech = level > Math.max(this.floor + ABOVE_FLOOR_DB, MIN_SPEECH_DBFS);
+    const floor = Math.max(FLOOR_MIN_DBFS, Math.min(level, (this.floor ?? level) + FLOOR_RISE_DB));
+    this.floor = floor;
+    const speech = level > Math.max(floor + ABOVE_FLOOR_DB, MIN_SPEECH_DBFS);
     const frame = this.frame;
     this.frame += 1;
     const open = this.open;
@@ -124,7 +129,7 @@ export class SpeechSegmenter {
       lastSpeechFrame: this.frame - 1,
       silentRun: 0,
       levels: [],
-      levelsFromFrame: fromFrame,
+      levelsFromFrame: this.frame,
     };
     this.open = open;
     this.speechRun = 0;
