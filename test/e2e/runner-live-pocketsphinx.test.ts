@@ -2,6 +2,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { promisify } from "node:util";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -38,6 +39,7 @@ afterAll(async () => {
 
 function listen(opts: { language?: string } = {}) {
   const reported: Array<CallbackEventBody & { atMs: number }> = [];
+  const warnings: string[] = [];
   const recordingStartedAt = new Date();
   const clock = () => Date.now() - recordingStartedAt.getTime();
   const speakers = new SpeakerTimeline(clock);
@@ -48,16 +50,24 @@ function listen(opts: { language?: string } = {}) {
       speakers,
       report: (body) => reported.push({ ...body, atMs: clock() }),
       workDir: dir,
-      log: pino({ level: "silent" }),
+      log: pino(
+        { level: "warn" },
+        new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            warnings.push(String(JSON.parse(chunk.toString()).msg));
+            done();
+          },
+        }),
+      ),
     },
     media,
   );
-  return { live, reported, speakers, clock };
+  return { live, reported, warnings, speakers, clock };
 }
 
 describe("the pocketsphinx live source", () => {
   it("hears a line as it plays, and settles it when stopped in the middle", { timeout: 60_000 }, async () => {
-    const { live, reported, speakers, clock } = listen();
+    const { live, reported, warnings, speakers, clock } = listen();
     await eventually(async () => reported.find((e) => e.type === "transcript.source") ?? undefined, "active");
     expect(reported.map((e) => e.type === "transcript.source" && e.data)).toEqual([
       { source: "pocketsphinx", state: "active" },
@@ -98,6 +108,8 @@ describe("the pocketsphinx live source", () => {
     expect(first.startMs).toBeGreaterThanOrEqual(playedAtMs);
     expect(first.startMs).toBeLessThan(first.atMs);
     expect(final?.endMs).toBeGreaterThan(first.endMs);
+    // The final was decoded, not patched together from the last partial.
+    expect(warnings).toEqual([]);
   });
 
   it("reports another language unavailable and transcribes nothing", async () => {

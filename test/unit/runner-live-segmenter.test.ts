@@ -84,6 +84,16 @@ describe("SpeechSegmenter", () => {
     expect(bounds[0]).toMatchObject({ speechFromSample: samples(4000) });
   });
 
+  it("stops taking a hiss that starts after silence for speech within seconds", () => {
+    const segmented = segment([silence(1000), tone(20_000, -40), tone(1000, -15), tone(2000, -40)]);
+    const bounds = segmented.bounds.filter((e) => e.type !== "cut");
+    // The hiss is speech only until the floor has risen to it: one long first utterance, which
+    // ends well before the hiss does; then the loud second.
+    expect(bounds.map((e) => e.type)).toEqual(["start", "end", "start", "end"]);
+    expect((bounds[1] as { speechToSample: number }).speechToSample).toBeLessThan(samples(16_000));
+    expect(bounds[2]).toMatchObject({ speechFromSample: samples(21_000) });
+  });
+
   it("cuts a long utterance into pieces at its first pause after 3 s", () => {
     const { bounds } = segment([
       silence(500),
