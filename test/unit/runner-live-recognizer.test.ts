@@ -174,32 +174,53 @@ describe("LiveRecognizer", () => {
     // Now only the open piece is decoded again.
     expect(t.decoder.requests.at(-1)).toEqual("u1 330-450");
     await t.decoder.says("the new version");
-    t.hear(1, 100);
-    t.play({ type: "end", utterance: 1, toSample: ms(4_600), speechToSample: ms(4_400) });
-    expect(t.decoder.requests.at(-1)).toEqual("u1 330-460");
+    t.hear(1, 700);
+    t.play({ type: "end", utterance: 1, toSample: ms(5_200), speechToSample: ms(5_000) });
+    expect(t.decoder.requests.at(-1)).toEqual("u1 330-520");
     await t.decoder.says("the new version on friday");
     expect(t.events()).toEqual([
       'partial ps-1 2000-2700 "we decided"',
       'partial ps-1 2000-5500 "we decided to ship the"',
       'partial ps-1 2000-6500 "we decided to ship the new version"',
-      'final ps-1 2000-6400 "we decided to ship the new version on friday"',
+      'final ps-1 2000-7000 "we decided to ship the new version on friday"',
     ]);
   });
 
-  it("finishes an utterance ended while its partial was decoded with the final only, and the next one starts after", async () => {
+  it("finishes an utterance that ended while its partial was decoded with the final only", async () => {
     const t = await setUp();
     t.play({ type: "start", utterance: 1, fromSample: 0, speechFromSample: 0 });
     t.hear(1, 700);
-    t.play({ type: "end", utterance: 1, toSample: ms(700), speechToSample: ms(600) });
+    // Its speech ended 100 ms before the partial's audio did: not enough to be sure of the last word.
+    t.play({ type: "end", utterance: 1, toSample: ms(700), speechToSample: ms(650) });
     t.play({ type: "start", utterance: 2, fromSample: ms(1_400), speechFromSample: ms(1_500) });
     t.hear(2, 900);
     await t.decoder.says("hello there"); // the partial of utterance 1: it has ended, so no partial
-    expect(t.decoder.requests).toEqual(["u1 0-70", "u1 0-70"]);
+    // Utterance 2's first partial goes before settling utterance 1.
+    expect(t.decoder.requests).toEqual(["u1 0-70", "u2 0-90"]);
+    await t.decoder.says("good");
+    expect(t.decoder.requests.at(-1)).toEqual("u1 0-70");
     await t.decoder.says("hello there");
-    expect(t.decoder.requests.at(-1)).toEqual("u2 0-90");
-    await t.decoder.says("");
-    // Utterance 1: no partial was reported, so just its final. Utterance 2 has no words yet.
-    expect(t.events()).toEqual(['final ps-1 2000-2600 "hello there"']);
+    expect(t.events()).toEqual(['partial ps-1 3500-4300 "good"', 'final ps-2 2000-2650 "hello there"']);
+  });
+
+  it("takes the final from the last partial when that one already heard all the speech", async () => {
+    const t = await setUp();
+    t.play({ type: "start", utterance: 1, fromSample: 0, speechFromSample: ms(200) });
+    t.hear(1, 900);
+    // The partial under way reaches 900 ms; the speech ends at 600: the same words, no decode.
+    t.play({ type: "end", utterance: 1, toSample: ms(800), speechToSample: ms(600) });
+    await t.decoder.says("see you friday");
+    expect(t.decoder.requests).toEqual(["u1 0-90"]);
+    expect(t.events()).toEqual(['final ps-1 2200-2600 "see you friday"']);
+
+    // A partial from before the end, heard well past the speech too.
+    t.play({ type: "start", utterance: 2, fromSample: ms(2_000), speechFromSample: ms(2_000) });
+    t.hear(2, 1_000);
+    await t.decoder.says("bye");
+    t.play({ type: "end", utterance: 2, toSample: ms(3_000), speechToSample: ms(2_800) });
+    expect(t.decoder.requests).toEqual(["u1 0-90", "u2 0-100"]);
+    expect(t.events().slice(1)).toEqual(['partial ps-2 4000-5000 "bye"', 'final ps-2 4000-4800 "bye"']);
+    await t.recognizer.settled();
   });
 
   it("says nothing of noise: an utterance with no words has no events", async () => {
@@ -207,8 +228,10 @@ describe("LiveRecognizer", () => {
     t.play({ type: "start", utterance: 1, fromSample: 0, speechFromSample: 0 });
     t.hear(1, 800);
     await t.decoder.says("");
-    t.play({ type: "end", utterance: 1, toSample: ms(800), speechToSample: ms(400) });
+    t.hear(1, 400);
+    t.play({ type: "end", utterance: 1, toSample: ms(1_200), speechToSample: ms(1_000) });
     await t.decoder.says("");
+    expect(t.decoder.requests).toEqual(["u1 0-80", "u1 0-120"]);
     expect(t.reported).toEqual([]);
     await t.recognizer.settled();
   });

@@ -119,6 +119,26 @@ describe("SpeechSegmenter", () => {
     expect(cut).toEqual({ type: "cut", utterance: 1, atSample: samples(500 + 7600) });
   });
 
+  it("ends an utterance at a short pause once someone else has started speaking", () => {
+    const events: SegmentEvent[] = [];
+    const segmenter = new SpeechSegmenter((event) => events.push(event));
+    const ends = () =>
+      events.filter((e) => e.type === "end").map((e) => e.type === "end" && e.speechToSample);
+    segmenter.push(Buffer.concat([silence(500), tone(500)]));
+    // Under a second into its speech: most likely its own speaker's indicator, late.
+    segmenter.speakerChanged();
+    segmenter.push(Buffer.concat([tone(1000), silence(200), tone(1000)]));
+    expect(ends()).toEqual([]);
+    // Later: the next pause of 120 ms ends it, 400 ms being too short otherwise.
+    segmenter.speakerChanged();
+    segmenter.push(Buffer.concat([tone(500), silence(400), tone(1500)]));
+    expect(ends()).toEqual([samples(3700)]);
+    // A change in the middle of a pause ends the utterance then.
+    segmenter.push(silence(300));
+    segmenter.speakerChanged();
+    expect(ends()).toEqual([samples(3700), samples(5600)]);
+  });
+
   it("ends the utterance it is in when the sound stops", () => {
     const { bounds, audio } = segment([silence(500), tone(1500)], { flush: true });
     expect(bounds.at(-1)).toEqual({

@@ -135,6 +135,25 @@ describe("UtteranceReports", () => {
     expect(t.speakers.dominant(0, 3000)).toEqual(BOB);
   });
 
+  it("the speaker timeline says when the turn goes to someone else, not when the same person goes on", () => {
+    const t = setUp();
+    let changes = 0;
+    t.speakers.onTurnChange(() => changes++);
+    t.speakers.started(ALICE.participantId, ALICE.name);
+    t.speakers.stopped(ALICE.participantId);
+    t.speakers.started(ALICE.participantId, ALICE.name);
+    expect(changes).toBe(0);
+    t.speakers.started(BOB.participantId, BOB.name);
+    expect(changes).toBe(1);
+    // Alice was still on: not a new start of hers.
+    t.speakers.started(ALICE.participantId, ALICE.name);
+    t.speakers.stopped(BOB.participantId);
+    expect(changes).toBe(1);
+    t.speakers.stopped(ALICE.participantId);
+    t.speakers.started(ALICE.participantId, ALICE.name);
+    expect(changes).toBe(2);
+  });
+
   it("the speaker timeline keeps only speaker events from what the bot reports", () => {
     const t = setUp();
     t.speakers.note({ type: "participant.joined", data: { participantId: "p-1", participantName: "Alice" } });

@@ -82,6 +82,8 @@ export function startPocketsphinx(
     recognizer = live;
     const cutter = new SpeechSegmenter((event) => live.onSegment(event));
     segmenter = cutter;
+    // A turn to someone else ends the utterance under way at its next short pause.
+    context.speakers.onTurnChange(() => cutter.speakerChanged());
     // The sound is read from now on while the model loads: speech meanwhile waits for it.
     monitor = new MonitorAudio({
       ...media,

@@ -18,6 +18,11 @@ const PARTIAL_STEP_SAMPLES = seconds(1);
  * d, the next waits d × (1 / share − 1). Settling (the finals) is never held back.
  */
 const PARTIAL_SHARE = 0.3;
+/**
+ * A last partial that decoded this far past the end of the speech already heard all of it: it
+ * is the final's text, without decoding the same audio again.
+ */
+const REUSE_MARGIN_SAMPLES = seconds(0.1);
 /** A piece this short has no words worth a decode. */
 const MIN_PIECE_SAMPLES = seconds(0.1);
 /** Decoder failures in a row before the live transcript gives up. */
@@ -44,6 +49,8 @@ interface Utterance {
   ended: boolean;
   /** How far (file samples) the last partial decoded; 0 before the first. */
   partialTo: number;
+  /** The open piece's words in the last partial, and how far it decoded. */
+  lastPartial: { piece: Piece; to: number; text: string } | null;
 }
 
 type Job = { kind: "settle"; utterance: Utterance; piece: Piece } | { kind: "partial"; utterance: Utterance };
@@ -121,6 +128,7 @@ export class LiveRecognizer {
           pieces: [{ from: 0, to: null, text: null }],
           ended: false,
           partialTo: 0,
+          lastPartial: null,
         });
         break;
       }
@@ -148,6 +156,7 @@ export class LiveRecognizer {
         utterance.ended = true;
         if (utterance.fd !== null) closeSync(utterance.fd);
         utterance.fd = null;
+        this.reuseLastPartial(utterance);
         break;
       }
     }
@@ -182,7 +191,9 @@ export class LiveRecognizer {
 
   private pump(): void {
     if (this.busy || this.gaveUp) return;
-    const job = this.nextSettle() ?? this.nextPartial();
+    // A new utterance's first partial goes before settling the last one (a short decode: the
+    // final waits a moment, the new speech shows at once); later partials come after.
+    const job = this.nextPartial(true) ?? this.nextSettle() ?? this.nextPartial(false);
     if (!job) return;
     this.busy = true;
     const { utterance } = job;
@@ -206,7 +217,9 @@ export class LiveRecognizer {
           const took = this.now() - started;
           this.partialAllowedAt = this.now() + took * (1 / PARTIAL_SHARE - 1);
           utterance.partialTo = to;
-          if (utterance.ended) return; // its final is on the way
+          utterance.lastPartial = { piece, to, text };
+          // Ended meanwhile: its final is on the way, maybe from this very decode.
+          if (utterance.ended) return this.reuseLastPartial(utterance);
           this.opts.reports.partial(utterance.key, {
             text: joinWords(this.settledText(utterance), text),
             startMs: this.opts.toRecordingMs(utterance.speechFrom),
@@ -249,17 +262,30 @@ export class LiveRecognizer {
     return null;
   }
 
-  /** The newest utterance, while it grows, once it has enough new audio and the budget allows. */
-  private nextPartial(): Job | null {
+  /**
+   * The newest utterance's partial, while it grows: its `first` (after FIRST_PARTIAL of speech,
+   * whatever the budget), or a later one once it has PARTIAL_STEP of new audio and the budget
+   * allows. Closed pieces are settled first: a partial builds on their words.
+   */
+  private nextPartial(first: boolean): Job | null {
     const utterance = this.utterances.at(-1);
-    if (!utterance || utterance.ended) return null;
+    if (!utterance || utterance.ended || (utterance.partialTo === 0) !== first) return null;
     if (utterance.pieces.some((piece) => piece.to !== null && piece.text === null)) return null;
-    if (this.now() < this.partialAllowedAt) return null;
-    const due =
-      utterance.partialTo === 0
-        ? utterance.fromSample + utterance.written - utterance.speechFrom >= FIRST_PARTIAL_SAMPLES
-        : utterance.written - utterance.partialTo >= PARTIAL_STEP_SAMPLES;
+    const due = first
+      ? utterance.fromSample + utterance.written - utterance.speechFrom >= FIRST_PARTIAL_SAMPLES
+      : utterance.written - utterance.partialTo >= PARTIAL_STEP_SAMPLES &&
+        this.now() >= this.partialAllowedAt;
     return due ? { kind: "partial", utterance } : null;
+  }
+
+  /** Settles an ended utterance's last piece from its last partial, when that heard all its speech. */
+  private reuseLastPartial(utterance: Utterance): void {
+    const last = utterance.lastPartial;
+    const open = utterance.pieces.at(-1);
+    if (!last || !open || last.piece !== open || open.text !== null || utterance.speechTo === null) return;
+    if (last.to < utterance.speechTo - utterance.fromSample + REUSE_MARGIN_SAMPLES) return;
+    open.text = last.text;
+    this.finishIfSettled(utterance);
   }
 
   /** Reports the final once an ended utterance has all its pieces settled; says whether it did. */

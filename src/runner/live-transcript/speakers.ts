@@ -18,6 +18,9 @@ interface Turn extends Speaker {
  */
 export class SpeakerTimeline {
   private readonly turns: Turn[] = [];
+  private readonly turnListeners: Array<() => void> = [];
+  /** Who started speaking last. */
+  private lastStarted: string | null = null;
 
   /** `now`: the current time on the recording's clock, in ms. */
   constructor(private readonly now: () => number) {}
@@ -31,6 +34,14 @@ export class SpeakerTimeline {
   started(participantId: string, name: string): void {
     if (this.openTurn(participantId)) return;
     this.turns.push({ participantId, name, startMs: this.now(), endMs: null });
+    const changed = this.lastStarted !== null && this.lastStarted !== participantId;
+    this.lastStarted = participantId;
+    if (changed) for (const listener of this.turnListeners) listener();
+  }
+
+  /** Calls `listener` whenever someone starts speaking who is not the one who started last. */
+  onTurnChange(listener: () => void): void {
+    this.turnListeners.push(listener);
   }
 
   stopped(participantId: string): void {
@@ -39,14 +50,13 @@ export class SpeakerTimeline {
   }
 
   /**
-   * Who spoke most between `startMs` and `endMs` by the indicator (a turn still on counts up to
-   * now); null when nobody's indicator was on then.
+   * Who spoke most between `startMs` and `endMs` by the indicator (a turn still on counts to the
+   * end); null when nobody's indicator was on then.
    */
   dominant(startMs: number, endMs: number): Speaker | null {
-    const now = this.now();
     const spoken = new Map<string, { speaker: Speaker; ms: number }>();
     for (const turn of this.turns) {
-      const overlap = Math.min(endMs, turn.endMs ?? now) - Math.max(startMs, turn.startMs);
+      const overlap = Math.min(endMs, turn.endMs ?? Infinity) - Math.max(startMs, turn.startMs);
       if (overlap <= 0) continue;
       const entry = spoken.get(turn.participantId) ?? {
         speaker: { participantId: turn.participantId, name: turn.name },

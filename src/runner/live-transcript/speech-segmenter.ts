@@ -11,6 +11,9 @@
  *   earlier, so the recognizer hears the onset the level only caught late.
  * - It ends after END_SILENCE of non-speech, its audio reaching POSTROLL past the last speech.
  *   (The mock meetings leave 800 ms between lines; people pause within a sentence for less.)
+ * - When the platform's indicator shows someone else starting to speak, the open utterance ends
+ *   at its next short pause (TURN_PAUSE) instead: people leave less than END_SILENCE between
+ *   turns, and one utterance should have one speaker.
  * - A long utterance is cut into pieces the recognizer settles one by one (so it never re-decodes
  *   more than one piece for a partial): at the first short pause once the piece is PIECE_MIN
  *   long, or at its quietest frame of the last second once it is PIECE_MAX long. A cut at a pause
@@ -27,6 +30,9 @@ const START_FRAMES = 3;
 const PREROLL_FRAMES = ms(300);
 const END_SILENCE_FRAMES = ms(600);
 const POSTROLL_FRAMES = ms(200);
+const TURN_PAUSE_FRAMES = ms(120);
+/** A speaker change this soon after an utterance's speech began is most likely its own speaker's indicator, late. */
+const TURN_LAG_FRAMES = ms(1_000);
 const PAUSE_FRAMES = ms(200);
 const PIECE_MIN_FRAMES = ms(3_000);
 const PIECE_MAX_FRAMES = ms(8_000);
@@ -38,11 +44,12 @@ const ABOVE_FLOOR_DB = 12;
 /** ...and never quieter than this (digital silence would make any murmur speech). */
 const MIN_SPEECH_DBFS = -50;
 /**
- * The floor follows the level down at once and up by this much per frame (2 dB/s): the quiet
+ * The floor follows the level down at once and up by this much per frame (3 dB/s): the quiet
  * between words keeps pulling it down while someone talks, and noise that stays (a fan after
- * someone unmutes) stops counting as speech within seconds.
+ * someone unmutes) stops counting as speech after a while (from digital silence to a -40 dBFS
+ * hiss: 13 s).
  */
-const FLOOR_RISE_DB = 2 / FRAMES_PER_SECOND;
+const FLOOR_RISE_DB = 3 / FRAMES_PER_SECOND;
 /** The floor never goes below this (digital silence is -Infinity). */
 const FLOOR_MIN_DBFS = -90;
 
@@ -59,6 +66,9 @@ export type SegmentEvent =
 interface Open {
   utterance: number;
   fromFrame: number;
+  speechFromFrame: number;
+  /** Someone else started speaking: end at the next short pause. */
+  endAtPause: boolean;
   pieceFromFrame: number;
   lastSpeechFrame: number;
   silentRun: number;
@@ -95,6 +105,19 @@ export class SpeechSegmenter {
     this.remainder = Buffer.from(data);
   }
 
+  /**
+   * Someone else started speaking, by the platform's indicator: the open utterance ends at its
+   * next short pause, or now if it is in one.
+   */
+  speakerChanged(): void {
+    const open = this.open;
+    if (!open || this.frame - open.speechFromFrame < TURN_LAG_FRAMES) return;
+    open.endAtPause = true;
+    if (open.silentRun >= TURN_PAUSE_FRAMES) {
+      this.end(open, Math.min(this.frame, open.lastSpeechFrame + 1 + POSTROLL_FRAMES));
+    }
+  }
+
   /** The stream has ended: an open utterance ends where the sound stopped. */
   flush(): void {
     const open = this.open;
@@ -125,6 +148,8 @@ export class SpeechSegmenter {
     const open: Open = {
       utterance: this.nextUtterance++,
       fromFrame,
+      speechFromFrame,
+      endAtPause: false,
       pieceFromFrame: fromFrame,
       lastSpeechFrame: this.frame - 1,
       silentRun: 0,
@@ -158,8 +183,8 @@ export class SpeechSegmenter {
       open.silentRun += 1;
     }
     const pieceFrames = frame + 1 - open.pieceFromFrame;
-    if (open.silentRun >= END_SILENCE_FRAMES) {
-      this.end(open, open.lastSpeechFrame + 1 + POSTROLL_FRAMES);
+    if (open.silentRun >= (open.endAtPause ? TURN_PAUSE_FRAMES : END_SILENCE_FRAMES)) {
+      this.end(open, Math.min(frame + 1, open.lastSpeechFrame + 1 + POSTROLL_FRAMES));
       return;
     }
     if (open.silentRun === PAUSE_FRAMES && pieceFrames >= PIECE_MIN_FRAMES) {
