@@ -16,10 +16,12 @@
  * (`make build`). BENCH_RUNS: meetings of each kind (default 1). Prints figures; asserts nothing.
  */
 import { readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SpokenLine } from "../fixtures/host/script.js";
 import type { CallbackEvent, Utterance } from "../src/core/index.js";
+import { pocketsphinxTranscriber } from "../src/intelligence/pocketsphinx.js";
 import { wordAccuracy } from "../src/intelligence/word-error-rate.js";
 import { startStack } from "../test/helpers/stack.js";
 import { processTree } from "./process-tree.js";
@@ -123,6 +125,26 @@ interface MeetingFigures {
   recognizerCpuSeconds: number;
   lines: LineFigures[];
   utterances: number;
+  decoded: { partial: number; settle: number; partials: number; settles: number };
+  /** Word accuracy over the whole script: the live finals, and the server's engine on the recording. */
+  liveAccuracy: number;
+  batchAccuracy: number;
+}
+
+/**
+ * The server's batch engine (three passes, its own segmenting) on the bot's recording: what the
+ * same audio allows, so that words the recording lost are not blamed on the live recognizer.
+ */
+async function batchText(stack: Stack, botId: number): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "meetbot-bench-live-"));
+  try {
+    const response = await fetch((await stack.api.recordingDownload(botId)).url);
+    const file = join(dir, "recording.mp4");
+    await writeFile(file, Buffer.from(await response.arrayBuffer()));
+    return (await pocketsphinxTranscriber({ tmpDir: dir }).transcribe({ mediaPath: file })).text;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 async function meeting(stack: Stack, live: boolean, n: number): Promise<MeetingFigures> {
@@ -150,6 +172,7 @@ async function meeting(stack: Stack, live: boolean, n: number): Promise<MeetingF
   const tree = watchTree(pid);
   const ended = await stack.api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 300_000 });
   tree.stop();
+
   if (ended.status !== "DONE") throw new Error(`bot ${bot.id} ended ${ended.status}`);
 
   const spool = await readFile(join(stack.dataDir, "bots", String(bot.id), "work", "events.jsonl"), "utf8");
@@ -207,6 +230,16 @@ async function meeting(stack: Stack, live: boolean, n: number): Promise<MeetingF
       speakerRight: own.length > 0 && own.every((s) => s.utterance.speaker?.name === line.participant),
     };
   });
+  // The decoder's work, from the runner's debug log: audio decoded for partials and for finals.
+  const decoded = { partial: 0, settle: 0, partials: 0, settles: 0 };
+  if (live) {
+    for (const line of (await readFile(stack.launcher.logFile(bot.id), "utf8")).split("\n")) {
+      if (!line.includes('"live transcript: decoded"')) continue;
+      const entry = JSON.parse(line) as { decode: "partial" | "settle"; audioMs: number };
+      decoded[entry.decode] += entry.audioMs / 1000;
+      decoded[`${entry.decode}s`] += 1;
+    }
+  }
   const callSeconds = (endedAt - origin) / 1000;
   return {
     live,
@@ -216,6 +249,17 @@ async function meeting(stack: Stack, live: boolean, n: number): Promise<MeetingF
     recognizerCpuSeconds: tree.recognizerCpuSeconds(),
     lines: figures,
     utterances: said.size,
+    decoded,
+    liveAccuracy: wordAccuracy(
+      SCRIPT.map((l) => l.text).join(" "),
+      [...said.values()]
+        .sort((a, b) => a.utterance.startMs - b.utterance.startMs)
+        .map((s) => s.utterance.text)
+        .join(" "),
+    ),
+    batchAccuracy: live
+      ? wordAccuracy(SCRIPT.map((l) => l.text).join(" "), await batchText(stack, bot.id))
+      : NaN,
   };
 }
 
@@ -227,10 +271,11 @@ function percentile(values: number[], p: number): number {
 const stack = await startStack({
   editConfig: (config) =>
     config.botDisplayName === "Live Bot"
-      ? { ...config, liveTranscript: { source: "pocketsphinx", fallback: false } }
+      ? { ...config, logLevel: "debug", liveTranscript: { source: "pocketsphinx", fallback: false } }
       : config,
 });
 const results: MeetingFigures[] = [];
+const loadBefore = loadavg()[0] as number;
 try {
   for (let i = 0; i < RUNS; i++) {
     results.push(await meeting(stack, true, i));
@@ -249,7 +294,8 @@ const ms = (values: Array<number | null>) => {
 };
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
 console.log(
-  `live transcript from pocketsphinx: a real bot on the Meet mock, ${SCRIPT.length} lines, ${RUNS} run(s)`,
+  `live transcript from pocketsphinx: a real bot on the Meet mock, ${SCRIPT.length} lines, ${RUNS} run(s); ` +
+    `load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] as number).toFixed(1)} after (2 cores)`,
 );
 console.log(`  speech onset -> first partial: ${ms(lines.map((l) => l.onsetToPartialMs))}`);
 console.log(`  host puts the line on air -> first partial: ${ms(lines.map((l) => l.onAirToPartialMs))}`);
@@ -260,13 +306,20 @@ for (const r of withLive) {
       `with ${r.speechSeconds.toFixed(1)} s of speech: ${((r.recognizerCpuSeconds / r.callSeconds) * 100).toFixed(1)} % of a core over the call, ` +
       `${((r.recognizerCpuSeconds / r.speechSeconds) * 100).toFixed(1)} % over the speech; ${r.utterances} utterances`,
   );
+  const d = r.decoded;
+  console.log(
+    `    decoded: ${d.partials} partials (${d.partial.toFixed(1)} s of audio), ${d.settles} pieces settled (${d.settle.toFixed(1)} s); ` +
+      `${(r.recognizerCpuSeconds / (d.partial + d.settle)).toFixed(3)} CPU s per second decoded`,
+  );
 }
 console.log(
   `  whole runner tree during the call: ${(mean(withLive.map((r) => r.treeCores)) * 100).toFixed(1)} % of a core with the live transcript, ` +
     `${(mean(plain.map((r) => r.treeCores)) * 100).toFixed(1)} % without`,
 );
 console.log(
-  `  finals: word accuracy ${mean(lines.map((l) => l.accuracy)).toFixed(3)} (mean over lines), ` +
+  `  finals: word accuracy ${mean(lines.map((l) => l.accuracy)).toFixed(3)} (mean over lines; whole script ` +
+    `${withLive.map((r) => r.liveAccuracy.toFixed(3)).join(", ")}, the server's batch engine on the same recordings ` +
+    `${withLive.map((r) => r.batchAccuracy.toFixed(3)).join(", ")}), ` +
     `speaker right on ${lines.filter((l) => l.speakerRight).length} of ${lines.length} lines`,
 );
 for (const l of lines) {

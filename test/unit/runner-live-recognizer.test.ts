@@ -163,8 +163,14 @@ describe("LiveRecognizer", () => {
     t.hear(1, 700);
     await t.decoder.says("we decided");
     t.hear(1, 2_800);
-    // A pause 3.3 s in: the first piece is closed there.
-    t.play({ type: "cut", utterance: 1, atSample: ms(3_300) });
+    // A pause from 3.2 s, the speech going on at 3.4: the first piece is closed in between.
+    t.play({
+      type: "cut",
+      utterance: 1,
+      atSample: ms(3_300),
+      speechToSample: ms(3_200),
+      nextSpeechFromSample: ms(3_400),
+    });
     t.hear(1, 1_000);
     // The partial that was due when the cut came waits for the piece to settle.
     expect(t.decoder.requests).toEqual(["u1 0-70", "u1 0-350"]);
@@ -241,11 +247,51 @@ describe("LiveRecognizer", () => {
     t.play({ type: "start", utterance: 1, fromSample: 0, speechFromSample: 0 });
     t.hear(1, 3_000);
     await t.decoder.says("the budget review");
-    t.play({ type: "cut", utterance: 1, atSample: ms(2_960) });
-    t.play({ type: "end", utterance: 1, toSample: ms(3_000), speechToSample: ms(2_900) });
+    t.play({
+      type: "cut",
+      utterance: 1,
+      atSample: ms(2_960),
+      speechToSample: ms(2_900),
+      nextSpeechFromSample: ms(2_980),
+    });
+    t.play({ type: "end", utterance: 1, toSample: ms(3_000), speechToSample: ms(2_990) });
     await t.decoder.says("the budget review is finished");
     expect(t.decoder.requests).toEqual(["u1 0-300", "u1 0-296"]);
-    expect(t.events().at(-1)).toEqual('final ps-1 2000-4900 "the budget review is finished"');
+    expect(t.events().at(-1)).toEqual('final ps-1 2000-4990 "the budget review is finished"');
+  });
+
+  it("decodes at once when the speech pauses: that partial settles what it heard, if the pause turns out an end or a cut", async () => {
+    const t = await setUp();
+    t.play({ type: "start", utterance: 1, fromSample: 0, speechFromSample: 0 });
+    t.hear(1, 2_500);
+    await t.decoder.says("the budget review is finished");
+    t.hear(1, 400);
+    // Speech paused at 2.7 s: decoded at once, however little came since the last partial.
+    t.play({ type: "pause", utterance: 1, atSample: ms(2_900) });
+    expect(t.decoder.requests).toEqual(["u1 0-250", "u1 0-290"]);
+    await t.decoder.says("the budget review is finished and");
+    // The speech goes on at 3.0 s: the piece up to the pause has its words already.
+    t.play({
+      type: "cut",
+      utterance: 1,
+      atSample: ms(2_850),
+      speechToSample: ms(2_700),
+      nextSpeechFromSample: ms(3_000),
+    });
+    t.hear(1, 1_200);
+    t.play({ type: "pause", utterance: 1, atSample: ms(4_100) });
+    expect(t.decoder.requests.slice(2)).toEqual(["u1 285-410"]);
+    await t.decoder.says("the numbers look good");
+    t.hear(1, 400);
+    t.play({ type: "end", utterance: 1, toSample: ms(4_300), speechToSample: ms(3_900) });
+    // No decode settled anything: the partials at the pauses had heard it all.
+    expect(t.decoder.requests).toHaveLength(3);
+    expect(t.events()).toEqual([
+      'partial ps-1 2000-4500 "the budget review is finished"',
+      'partial ps-1 2000-4900 "the budget review is finished and"',
+      'partial ps-1 2000-6100 "the budget review is finished and the numbers look good"',
+      'final ps-1 2000-5900 "the budget review is finished and the numbers look good"',
+    ]);
   });
 
   it("gives up after three failed decodes in a row: every utterance with partials still gets its final", async () => {

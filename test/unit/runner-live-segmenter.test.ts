@@ -32,13 +32,14 @@ function segment(sound: Buffer[], opts: { flush?: boolean } = {}) {
   const all = Buffer.concat(sound);
   for (let at = 0; at < all.length; at += 1001) segmenter.push(all.subarray(at, at + 1001));
   if (opts.flush) segmenter.flush();
-  const bounds = events.filter((e) => e.type !== "audio");
+  const bounds = events.filter((e) => e.type !== "audio" && e.type !== "pause");
+  const pauses = events.flatMap((e) => (e.type === "pause" ? [e.atSample] : []));
   const audio = (utterance: number) =>
     events.reduce(
       (sum, e) => sum + (e.type === "audio" && e.utterance === utterance ? e.pcm.length / 2 : 0),
       0,
     );
-  return { events, bounds, audio };
+  return { events, bounds, pauses, audio };
 }
 
 describe("SpeechSegmenter", () => {
@@ -53,7 +54,7 @@ describe("SpeechSegmenter", () => {
   });
 
   it("keeps a sentence with short pauses whole, and parts two sentences 800 ms apart", () => {
-    const { bounds } = segment([
+    const { bounds, pauses } = segment([
       silence(500),
       tone(1000),
       silence(300),
@@ -62,6 +63,8 @@ describe("SpeechSegmenter", () => {
       tone(1000),
       silence(1000),
     ]);
+    // Each pause is told 200 ms into it (the speech may be over).
+    expect(pauses).toEqual([samples(1700), samples(3000), samples(4800)]);
     expect(bounds.map((e) => [e.type, e.utterance])).toEqual([
       ["start", 1],
       ["end", 1],
@@ -94,29 +97,42 @@ describe("SpeechSegmenter", () => {
     expect(bounds[2]).toMatchObject({ speechFromSample: samples(21_000) });
   });
 
-  it("cuts a long utterance into pieces at its first pause after 3 s", () => {
+  it("cuts a long utterance into pieces at its first pause after 2 s", () => {
     const { bounds } = segment([
       silence(500),
-      tone(2000),
+      tone(1200),
       silence(240),
       tone(1500),
       silence(240),
       tone(1000),
       silence(1000),
     ]);
-    // The first pause comes before 3 s of piece: no cut there; the second one is cut in its middle.
+    // The first pause comes before 2 s of piece: no cut there; the second one is cut in its middle.
     expect(bounds).toEqual([
       expect.objectContaining({ type: "start" }),
-      { type: "cut", utterance: 1, atSample: samples(500 + 2000 + 240 + 1500 + 100) },
-      expect.objectContaining({ type: "end", speechToSample: samples(5480) }),
+      {
+        type: "cut",
+        utterance: 1,
+        atSample: samples(3440 + 120),
+        speechToSample: samples(3440),
+        nextSpeechFromSample: samples(3680),
+      },
+      expect.objectContaining({ type: "end", speechToSample: samples(4680) }),
     ]);
   });
 
-  it("cuts a piece with no pause at its quietest moment once it is 8 s long", () => {
-    // Speech all along; one quieter 20 ms frame 7.6 s in (still speech, no pause).
-    const { bounds } = segment([silence(500), tone(7600), tone(20, -32), tone(3000), silence(1000)]);
+  it("cuts a piece with no pause at its quietest moment once it is 6 s long", () => {
+    // Speech all along; one quieter 20 ms frame 5.6 s in (still speech, no pause).
+    const { bounds } = segment([silence(500), tone(5600), tone(20, -32), tone(3000), silence(1000)]);
     const cut = bounds.find((e) => e.type === "cut");
-    expect(cut).toEqual({ type: "cut", utterance: 1, atSample: samples(500 + 7600) });
+    const at = samples(500 + 5600);
+    expect(cut).toEqual({
+      type: "cut",
+      utterance: 1,
+      atSample: at,
+      speechToSample: at,
+      nextSpeechFromSample: at,
+    });
   });
 
   it("ends an utterance at a short pause once someone else has started speaking", () => {

@@ -14,10 +14,13 @@
  * - When the platform's indicator shows someone else starting to speak, the open utterance ends
  *   at its next short pause (TURN_PAUSE) instead: people leave less than END_SILENCE between
  *   turns, and one utterance should have one speaker.
+ * - A pause of PAUSE inside an utterance is told (`pause`): the speech may be over, and a decode
+ *   now may serve as its final.
  * - A long utterance is cut into pieces the recognizer settles one by one (so it never re-decodes
- *   more than one piece for a partial): at the first short pause once the piece is PIECE_MIN
- *   long, or at its quietest frame of the last second once it is PIECE_MAX long. A cut at a pause
- *   after UTTERANCE_MAX ends the utterance instead, so a monologue still settles now and then.
+ *   more than one piece for a partial): where the speech goes on after a pause (PAUSE at least)
+ *   once the piece is PIECE_MIN long, or at its quietest frame of the last second once it is
+ *   PIECE_MAX long. After UTTERANCE_MAX a pause ends the utterance, so a monologue still settles
+ *   now and then.
  */
 
 export const SAMPLE_RATE = 16_000;
@@ -34,8 +37,8 @@ const TURN_PAUSE_FRAMES = ms(120);
 /** A speaker change this soon after an utterance's speech began is most likely its own speaker's indicator, late. */
 const TURN_LAG_FRAMES = ms(1_000);
 const PAUSE_FRAMES = ms(200);
-const PIECE_MIN_FRAMES = ms(3_000);
-const PIECE_MAX_FRAMES = ms(8_000);
+const PIECE_MIN_FRAMES = ms(2_000);
+const PIECE_MAX_FRAMES = ms(6_000);
 const CUT_SEARCH_FRAMES = ms(1_000);
 const UTTERANCE_MAX_FRAMES = ms(30_000);
 
@@ -58,8 +61,20 @@ export type SegmentEvent =
   | { type: "start"; utterance: number; fromSample: number; speechFromSample: number }
   /** The utterance's audio, contiguous from its `fromSample`. */
   | { type: "audio"; utterance: number; pcm: Buffer }
-  /** A piece of the utterance ends at `atSample` and the next begins there (audio already sent). */
-  | { type: "cut"; utterance: number; atSample: number }
+  /** The speech paused (PAUSE of silence so far) with the audio sent up to `atSample`. */
+  | { type: "pause"; utterance: number; atSample: number }
+  /**
+   * A piece of the utterance ends at `atSample` and the next begins there; the piece's speech
+   * ended at `speechToSample` and the next one's starts at `nextSpeechFromSample` (the audio in
+   * between is silence). Audio past `nextSpeechFromSample` is sent after this event.
+   */
+  | {
+      type: "cut";
+      utterance: number;
+      atSample: number;
+      speechToSample: number;
+      nextSpeechFromSample: number;
+    }
   /** The utterance's audio ends at `toSample` (audio already sent may go past it); its speech at `speechToSample`. */
   | { type: "end"; utterance: number; toSample: number; speechToSample: number };
 
@@ -170,6 +185,15 @@ export class SpeechSegmenter {
   }
 
   private inUtterance(open: Open, frame: number, pcm: Buffer, level: number, speech: boolean): void {
+    if (speech) {
+      // Speech again after a pause: a long enough piece ends in the pause's middle (both keep a
+      // little of it). Only now, so that the pause before the end of an utterance cuts nothing;
+      // and before this frame's audio goes out, so that all the piece's audio was heard by then.
+      const pauseFrom = open.lastSpeechFrame + 1;
+      if (open.silentRun >= PAUSE_FRAMES && pauseFrom - open.pieceFromFrame >= PIECE_MIN_FRAMES) {
+        this.cut(open, pauseFrom + Math.floor(open.silentRun / 2), pauseFrom, frame);
+      }
+    }
     this.emit({ type: "audio", utterance: open.utterance, pcm: Buffer.from(pcm) });
     open.levels.push(level);
     if (open.levels.length > CUT_SEARCH_FRAMES) {
@@ -179,32 +203,37 @@ export class SpeechSegmenter {
     if (speech) {
       open.lastSpeechFrame = frame;
       open.silentRun = 0;
-    } else {
-      open.silentRun += 1;
+      if (frame + 1 - open.pieceFromFrame >= PIECE_MAX_FRAMES) {
+        const at = open.levelsFromFrame + open.levels.indexOf(Math.min(...open.levels));
+        this.cut(open, at, at, at);
+      }
+      return;
     }
-    const pieceFrames = frame + 1 - open.pieceFromFrame;
+    open.silentRun += 1;
     if (open.silentRun >= (open.endAtPause ? TURN_PAUSE_FRAMES : END_SILENCE_FRAMES)) {
       this.end(open, Math.min(frame + 1, open.lastSpeechFrame + 1 + POSTROLL_FRAMES));
-      return;
-    }
-    if (open.silentRun === PAUSE_FRAMES && pieceFrames >= PIECE_MIN_FRAMES) {
-      // The middle of the pause so far: both pieces keep a little of it.
-      const at = frame + 1 - Math.ceil(PAUSE_FRAMES / 2);
-      if (frame + 1 - open.fromFrame >= UTTERANCE_MAX_FRAMES) this.end(open, at);
-      else this.cut(open, at);
-      return;
-    }
-    if (speech && pieceFrames >= PIECE_MAX_FRAMES) {
-      const quietest = open.levels.indexOf(Math.min(...open.levels));
-      this.cut(open, open.levelsFromFrame + quietest);
+    } else if (open.silentRun === PAUSE_FRAMES) {
+      // A monologue past UTTERANCE_MAX settles at its first pause.
+      if (frame + 1 - open.fromFrame >= UTTERANCE_MAX_FRAMES) this.end(open, frame + 1);
+      else this.emit({ type: "pause", utterance: open.utterance, atSample: (frame + 1) * FRAME_SAMPLES });
     }
   }
 
-  private cut(open: Open, atFrame: number): void {
+  /**
+   * The piece ends at `atFrame` (its speech at `speechToFrame`) and the next begins there (its
+   * speech at `nextSpeechFromFrame`).
+   */
+  private cut(open: Open, atFrame: number, speechToFrame: number, nextSpeechFromFrame: number): void {
     open.pieceFromFrame = atFrame;
     open.levels = [];
     open.levelsFromFrame = this.frame;
-    this.emit({ type: "cut", utterance: open.utterance, atSample: atFrame * FRAME_SAMPLES });
+    this.emit({
+      type: "cut",
+      utterance: open.utterance,
+      atSample: atFrame * FRAME_SAMPLES,
+      speechToSample: speechToFrame * FRAME_SAMPLES,
+      nextSpeechFromSample: nextSpeechFromFrame * FRAME_SAMPLES,
+    });
   }
 
   private end(open: Open, toFrame: number): void {
