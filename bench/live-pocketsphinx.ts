@@ -125,7 +125,15 @@ interface MeetingFigures {
   recognizerCpuSeconds: number;
   lines: LineFigures[];
   utterances: number;
-  decoded: { partial: number; settle: number; partials: number; settles: number };
+  decoded: {
+    partial: number;
+    settle: number;
+    partials: number;
+    settles: number;
+    first: number;
+    pause: number;
+    grown: number;
+  };
   /** Word accuracy over the whole script: the live finals, and the server's engine on the recording. */
   liveAccuracy: number;
   batchAccuracy: number;
@@ -231,13 +239,15 @@ async function meeting(stack: Stack, live: boolean, n: number): Promise<MeetingF
     };
   });
   // The decoder's work, from the runner's debug log: audio decoded for partials and for finals.
-  const decoded = { partial: 0, settle: 0, partials: 0, settles: 0 };
+  const decoded = { partial: 0, settle: 0, partials: 0, settles: 0, first: 0, pause: 0, grown: 0 };
   if (live) {
     for (const line of (await readFile(stack.launcher.logFile(bot.id), "utf8")).split("\n")) {
       if (!line.includes('"live transcript: decoded"')) continue;
-      const entry = JSON.parse(line) as { decode: "partial" | "settle"; audioMs: number };
-      decoded[entry.decode] += entry.audioMs / 1000;
-      decoded[`${entry.decode}s`] += 1;
+      const entry = JSON.parse(line) as { decode: "first" | "pause" | "grown" | "settle"; audioMs: number };
+      const kind = entry.decode === "settle" ? "settle" : "partial";
+      decoded[kind] += entry.audioMs / 1000;
+      decoded[`${kind}s`] += 1;
+      if (entry.decode !== "settle") decoded[entry.decode] += 1;
     }
   }
   const callSeconds = (endedAt - origin) / 1000;
@@ -308,7 +318,8 @@ for (const r of withLive) {
   );
   const d = r.decoded;
   console.log(
-    `    decoded: ${d.partials} partials (${d.partial.toFixed(1)} s of audio), ${d.settles} pieces settled (${d.settle.toFixed(1)} s); ` +
+    `    decoded: ${d.partials} partials (${d.first} first, ${d.pause} at pauses, ${d.grown} grown; ${d.partial.toFixed(1)} s of audio), ` +
+      `${d.settles} pieces settled (${d.settle.toFixed(1)} s); ` +
       `${(r.recognizerCpuSeconds / (d.partial + d.settle)).toFixed(3)} CPU s per second decoded`,
   );
 }

@@ -147,12 +147,12 @@ describe("LiveRecognizer", () => {
     t.play({ type: "start", utterance: 1, fromSample: 0, speechFromSample: 0 });
     t.hear(1, 700);
     t.at(1_000);
-    await t.decoder.says("one"); // took 1 s: the next partial waits 1 s × (1/0.3 − 1) ≈ 2.3 s
+    await t.decoder.says("one"); // took 1 s: the next partial waits 1 s × (1/0.25 − 1) = 3 s
     t.hear(1, 1000);
-    t.at(3_000);
+    t.at(3_900);
     t.hear(1, 100);
     expect(t.decoder.busy).toBe(false);
-    t.at(3_400);
+    t.at(4_000);
     t.hear(1, 100);
     expect(t.decoder.requests).toEqual(["u1 0-70", "u1 0-190"]);
   });

@@ -17,7 +17,7 @@ const PARTIAL_STEP_SAMPLES = seconds(1);
  * Partials may keep the decoder busy this share of the time at most: after a partial that took
  * d, the next waits d × (1 / share − 1). Settling (the finals) is never held back.
  */
-const PARTIAL_SHARE = 0.3;
+const PARTIAL_SHARE = 0.25;
 /**
  * A partial that decoded a piece this far past the end of its speech (and no further than the
  * silence after it) heard all of it: its words settle the piece, without decoding the same audio
@@ -62,7 +62,9 @@ interface Utterance {
   lastPartial: { piece: Piece; to: number; text: string } | null;
 }
 
-type Job = { kind: "settle"; utterance: Utterance; piece: Piece } | { kind: "partial"; utterance: Utterance };
+type Job =
+  | { kind: "settle"; utterance: Utterance; piece: Piece }
+  | { kind: "partial"; utterance: Utterance; why: "first" | "pause" | "grown" };
 
 /**
  * Utterances from the segmenter, decoded as they grow:
@@ -232,7 +234,7 @@ export class LiveRecognizer {
           this.failures = 0;
           this.opts.log.debug(
             {
-              decode: job.kind,
+              decode: job.kind === "partial" ? job.why : job.kind,
               audioMs: Math.round(((to - piece.from) / SAMPLE_RATE) * 1000),
               tookMs: Math.round(this.now() - started),
             },
@@ -308,7 +310,8 @@ export class LiveRecognizer {
       ? utterance.fromSample + utterance.written - utterance.speechFrom >= FIRST_PARTIAL_SAMPLES
       : utterance.written - utterance.partialTo >= PARTIAL_STEP_SAMPLES &&
         this.now() >= this.partialAllowedAt;
-    return paused || grown ? { kind: "partial", utterance } : null;
+    if (!paused && !grown) return null;
+    return { kind: "partial", utterance, why: paused ? "pause" : first ? "first" : "grown" };
   }
 
   /**

@@ -37,7 +37,7 @@ const TURN_PAUSE_FRAMES = ms(120);
 /** A speaker change this soon after an utterance's speech began is most likely its own speaker's indicator, late. */
 const TURN_LAG_FRAMES = ms(1_000);
 const PAUSE_FRAMES = ms(200);
-const PIECE_MIN_FRAMES = ms(2_000);
+const PIECE_MIN_FRAMES = ms(1_000);
 const PIECE_MAX_FRAMES = ms(6_000);
 const CUT_SEARCH_FRAMES = ms(1_000);
 const UTTERANCE_MAX_FRAMES = ms(30_000);
