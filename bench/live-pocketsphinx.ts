@@ -88,7 +88,9 @@ function watchTree(root: number) {
     for (const pid of processTree(root)) {
       // setpriv execs the helper: the same pid, the helper's name once it runs.
       const seen = usage(pid);
-      if (seen) last.set(pid, seen);
+      // A process that has exited but is not yet reaped (a zombie) has no command line left: it
+      // keeps the one it was seen with.
+      if (seen) last.set(pid, { ...seen, cmdline: seen.cmdline || (last.get(pid)?.cmdline ?? "") });
     }
     timeline.push({ at: Date.now(), ticks: [...last.values()].reduce((sum, p) => sum + p.ticks, 0) });
   };
