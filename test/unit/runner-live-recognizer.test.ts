@@ -294,6 +294,31 @@ describe("LiveRecognizer", () => {
     ]);
   });
 
+  it("a partial whose piece was cut while it was decoded settles that piece and says its words once", async () => {
+    const t = await setUp();
+    t.play({ type: "start", utterance: 1, fromSample: 0, speechFromSample: 0 });
+    t.hear(1, 1_200);
+    t.play({ type: "pause", utterance: 1, atSample: ms(1_200) });
+    // The speech goes on while the pause's decode runs.
+    t.play({
+      type: "cut",
+      utterance: 1,
+      atSample: ms(1_100),
+      speechToSample: ms(1_000),
+      nextSpeechFromSample: ms(1_200),
+    });
+    t.hear(1, 1_000);
+    expect(t.decoder.requests).toEqual(["u1 0-120"]);
+    await t.decoder.says("good morning");
+    // The cut piece needed no decode of its own: the next one is the open piece's partial.
+    expect(t.decoder.requests.at(-1)).toEqual("u1 110-220");
+    await t.decoder.says("everyone");
+    expect(t.events()).toEqual([
+      'partial ps-1 2000-3200 "good morning"',
+      'partial ps-1 2000-4200 "good morning everyone"',
+    ]);
+  });
+
   it("gives up after three failed decodes in a row: every utterance with partials still gets its final", async () => {
     const t = await setUp();
     t.play({ type: "start", utterance: 1, fromSample: 0, speechFromSample: 0 });

@@ -70,12 +70,14 @@ type Job =
  * Utterances from the segmenter, decoded as they grow:
  * - each utterance's audio goes to a file of its own as it arrives (the decoder reads a stretch
  *   of it by frame numbers, so nothing is copied per decode);
- * - a piece the segmenter closed is decoded once, for good ("settled"); settling always comes
- *   first, so finals are never late behind partials;
- * - while someone talks, the open piece is decoded again every PARTIAL_STEP of new audio (the first
- *   time after FIRST_PARTIAL of speech), within the PARTIAL_SHARE budget: a partial is the settled
- *   pieces' words plus that hypothesis, so a long utterance never costs more than one piece per
- *   partial;
+ * - while someone talks, the open piece is decoded again for a partial: first after FIRST_PARTIAL
+ *   of speech, then every PARTIAL_STEP of new audio within the PARTIAL_SHARE budget, and at once
+ *   when the speech pauses. A partial is the settled pieces' words plus that hypothesis, so a long
+ *   utterance never costs more than one piece per partial;
+ * - a piece the segmenter closed is settled (decoded once, for good): by its last partial when
+ *   that heard past the end of its speech (a pause's decode usually has), else by a decode of its
+ *   own. Settling goes before partials, except a new utterance's first one (short, and what makes
+ *   new speech show at once);
  * - when an utterance has ended and all its pieces are settled, its final goes out and its file
  *   is removed.
  * One decode at a time: the decoder is one process, and the next job is picked when it is free,
@@ -231,12 +233,13 @@ export class LiveRecognizer {
       )
       .then(
         (text) => {
+          const tookMs = this.now() - started;
           this.failures = 0;
           this.opts.log.debug(
             {
               decode: job.kind === "partial" ? job.why : job.kind,
               audioMs: Math.round(((to - piece.from) / SAMPLE_RATE) * 1000),
-              tookMs: Math.round(this.now() - started),
+              tookMs: Math.round(tookMs),
             },
             "live transcript: decoded",
           );
@@ -245,15 +248,18 @@ export class LiveRecognizer {
             this.finishIfSettled(utterance);
             return;
           }
-          const took = this.now() - started;
-          this.partialAllowedAt = this.now() + took * (1 / PARTIAL_SHARE - 1);
+          this.partialAllowedAt = this.now() + tookMs * (1 / PARTIAL_SHARE - 1);
           utterance.partialTo = to;
           utterance.lastPartial = { piece, to, text };
-          // Ended meanwhile: its final is on the way, maybe from this very decode.
-          if (utterance.ended) return this.settleFromPartial(utterance);
+          // The words before this piece (all settled when it started), taken before this decode
+          // may settle the piece itself.
+          const before = this.settledText(utterance);
+          // Its piece may have closed meanwhile (this settles it), or the utterance ended (this
+          // may be its final).
           this.settleFromPartial(utterance);
+          if (utterance.ended) return;
           this.opts.reports.partial(utterance.key, {
-            text: joinWords(this.settledText(utterance), text),
+            text: joinWords(before, text),
             startMs: this.opts.toRecordingMs(utterance.speechFrom),
             endMs: this.opts.toRecordingMs(utterance.fromSample + to),
           });
