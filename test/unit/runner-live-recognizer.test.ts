@@ -110,7 +110,7 @@ async function setUp() {
 }
 
 describe("LiveRecognizer", () => {
-  it("decodes the growing utterance for partials (first after 0.7 s of speech, then each 1 s) and settles it for its final", async () => {
+  it("decodes the growing utterance for partials (first after 0.7 s of speech, then each 1.5 s) and settles it for its final", async () => {
     const t = await setUp();
     // Audio from 1 s, speech from 1.3 s.
     t.play({ type: "start", utterance: 1, fromSample: ms(1000), speechFromSample: ms(1300) });
@@ -121,21 +121,21 @@ describe("LiveRecognizer", () => {
     t.at(200);
     await t.decoder.says("thanks");
     t.at(1_000);
-    t.hear(1, 900);
+    t.hear(1, 1400);
     expect(t.decoder.busy).toBe(false);
     t.hear(1, 100);
-    expect(t.decoder.requests.at(-1)).toEqual("u1 0-200");
+    expect(t.decoder.requests.at(-1)).toEqual("u1 0-250");
     t.at(1_400);
     await t.decoder.says("thanks everyone");
     t.hear(1, 700);
-    // Speech ended at 3.5 s; the segmenter noticed it 600 ms later and ends the audio 200 ms past it.
-    t.play({ type: "end", utterance: 1, toSample: ms(3700), speechToSample: ms(3500) });
-    expect(t.decoder.requests.at(-1)).toEqual("u1 0-270");
+    // Speech ended at 4 s; the segmenter ends the audio 200 ms past it (having noticed the end).
+    t.play({ type: "end", utterance: 1, toSample: ms(4200), speechToSample: ms(4000) });
+    expect(t.decoder.requests.at(-1)).toEqual("u1 0-320");
     await t.decoder.says("thanks everyone for joining");
     expect(t.events()).toEqual([
       'partial ps-1 3300-4000 "thanks"',
-      'partial ps-1 3300-5000 "thanks everyone"',
-      'final ps-1 3300-5500 "thanks everyone for joining"',
+      'partial ps-1 3300-5500 "thanks everyone"',
+      'final ps-1 3300-6000 "thanks everyone for joining"',
     ]);
     // Its file is gone; nothing waits.
     expect(readdirSync(dir)).toEqual([]);
@@ -147,14 +147,14 @@ describe("LiveRecognizer", () => {
     t.play({ type: "start", utterance: 1, fromSample: 0, speechFromSample: 0 });
     t.hear(1, 700);
     t.at(1_000);
-    await t.decoder.says("one"); // took 1 s: the next partial waits 1 s × (1/0.25 − 1) = 3 s
-    t.hear(1, 1000);
-    t.at(3_900);
+    await t.decoder.says("one"); // took 1 s: the next partial waits 1 s × (1/0.2 − 1) = 4 s
+    t.hear(1, 1500);
+    t.at(4_900);
     t.hear(1, 100);
     expect(t.decoder.busy).toBe(false);
-    t.at(4_000);
+    t.at(5_000);
     t.hear(1, 100);
-    expect(t.decoder.requests).toEqual(["u1 0-70", "u1 0-190"]);
+    expect(t.decoder.requests).toEqual(["u1 0-70", "u1 0-240"]);
   });
 
   it("settles each closed piece once, first, and builds partials and the final from the pieces", async () => {
@@ -171,24 +171,24 @@ describe("LiveRecognizer", () => {
       speechToSample: ms(3_200),
       nextSpeechFromSample: ms(3_400),
     });
-    t.hear(1, 1_000);
+    t.hear(1, 1_500);
     // The partial that was due when the cut came waits for the piece to settle.
     expect(t.decoder.requests).toEqual(["u1 0-70", "u1 0-350"]);
     await t.decoder.says("we decided to ship the");
     expect(t.decoder.requests).toEqual(["u1 0-70", "u1 0-350", "u1 0-330"]);
     await t.decoder.says("we decided to ship");
     // Now only the open piece is decoded again.
-    expect(t.decoder.requests.at(-1)).toEqual("u1 330-450");
+    expect(t.decoder.requests.at(-1)).toEqual("u1 330-500");
     await t.decoder.says("the new version");
     t.hear(1, 700);
-    t.play({ type: "end", utterance: 1, toSample: ms(5_200), speechToSample: ms(5_000) });
-    expect(t.decoder.requests.at(-1)).toEqual("u1 330-520");
+    t.play({ type: "end", utterance: 1, toSample: ms(5_700), speechToSample: ms(5_500) });
+    expect(t.decoder.requests.at(-1)).toEqual("u1 330-570");
     await t.decoder.says("the new version on friday");
     expect(t.events()).toEqual([
       'partial ps-1 2000-2700 "we decided"',
       'partial ps-1 2000-5500 "we decided to ship the"',
-      'partial ps-1 2000-6500 "we decided to ship the new version"',
-      'final ps-1 2000-7000 "we decided to ship the new version on friday"',
+      'partial ps-1 2000-7000 "we decided to ship the new version"',
+      'final ps-1 2000-7500 "we decided to ship the new version on friday"',
     ]);
   });
 
@@ -307,15 +307,15 @@ describe("LiveRecognizer", () => {
       speechToSample: ms(1_000),
       nextSpeechFromSample: ms(1_200),
     });
-    t.hear(1, 1_000);
+    t.hear(1, 1_500);
     expect(t.decoder.requests).toEqual(["u1 0-120"]);
     await t.decoder.says("good morning");
     // The cut piece needed no decode of its own: the next one is the open piece's partial.
-    expect(t.decoder.requests.at(-1)).toEqual("u1 110-220");
+    expect(t.decoder.requests.at(-1)).toEqual("u1 110-270");
     await t.decoder.says("everyone");
     expect(t.events()).toEqual([
       'partial ps-1 2000-3200 "good morning"',
-      'partial ps-1 2000-4200 "good morning everyone"',
+      'partial ps-1 2000-4700 "good morning everyone"',
     ]);
   });
 
@@ -324,17 +324,17 @@ describe("LiveRecognizer", () => {
     t.play({ type: "start", utterance: 1, fromSample: 0, speechFromSample: 0 });
     t.hear(1, 700);
     await t.decoder.says("i will send");
-    t.hear(1, 1_000);
+    t.hear(1, 1_500);
     await t.decoder.says(new Error("pocketsphinx_batch exited with 1"));
-    t.hear(1, 1_000);
+    t.hear(1, 1_500);
     await t.decoder.says(new Error("pocketsphinx_batch exited with 1"));
-    t.hear(1, 1_000);
+    t.hear(1, 1_500);
     expect(t.gaveUp).toEqual([]);
     await t.decoder.says(new Error("pocketsphinx_batch exited with 1"));
     expect(t.gaveUp).toEqual(["pocketsphinx failed 3 times in a row: pocketsphinx_batch exited with 1"]);
     expect(t.events()).toEqual([
       'partial ps-1 2000-2700 "i will send"',
-      'final ps-1 2000-5700 "i will send"',
+      'final ps-1 2000-7200 "i will send"',
     ]);
     // Nothing more is asked or reported, and nothing waits.
     t.hear(1, 2_000);

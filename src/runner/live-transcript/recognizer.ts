@@ -12,12 +12,12 @@ const seconds = (s: number) => Math.round(s * SAMPLE_RATE);
 /** The first partial once this much speech was heard: a word or two. */
 const FIRST_PARTIAL_SAMPLES = seconds(0.7);
 /** Later partials once this much more audio came. */
-const PARTIAL_STEP_SAMPLES = seconds(1);
+const PARTIAL_STEP_SAMPLES = seconds(1.5);
 /**
  * Partials may keep the decoder busy this share of the time at most: after a partial that took
  * d, the next waits d × (1 / share − 1). Settling (the finals) is never held back.
  */
-const PARTIAL_SHARE = 0.25;
+const PARTIAL_SHARE = 0.2;
 /**
  * A partial that decoded a piece this far past the end of its speech (and no further than the
  * silence after it) heard all of it: its words settle the piece, without decoding the same audio
