@@ -112,6 +112,7 @@ bench: setup
 	node --import tsx bench/meeting-notes.ts
 	node --import tsx bench/segment-upload.ts
 	node --import tsx bench/live-captions.ts
+	node --import tsx bench/live-pocketsphinx.ts
 
 # The README's pictures of the dashboard (docs/screenshots), from a real run with real bots.
 screenshots: setup

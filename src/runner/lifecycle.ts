@@ -15,8 +15,10 @@ import type { AccountCheckReport, BotConfig, PendingCommand, StorageState, SubCo
 import { CommandRefusal } from "./commands.js";
 import { BotFailure } from "./errors.js";
 import { LiveMeeting } from "./live-meeting/index.js";
+import { SpeakerTimeline } from "./live-transcript/speakers.js";
+import type { LiveTranscriber, LiveTranscriptContext } from "./live-transcript/types.js";
 import { type PageWatcher, PhaseTimeout } from "./page-watcher.js";
-import type { LifecyclePorts, RecorderPort, StagePort } from "./ports.js";
+import type { LifecyclePorts, RecorderPort, ReporterPort, StagePort } from "./ports.js";
 import type { RecordingResult } from "./recorder.js";
 import type { AudioLevels } from "./silence.js";
 import { watchCall } from "./watch-call.js";
@@ -50,6 +52,12 @@ export class BotLifecycle {
   private readonly interrupt = new AbortController();
   private stage: StagePort | null = null;
   private recorder: RecorderPort | null = null;
+  /** The live transcript (BotConfig.liveTranscript), from the recording's start to the call's end. */
+  private live: LiveTranscriber | null = null;
+  /** What the live transcript's sources are started with (set once the recording runs). */
+  private liveContext: LiveTranscriptContext | null = null;
+  /** Set when the call ends: no live transcript starts after that. */
+  private liveStopping = false;
   /** The recorded sound's level, from the recorder to the silence clock. */
   private readonly levels: AudioLevels = new EventEmitter();
   private readonly reporter: LifecyclePorts["reporter"];
@@ -239,10 +247,8 @@ export class BotLifecycle {
       selfName: this.joinedAs(),
       report: (body) => this.reporter.report(body),
       log: this.log,
-      // FALLBACK HOOK: captions cannot be turned on (unavailable is reported already). With
-      // liveTranscript.fallback the pocketsphinx live transcript is started here.
-      onCaptionsUnavailable: (reason) =>
-        this.log.info({ reason, fallback: this.config.liveTranscript?.fallback }, "no captions"),
+      // Captions cannot be turned on (unavailable is reported already).
+      onCaptionsUnavailable: (reason) => this.fallBackFromCaptions(reason),
     });
     // The recording starts at once; opening the roster (which a toast or a slow page can hold up
     // for seconds) goes on beside it, and the call is watched once the roster is as open as it gets.
@@ -260,12 +266,13 @@ export class BotLifecycle {
       type: "recording.started",
       data: { ...recording, startedAt: startedAt.toISOString() },
     });
+    const reporter = this.startLiveTranscript(stage, startedAt);
     await afterAdmission;
     this.liveMeeting.start(startedAt);
 
     const endedBy = await watchCall({
       watcher,
-      reporter: this.reporter,
+      reporter,
       automaticLeave: this.config.automaticLeave,
       levels: this.levels,
       signal: this.interrupt.signal,
@@ -273,11 +280,57 @@ export class BotLifecycle {
     });
     // Every utterance's final goes out before CALL_ENDED.
     await this.liveMeeting.stop();
+    // What follows is not the meeting's sound: the live transcript stops listening now and
+    // settles its last utterance while the bot leaves; its finals come before DONE.
+    this.liveStopping = true;
+    const liveSettled = this.live?.stop();
     if (!(endedBy in END_PHASES_BY_CODE)) await this.adapter.leave(page);
     this.status("CALL_ENDED", endedBy);
     this.endCall();
     await this.keepSession(stage);
+    await liveSettled;
     return endedBy;
+  }
+
+  /**
+   * Starts the live transcript when the bot has one; answers the reporter the call is watched
+   * with, which also keeps the speaker events on the recording's clock, to name who said what.
+   */
+  private startLiveTranscript(stage: StagePort, startedAt: Date): ReporterPort {
+    const options = this.config.liveTranscript;
+    if (!options) return this.reporter;
+    const speakers = new SpeakerTimeline(() => Date.now() - startedAt.getTime());
+    this.liveContext = {
+      options,
+      recordingStartedAt: startedAt,
+      speakers,
+      report: (body) => this.reporter.report(body),
+      workDir: this.workDir,
+      log: this.log,
+    };
+    // Captions are read by the live meeting (live-meeting/); the stage's sources are the others.
+    if (options.source !== "captions") this.live = stage.startLiveTranscript(this.liveContext);
+    return {
+      report: (body) => {
+        speakers.note(body);
+        return this.reporter.report(body);
+      },
+    };
+  }
+
+  /**
+   * Captions could not be turned on: with liveTranscript.fallback the pocketsphinx live transcript
+   * stands in (reporting `fallback`), unless the call is already ending.
+   */
+  private fallBackFromCaptions(reason: string): void {
+    const context = this.liveContext;
+    const fallback = this.config.liveTranscript?.fallback === true;
+    this.log.info({ reason, fallback }, "captions unavailable");
+    if (!fallback || !context || !this.stage || this.live || this.liveStopping) return;
+    this.live = this.stage.startLiveTranscript(
+      { ...context, options: { ...context.options, source: "pocketsphinx" } },
+      "fallback",
+    );
   }
 
   /**
@@ -600,6 +653,9 @@ export class BotLifecycle {
     this.endCall(new BotFailure(failure.subCode, message));
     const artifacts = await this.saveArtifacts();
     await this.liveMeeting?.stop();
+    // Every utterance that had partials still gets its final before the bot ends.
+    this.liveStopping = true;
+    await this.live?.stop();
     // Whatever was recorded is still finalized and delivered.
     try {
       const result = await this.stopRecorder();
@@ -645,6 +701,7 @@ export class BotLifecycle {
 
   /** Never throws: the outcome is already decided and reported; cleanup trouble is only logged. */
   private async cleanUp(): Promise<void> {
+    await this.live?.stop();
     await this.stage?.close().catch((error: Error) => {
       this.log.warn({ err: error.message }, "cleanup after the bot was incomplete");
     });

@@ -2,6 +2,9 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { type BotConfig, StorageState } from "../core/index.js";
 import { saveFailureArtifacts } from "./artifacts.js";
+import { startPocketsphinx } from "./live-transcript/pocketsphinx.js";
+import { startLiveTranscript } from "./live-transcript/start.js";
+import type { LiveTranscriber, LiveTranscriptContext } from "./live-transcript/types.js";
 import { PageWatcher } from "./page-watcher.js";
 import type { LifecyclePorts, RecorderEvents, RecorderPort, ReporterPort, StagePort } from "./ports.js";
 import { Recorder } from "./recorder.js";
@@ -155,6 +158,14 @@ class LiveStage implements StagePort {
         return uploadedSegments === null ? result : { ...result, uploadedSegments };
       },
     };
+  }
+
+  startLiveTranscript(context: LiveTranscriptContext, as?: "fallback"): LiveTranscriber {
+    const { media } = this.stage;
+    if (as === "fallback") return startPocketsphinx(context, media, "fallback");
+    return startLiveTranscript(context, {
+      pocketsphinx: (ctx, state) => startPocketsphinx(ctx, media, state),
+    });
   }
 
   close(): Promise<void> {

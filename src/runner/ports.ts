@@ -2,6 +2,7 @@ import type { Page } from "playwright";
 import type { PageSnapshot, SnapshotHooks } from "../../platforms/adapter.js";
 import type { CallbackEventBody, LoginSessionWriteBack, StorageState } from "../core/index.js";
 import type { BotFailure } from "./errors.js";
+import type { LiveTranscriber, LiveTranscriptContext } from "./live-transcript/types.js";
 import type { PageWatcher } from "./page-watcher.js";
 import type { RecordingResult } from "./recorder.js";
 
@@ -43,6 +44,12 @@ export interface StagePort {
   saveFailureArtifacts(dir: string): Promise<SavedArtifact[]>;
   /** A recorder of this stage's display and sound card, writing to `path`. */
   recorder(path: string, events: RecorderEvents): RecorderPort;
+  /**
+   * Starts the live transcript `context.options` asks for, from this stage's sound card
+   * (pocketsphinx), once the recording runs; `fallback`: pocketsphinx standing in for captions
+   * that could not be turned on (it reports `transcript.source` state `fallback`).
+   */
+  startLiveTranscript(context: LiveTranscriptContext, as?: "fallback"): LiveTranscriber;
   close(): Promise<void>;
 }
 

@@ -20,6 +20,7 @@ import {
 } from "../../src/core/index.js";
 import { BotFailure } from "../../src/runner/errors.js";
 import { BotLifecycle, type Outcome } from "../../src/runner/lifecycle.js";
+import type { LiveTranscriber, LiveTranscriptContext } from "../../src/runner/live-transcript/types.js";
 import { PageWatcher } from "../../src/runner/page-watcher.js";
 import type {
   LifecyclePorts,
@@ -80,6 +81,34 @@ class FakeRecorder implements RecorderPort {
   }
 }
 
+/**
+ * A live transcript source that hears one utterance: a partial while the call runs, and on stop
+ * (after 1.5 s of decoding) its final, said by whoever the speaker timeline names.
+ */
+class FakeLiveTranscriber implements LiveTranscriber {
+  private stopping: Promise<void> | null = null;
+
+  constructor(readonly context: LiveTranscriptContext) {}
+
+  stop(): Promise<void> {
+    this.stopping ??= new Promise<void>((resolve) => setTimeout(resolve, 1_500)).then(() => {
+      this.context.report({
+        type: "transcript.final",
+        data: {
+          utteranceId: "ps-1",
+          speaker: this.context.speakers.dominant(0, 60_000),
+          text: "hello",
+          startMs: 0,
+          endMs: 1_000,
+          source: "pocketsphinx",
+          language: "en-US",
+        },
+      });
+    });
+    return this.stopping;
+  }
+}
+
 class FakeStage implements StagePort {
   readonly page = {} as Page;
   readonly watcher = new PageWatcher();
@@ -133,6 +162,17 @@ class FakeStage implements StagePort {
     this.recording.startFailure = this.recorderStartFailure;
     return this.recording;
   }
+
+  live: FakeLiveTranscriber | null = null;
+
+  startLiveTranscript(context: LiveTranscriptContext, as?: "fallback"): LiveTranscriber {
+    this.live = new FakeLiveTranscriber(context);
+    this.liveAs = as ?? null;
+    return this.live;
+  }
+
+  /** How the live transcript was started: null as itself, "fallback" standing in for captions. */
+  liveAs: "fallback" | null = null;
 
   async close(): Promise<void> {
     this.closed = true;
@@ -746,5 +786,93 @@ describe("BotLifecycle: signed-in bots and walls", () => {
     expect(bot.stage.traced).toBe(false);
     expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL JOIN_FAILED"]);
     expect(JSON.stringify([bot.reported, bot.logLines(), bot.outcome()])).not.toContain(token);
+  });
+});
+
+describe("BotLifecycle: the live transcript", () => {
+  const live = { liveTranscript: { source: "pocketsphinx" as const } };
+
+  it("starts with the recording, on its clock, and is not started without the option", async () => {
+    const plain = setUp({ noOneJoinedTimeout: LONG });
+    plain.start();
+    await elapse(1_000);
+    expect(plain.stage.live).toBeNull();
+
+    const bot = setUp({ noOneJoinedTimeout: LONG }, live);
+    bot.start();
+    await elapse(1_000);
+    const context = bot.stage.live?.context;
+    expect(context?.options).toEqual({ source: "pocketsphinx", fallback: false });
+    const started = bot.reported.find((e) => e.type === "recording.started");
+    expect(started?.data).toMatchObject({ startedAt: context?.recordingStartedAt.toISOString() });
+  });
+
+  it("names the speaker from the speaker events the bot reports, on the recording's clock", async () => {
+    const bot = setUp({ noOneJoinedTimeout: LONG }, live);
+    bot.adapter.join.mockImplementationOnce(async () =>
+      bot.stage.watcher.update(snap("in_call", [ALICE, BOB])),
+    );
+    bot.start();
+    await elapse(2_000);
+    bot.stage.watcher.update({ ...snap("in_call", [ALICE, BOB]), speakers: [BOB.id] });
+    await elapse(3_000);
+    bot.stage.watcher.update({ ...snap("in_call", [ALICE, BOB]), speakers: [ALICE.id] });
+    await elapse(1_000);
+    bot.stage.watcher.update(snap("in_call", [ALICE, BOB]));
+    const speakers = bot.stage.live?.context.speakers;
+    expect(speakers?.dominant(2_000, 5_000)).toEqual({ participantId: BOB.id, name: BOB.name });
+    expect(speakers?.dominant(5_000, 6_000)).toEqual({ participantId: ALICE.id, name: ALICE.name });
+    expect(speakers?.dominant(0, 1_999)).toBeNull();
+  });
+
+  it("stops listening when the call ends and reports its last final before the recording stops and DONE", async () => {
+    const bot = setUp({ noOneJoinedTimeout: LONG }, live);
+    bot.start();
+    await elapse(5_000);
+    bot.stage.watcher.update(snap("ended"));
+    await elapse(1_000);
+    expect(bot.outcome()).toBeUndefined();
+    expect(bot.stage.recording?.stopped).toBe(false);
+    await elapse(500);
+    expect(bot.outcome()).toEqual({ status: "DONE" });
+    const types = bot.eventTypes();
+    const final = types.indexOf("transcript.final");
+    expect(final).toBeGreaterThan(
+      bot.reported.findIndex((e) => e.type === "status" && e.data.status === "CALL_ENDED"),
+    );
+    expect(final).toBeLessThan(types.indexOf("recording.stopped"));
+    expect(types.filter((type) => type === "transcript.final")).toHaveLength(1);
+  });
+
+  it("captions the bot cannot turn on: unavailable, then pocketsphinx stands in only when fallback is asked", async () => {
+    const plain = setUp({ noOneJoinedTimeout: LONG }, { liveTranscript: { source: "captions" } });
+    plain.start();
+    await elapse(1_000);
+    const sources = (bot: ReturnType<typeof setUp>) =>
+      bot.reported.flatMap((e) =>
+        e.type === "transcript.source" ? [`${e.data.source} ${e.data.state}`] : [],
+      );
+    expect(sources(plain)).toEqual(["captions unavailable"]);
+    expect(plain.stage.live).toBeNull();
+
+    const bot = setUp(
+      { noOneJoinedTimeout: LONG },
+      { liveTranscript: { source: "captions", fallback: true } },
+    );
+    bot.start();
+    await elapse(1_000);
+    expect(sources(bot)).toEqual(["captions unavailable"]);
+    expect(bot.stage.liveAs).toBe("fallback");
+    expect(bot.stage.live?.context.options).toMatchObject({ source: "pocketsphinx", fallback: true });
+  });
+
+  it("a bot that fails mid-call still reports its last final before FATAL", async () => {
+    const bot = setUp({ noOneJoinedTimeout: LONG }, live);
+    bot.start();
+    await elapse(5_000);
+    bot.stage.crash?.("the page crashed");
+    await elapse(1_500);
+    expect(bot.statuses()).toEqual([...RECORDED, "FATAL BROWSER_CRASHED"]);
+    expect(bot.eventTypes().slice(-3)).toEqual(["transcript.final", "recording.stopped", "status"]);
   });
 });
