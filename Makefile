@@ -114,6 +114,7 @@ bench: setup
 	node --import tsx bench/segment-upload.ts
 	node --import tsx bench/live-captions.ts
 	node --import tsx bench/live-pocketsphinx.ts
+	node --import tsx bench/live-meeting.ts
 
 # The README's pictures of the dashboard (docs/screenshots), from a real run with real bots.
 screenshots: setup
