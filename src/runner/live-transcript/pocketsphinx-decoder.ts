@@ -62,9 +62,11 @@ export async function missingModel(modelDir = DEFAULT_MODEL_DIR): Promise<string
  * which `/dev/stdin` cannot be opened on (ENXIO). The audio file may still be growing: the end
  * frame bounds what is read.
  *
- * First pass only (`-fwdflat no -bestpath no`): ~25 % less CPU than the full three passes, with
- * the same word accuracy on the flite test voices (0.96 vs 0.94 on 8 lines after AAC, measured):
- * the live transcript is a preview, the stored transcript has the server's full decode.
+ * First pass only (`-fwdflat no -bestpath no`): ~25 % less CPU than the full three passes for
+ * about the same word accuracy (12 flite lines after AAC: 0.947 against 0.962, measured); the live
+ * transcript is a preview, the stored transcript has the server's full decode. Tighter pruning
+ * (`-ds 2 -maxhmmpf 3000`) would save another ~40 % of CPU but cost 2-3 points on clean lines
+ * and ~5 on the bot's own sound (bench/live-pocketsphinx.ts), where accuracy is short already.
  */
 export class PocketsphinxDecoder implements Decoder {
   private running: Promise<Running> | null = null;
