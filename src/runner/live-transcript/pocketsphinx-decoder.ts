@@ -64,7 +64,7 @@ export async function missingModel(modelDir = DEFAULT_MODEL_DIR): Promise<string
  *
  * First pass only (`-fwdflat no -bestpath no`): ~25 % less CPU than the full three passes for
  * about the same word accuracy (12 flite lines after AAC: 0.947 against 0.962, measured); the live
- * transcript is a preview, the stored transcript has the server's full decode. Tighter pruning
+ * transcript is a preview (the full decode of the recording can be asked for after the call). Tighter pruning
  * (`-ds 2 -maxhmmpf 3000`) would save another ~40 % of CPU but cost 2-3 points on clean lines
  * and ~5 on the bot's own sound (bench/live-pocketsphinx.ts), where accuracy is short already.
  */
