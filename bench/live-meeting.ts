@@ -110,7 +110,8 @@ async function main(): Promise<void> {
       new MutationObserver(() => {
         for (const node of document.querySelectorAll(".ygicle")) {
           const text = (node.textContent ?? "").replace(/\s+/g, " ").trim();
-          if (text && shown.at(-1)?.[1] !== text) shown.push([Date.now(), text]);
+          // The first time each text shows: a caption's final text first shows when it settles.
+          if (text && !shown.some(([, seen]) => seen === text)) shown.push([Date.now(), text]);
         }
       }).observe(document, { subtree: true, childList: true, characterData: true });
     });
@@ -155,11 +156,8 @@ async function main(): Promise<void> {
       .map((event) => event.at - (shown.find(([, text]) => text === event.text)?.[0] ?? Number.NaN));
     const finalLatency = received
       .filter((event) => event.type === "transcript.final")
-      .map((event) => {
-        // Settled: the caption's last change, i.e. the last time the observer saw text this final ends with.
-        const last = shown.filter(([, text]) => text === event.text).at(-1);
-        return event.at - (last?.[0] ?? Number.NaN);
-      });
+      // Settled: the caption's last change, when its final text first showed.
+      .map((event) => event.at - (shown.find(([, text]) => text === event.text)?.[0] ?? Number.NaN));
 
     const chatLatency: number[] = [];
     for (let i = 0; i < CHATS; i++) {
