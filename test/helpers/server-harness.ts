@@ -211,6 +211,20 @@ export async function requestAccountCheck(
 }
 
 /** Asks for a check of the account (opening TEST_MEETING); the check's id. */
+/** An Api that keeps every answer it got, as text: to look for a secret in all of them. */
+export class RecordingApi extends Api {
+  readonly answers: string[] = [];
+  override async request<T>(
+    method: string,
+    path: string,
+    opts: RequestOptions = {},
+  ): Promise<ApiResponse<T>> {
+    const res = await super.request<T>(method, path, opts);
+    this.answers.push(`${method} ${path} ${res.status} ${JSON.stringify(res.body)}`);
+    return res;
+  }
+}
+
 export async function requestCheck(server: TestServer, user: TestUser, accountId: number): Promise<number> {
   const check = await server.api.post(`/v1/bot-accounts/${accountId}/check`, {
     token: user.token,

@@ -8,10 +8,8 @@ import type { Db } from "../../src/server/db/database.js";
 import { scheduleDueChecks } from "../../src/server/services/account-checks.js";
 import { type BuiltApp, startBuiltApp, TestClock } from "../helpers/built-app.js";
 import {
-  Api,
-  type ApiResponse,
+  RecordingApi,
   openServerDatabase,
-  type RequestOptions,
   registerUser,
   TEST_MEETING,
   type TestUser,
@@ -22,19 +20,6 @@ import {
  * through the launcher with a check-only BotConfig; the test plays the runner, posting the result
  * with the token from that config. The scheduled checks are driven by the server's test clock.
  */
-
-class RecordingApi extends Api {
-  readonly answers: string[] = [];
-  override async request<T>(
-    method: string,
-    path: string,
-    opts: RequestOptions = {},
-  ): Promise<ApiResponse<T>> {
-    const res = await super.request<T>(method, path, opts);
-    this.answers.push(`${method} ${path} ${res.status} ${JSON.stringify(res.body)}`);
-    return res;
-  }
-}
 
 const markers: string[] = [];
 function newSession(label: string): StorageState {

@@ -10,11 +10,9 @@ import { StartupError } from "../../src/server/startup-error.js";
 import { type BuiltApp, startBuiltApp, TestClock } from "../helpers/built-app.js";
 import { testDatabaseFor, testDialect } from "../helpers/postgres.js";
 import {
-  Api,
-  type ApiResponse,
+  RecordingApi,
   FakeRunner,
   openServerDatabase,
-  type RequestOptions,
   registerUser,
   startTestServer,
   TEST_MEETING,
@@ -28,20 +26,6 @@ import {
  * runner's session write-back; and that the session goes nowhere but into the BotConfig: not in
  * an answer, a log line, a webhook, or the database in clear.
  */
-
-/** Every answer this test got, as text, to look for a session in. */
-class RecordingApi extends Api {
-  readonly answers: string[] = [];
-  override async request<T>(
-    method: string,
-    path: string,
-    opts: RequestOptions = {},
-  ): Promise<ApiResponse<T>> {
-    const res = await super.request<T>(method, path, opts);
-    this.answers.push(`${method} ${path} ${res.status} ${JSON.stringify(res.body)}`);
-    return res;
-  }
-}
 
 /** Every cookie and localStorage value of every session this test made contains one of these. */
 const markers: string[] = [];
