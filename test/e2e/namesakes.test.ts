@@ -65,7 +65,9 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 180_000 
     type Remote = { id: string; name: string };
     const configured = (await stack.control.configure(platform, id, {
       admit: "open",
-      participants: 1,
+      // Nobody else: the mock staggers bursts by a third of a period, so a fourth person would
+      // sound in step with the first and the two could not be told apart by the indicator.
+      participants: 0,
       endAfterMs: 12_000,
     })) as { participants: Remote[] };
     const add = async (name: string) => (await stack.control.addParticipant(platform, id, name)) as Remote;
@@ -93,7 +95,6 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 180_000 
     const everyone = [...configured.participants, namesake, tagged, longNamed];
     const expected = everyone.map((p) => ({ participantId: idOf(p), participantName: truncateName(p.name) }));
     expect(expected.map((p) => p.participantName)).toEqual([
-      "Alice Example",
       BOT_NAME,
       `${BOT_NAME} ${selfTag}`,
       `${LONG_NAME.slice(0, PARTICIPANT_NAME_MAX - 1)}…`,
@@ -111,8 +112,7 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 180_000 
 
     // Heard: the speaker timeline has turns for each of them, under their own ids and names.
     const { speakerTimeline } = await stack.api.recording(bot.id);
-    const watched = expected.slice(1);
-    for (const { participantId, participantName } of watched) {
+    for (const { participantId, participantName } of expected) {
       const turns = speakerTimeline.filter((turn) => turn.participantId === participantId);
       expect({ participantName, heard: turns.length > 0 }).toEqual({ participantName, heard: true });
       expect(new Set(turns.map((turn) => turn.name))).toEqual(new Set([participantName]));
@@ -120,13 +120,17 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 180_000 
     const speakerIds = new Set(speakerTimeline.map((turn) => turn.participantId));
     expect([...speakerIds].every((sid) => expected.some((p) => p.participantId === sid))).toBe(true);
 
-    // Attributed: a word said in the middle of each turn is that person's in the transcript.
-    const words = speakerTimeline.map((turn, i) => {
-      const middle = Math.round((turn.startMs + turn.endMs) / 2);
-      return { text: `w${i}`, startMs: middle, endMs: middle + 1, confidence: 1 };
-    });
+    // Attributed: a word as long as a turn is that person's in the transcript. Everyone else's
+    // indicator overlaps it by half at most (bursts are staggered by a third of a period), so a
+    // few tens of milliseconds of indicator lag cannot hand it to anyone else.
+    const words = speakerTimeline.map((turn, i) => ({
+      text: `w${i}`,
+      startMs: turn.startMs,
+      endMs: turn.endMs,
+      confidence: 1,
+    }));
     const utterances = attributeSpeakers(words, speakerTimeline, { leadMs: 0, tailMs: 0 });
-    for (const { participantId, participantName } of watched) {
+    for (const { participantId, participantName } of expected) {
       const theirs = utterances.filter((u) => u.speaker?.participantId === participantId);
       expect({ participantName, attributed: theirs.length > 0 }).toEqual({
         participantName,
