@@ -5,11 +5,14 @@ import { z } from "zod";
  * runner acknowledges it with its result. The runner opens the channel itself, a long poll with
  * its callback token (it may run where nothing can connect to it: a container, a Pod, behind NAT):
  *
- *   GET  /v1/bot-callbacks/{id}/commands?wait=<s>     → CommandPoll: every command not yet done
- *   POST /v1/bot-callbacks/{id}/commands/{cid}/result ← CommandResult
+ *   GET  /v1/bot-callbacks/{id}/commands?wait=<s>  → CommandPoll: every command not yet done
+ *   POST /v1/bot-callbacks/{id}/event              ← a `command.result` event (core/events.ts)
  *
  * A command stays in every poll answer until its result is in, so a dropped answer or a server
- * restart loses none; the runner runs each id once and, asked again, sends the result it has.
+ * restart loses none; the runner runs each id once. Its result is a report like any other: spooled
+ * on disk, resent until taken, and in order, so it is in before the runner's own last status (a
+ * result sent on its own could be lost to an outage, and the bot would end with the command
+ * "failed" although it was done).
  */
 
 export const COMMAND_KINDS = ["leave", "chat"] as const;
@@ -66,25 +69,20 @@ export type CommandPoll = z.infer<typeof CommandPoll>;
 /** The longest a poll may wait for a command (seconds); below any proxy's idle timeout. */
 export const MAX_COMMAND_POLL_WAIT_S = 30;
 
+/** A command's outcome as the runner reports it (the `command.result` event's data). */
 export const CommandResult = z.discriminatedUnion("status", [
-  z.object({ status: z.literal("done"), result: z.record(z.string(), z.unknown()).optional() }),
-  z.object({ status: z.literal("failed"), error: CommandError }),
+  z.object({
+    commandId: z.number().int().positive(),
+    status: z.literal("done"),
+    result: z.record(z.string(), z.unknown()).optional(),
+  }),
+  z.object({ commandId: z.number().int().positive(), status: z.literal("failed"), error: CommandError }),
 ]);
 export type CommandResult = z.infer<typeof CommandResult>;
 
 export function commandsUrl(config: { botId: number; callback: { baseUrl: string } }, waitS: number): string {
   return new URL(
     `/v1/bot-callbacks/${config.botId}/commands?wait=${waitS}`,
-    config.callback.baseUrl,
-  ).toString();
-}
-
-export function commandResultUrl(
-  config: { botId: number; callback: { baseUrl: string } },
-  commandId: number,
-): string {
-  return new URL(
-    `/v1/bot-callbacks/${config.botId}/commands/${commandId}/result`,
     config.callback.baseUrl,
   ).toString();
 }

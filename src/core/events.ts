@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CommandResult } from "./commands.js";
 import type { BotAccountStatus } from "./login.js";
 import { BotStatus, SubCode } from "./status.js";
 import { EXPLICIT_ONLY_WEBHOOK_EVENTS, WEBHOOK_EVENT_NAMES } from "./webhook-event-names.js";
@@ -180,6 +181,9 @@ export const ChatMessageEvent = envelope(
 );
 export type ChatMessage = z.infer<typeof ChatMessageEvent>["data"];
 
+/** What came of a command the runner took from its poll (core/commands.ts). */
+export const CommandResultEvent = envelope("command.result", CommandResult);
+
 export const LogEvent = envelope("log", z.object({ level: LogLevel, message: z.string().max(4000) }));
 export const HeartbeatEvent = envelope("heartbeat", z.object({}));
 
@@ -195,6 +199,7 @@ export const CallbackEvent = z.discriminatedUnion("type", [
   TranscriptFinalEvent,
   TranscriptSourceEvent,
   ChatMessageEvent,
+  CommandResultEvent,
   LogEvent,
   HeartbeatEvent,
 ]);
@@ -419,6 +424,8 @@ export function webhookEventsFor(
       }
       return [];
     }
+    case "command.result":
+      return [];
     case "participant.joined":
     case "participant.left":
       return [

@@ -6,11 +6,11 @@ import {
   type CommandErrorCode,
   CommandPoll,
   type CommandResult,
-  commandResultUrl,
   commandsUrl,
   type PendingCommand,
 } from "../core/index.js";
 import { controlPlaneDispatcher } from "./control-plane-tls.js";
+import type { Reporter } from "./reporter.js";
 
 /** A command the runner would not or could not do: it fails with this code and message. */
 export class CommandRefusal extends Error {
@@ -30,27 +30,23 @@ const POLL_WAIT_S = 25;
 /** Reconnect backoff after a failed poll: doubling from the first to the last, with jitter. */
 const BACKOFF_FIRST_MS = 500;
 const BACKOFF_MAX_MS = 15_000;
-/** Sends of one result before it waits for the next poll that lists its command again. */
-const RESULT_ATTEMPTS = 3;
-
-type Entry = { state: "running" } | { state: "unsent" | "sending" | "sent"; result: CommandResult };
-
 /**
  * The runner's end of the command channel (core/commands.ts): a long poll with the callback
- * token, reconnecting with backoff, that runs each new command once, in order, and posts its
- * result. A command listed again (the server has no result for it yet: a result lost on the way,
- * a poll answered twice) is not run again; its result is sent again if it has one.
+ * token, reconnecting with backoff, that runs each new command once, in order, and reports its
+ * result through the reporter (spooled and resent like every event, and in order with them). A
+ * command listed again (its result is not in yet: still running, or on its way) is not run again.
  */
 export class CommandChannel {
-  private readonly entries = new Map<number, Entry>();
+  /** The ids of every command taken: each runs once. */
+  private readonly taken = new Set<number>();
   private readonly stopping = new AbortController();
   private running: Promise<void> = Promise.resolve();
   private polling: Promise<void> | null = null;
-  private readonly sends = new Set<Promise<void>>();
 
   constructor(
     private readonly config: Pick<BotConfig, "botId" | "callback">,
     private readonly handle: CommandHandler,
+    private readonly reporter: Pick<Reporter, "report">,
     private readonly log: Logger,
     private readonly waitS = POLL_WAIT_S,
   ) {}
@@ -59,13 +55,10 @@ export class CommandChannel {
     this.polling ??= this.pollLoop();
   }
 
-  /**
-   * Stops polling; waits up to `graceMs` for the command being run and the results on their way,
-   * so that an acknowledgement sent just before the runner exits is not cut off.
-   */
+  /** Stops polling; waits up to `graceMs` for the command being run to report its result. */
   async stop(graceMs: number): Promise<void> {
     this.stopping.abort();
-    const settled = Promise.allSettled([this.polling, this.running, ...this.sends]);
+    const settled = Promise.allSettled([this.polling, this.running]);
     await Promise.race([settled, sleep(graceMs)]);
   }
 
@@ -113,74 +106,31 @@ export class CommandChannel {
   }
 
   private take(command: PendingCommand): void {
-    const entry = this.entries.get(command.commandId);
-    if (!entry) {
-      this.entries.set(command.commandId, { state: "running" });
-      this.log.info({ commandId: command.commandId, kind: command.kind }, "command received");
-      // One at a time, in the order they were queued.
-      this.running = this.running.then(() => this.run(command));
-    } else if (entry.state === "unsent") {
-      this.send(command.commandId, entry.result);
-    }
+    if (this.taken.has(command.commandId)) return;
+    this.taken.add(command.commandId);
+    this.log.info({ commandId: command.commandId, kind: command.kind }, "command received");
+    // One at a time, in the order they were queued.
+    this.running = this.running.then(() => this.run(command));
   }
 
   private async run(command: PendingCommand): Promise<void> {
+    const { commandId } = command;
     let result: CommandResult;
     try {
       const done = await this.handle(command);
-      result = { status: "done", ...(done ? { result: done } : {}) };
+      result = { commandId, status: "done", ...(done ? { result: done } : {}) };
     } catch (error) {
       const refusal =
         error instanceof CommandRefusal
           ? error
           : new CommandRefusal("COMMAND_FAILED", (error as Error)?.message ?? String(error));
-      result = { status: "failed", error: { code: refusal.code, message: refusal.message.slice(0, 2000) } };
+      result = {
+        commandId,
+        status: "failed",
+        error: { code: refusal.code, message: refusal.message.slice(0, 2000) },
+      };
     }
-    this.log.info(
-      { commandId: command.commandId, kind: command.kind, status: result.status },
-      "command finished",
-    );
-    this.send(command.commandId, result);
-  }
-
-  private send(commandId: number, result: CommandResult): void {
-    this.entries.set(commandId, { state: "sending", result });
-    const sending = this.postResult(commandId, result).then(
-      () => {
-        this.entries.set(commandId, { state: "sent", result });
-      },
-      (error: Error) => {
-        // The next poll that lists the command again sends it again.
-        this.entries.set(commandId, { state: "unsent", result });
-        this.log.warn({ commandId, err: error.message }, "command result not delivered yet");
-      },
-    );
-    this.sends.add(sending);
-    void sending.finally(() => this.sends.delete(sending));
-  }
-
-  private async postResult(commandId: number, result: CommandResult): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const response = await request(commandResultUrl(this.config, commandId), {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${this.config.callback.token}`,
-            "content-type": "application/json",
-          },
-          body: JSON.stringify(result),
-          headersTimeout: 15_000,
-          bodyTimeout: 15_000,
-          dispatcher: controlPlaneDispatcher(this.config.callback),
-        });
-        const text = await response.body.text();
-        // 409: the command has an outcome already (its deadline passed): nothing more to say.
-        if (response.statusCode < 300 || response.statusCode === 409) return;
-        throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 300)}`);
-      } catch (error) {
-        if (attempt >= RESULT_ATTEMPTS) throw error;
-        await sleep(500 * attempt);
-      }
-    }
+    this.log.info({ commandId, kind: command.kind, status: result.status }, "command finished");
+    this.reporter.report({ type: "command.result", data: result });
   }
 }

@@ -12,7 +12,7 @@ import { Reporter } from "./reporter.js";
 import { prepareStage, type Stage } from "./stage.js";
 import { reportAccountCheck } from "./upload.js";
 
-/** How long a finished bot still waits for a command result on its way to the control plane. */
+/** How long a finished bot still waits for the command it is running to end (and report). */
 const COMMANDS_GRACE_MS = 5000;
 
 export interface RunOptions {
@@ -61,6 +61,7 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
   const commands = new CommandChannel(
     config,
     (command) => lifecycle.handleCommand(command),
+    reporter,
     log.child({ component: "commands" }),
   );
   commands.start();

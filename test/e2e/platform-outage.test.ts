@@ -5,6 +5,11 @@ import { eventually, startStack } from "../helpers/stack.js";
  * The control plane goes away for 20 s while a bot on each platform is in its call (issue 3 §7):
  * the runners carry on, spool what happens meanwhile, and resend it when the server is back, so
  * that nothing is lost and nothing is applied twice. The three bots share one outage.
+ *
+ * Commands cross it too (issue 21 §1): a chat message asked for just before the server stops is
+ * sent once and reported done. The runner gets it at once and sends it while the server is away,
+ * so its result reaches the restarted server from the runner's retries; had the runner missed it,
+ * the restarted server would hand it over from the table. Either way it is sent once.
  */
 let stack: Awaited<ReturnType<typeof startStack>>;
 beforeAll(async () => {
@@ -15,6 +20,7 @@ afterAll(async () => {
 });
 
 const OUTAGE_MS = 20_000;
+const BEFORE_OUTAGE = "Asked for before the server stopped";
 const MEETINGS = [
   {
     platform: "google",
@@ -64,6 +70,7 @@ describe("a control plane that is down for 20 s mid-call", () => {
       );
     }
 
+    const beforeOutage = await Promise.all(bots.map((b) => api.sendChat(b.botId, BEFORE_OUTAGE)));
     const restart = await stack.stopServer();
     // While the server is away: someone joins each call, then each host ends it.
     await Promise.all(bots.map((b) => control.addParticipant(b.platform, b.id, "Dana Outage")));
@@ -93,6 +100,18 @@ describe("a control plane that is down for 20 s mid-call", () => {
         [...aggregated].sort((a, b) => a.id - b.id).map((e) => e.eventType),
         platform,
       ).toEqual(["JOINING_CALL", "IN_CALL", "RECORDING", "CALL_ENDED", "DONE"]);
+      // The command done, and its message in the meeting once.
+      const index = bots.findIndex((b) => b.botId === botId);
+      const command = await api.command(botId, beforeOutage[index]!.commandId);
+      expect(command, `${platform} ${JSON.stringify(command.error)}`).toMatchObject({ status: "done" });
+      const { chat } = (await control.state(platform, bots[index]!.id)) as {
+        chat: Array<{ text: string; fromAttendee: boolean }>;
+      };
+      expect(
+        chat.filter((m) => m.fromAttendee).map((m) => m.text),
+        platform,
+      ).toEqual([BEFORE_OUTAGE]);
+
       const media = await stack.downloadRecording(botId);
       expect(media.streams.map((s) => s.type).sort(), platform).toEqual(["audio", "video"]);
       // The recording covers the outage: the call went on while nobody was listening.

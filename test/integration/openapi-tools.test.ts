@@ -109,7 +109,6 @@ describe("every operation", () => {
         "PUT /v1/bot-callbacks/{id}/login-session",
         "POST /v1/bot-callbacks/{id}/event",
         "GET /v1/bot-callbacks/{id}/commands",
-        "POST /v1/bot-callbacks/{id}/commands/{commandId}/result",
         "PUT /v1/bot-callbacks/{id}/recording",
         "PUT /v1/bot-callbacks/{id}/recording/segments/{seq}",
         "POST /v1/bot-callbacks/{id}/recording/complete",

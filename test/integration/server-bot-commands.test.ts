@@ -3,8 +3,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { BotConfig, BotStatus, PendingCommand, SubCode } from "../../src/core/index.js";
+import type {
+  BotConfig,
+  BotStatus,
+  CallbackEventBody,
+  PendingCommand,
+  SubCode,
+} from "../../src/core/index.js";
 import { CommandChannel, type CommandHandler, CommandRefusal } from "../../src/runner/commands.js";
+import { Reporter } from "../../src/runner/reporter.js";
 import { type BuiltApp, startBuiltApp, TestClock } from "../helpers/built-app.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
 import {
@@ -28,6 +35,7 @@ let server: BuiltApp;
 let owner: TestUser;
 let stranger: TestUser;
 const channels: CommandChannel[] = [];
+const reporters: Reporter[] = [];
 
 beforeAll(async () => {
   server = await startBuiltApp({ clock, env: { MEETBOT_WEBHOOK_WORKER: "0" } });
@@ -36,10 +44,17 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(channels.map((channel) => channel.stop(1000)));
+  for (const reporter of reporters) reporter.stop();
   await server?.close();
 });
 
 const quiet = pino({ level: "silent" });
+
+/** The bot's warn-level log lines, as its owner reads them. */
+async function warnings(botId: number, user = owner): Promise<string[]> {
+  const logs = await server.api.get(`/v1/bots/${botId}/logs?level=warn`, { token: user.token });
+  return (logs.body as { message: string }[]).map((line) => line.message);
+}
 
 /** A bot whose (fake) runner has reported it into the call. */
 async function botInCall(on: TestServer = server, user = owner) {
@@ -54,13 +69,29 @@ async function reportStatus(runner: FakeRunner, status: BotStatus, subCode?: Sub
   expect(res.status).toBe(200);
 }
 
-/** The runner's command channel for `config`, handing each command it runs to `handler`. */
-function channelFor(config: BotConfig, handler: CommandHandler, waitS = 2) {
-  const channel = new CommandChannel(config, handler, quiet, waitS);
+/**
+ * The runner's command channel for `config`, handing each command it runs to `handler`; its
+ * results go out through `reporter` (a real Reporter, or the fake runner's numbering of events).
+ */
+function channelFor(
+  config: BotConfig,
+  handler: CommandHandler,
+  reporter: Pick<Reporter, "report">,
+  waitS = 2,
+) {
+  const channel = new CommandChannel(config, handler, reporter, quiet, waitS);
   channels.push(channel);
   channel.start();
   return channel;
 }
+
+/** Reports through the fake runner, which numbers them after the statuses it has sent. */
+const through = (runner: FakeRunner) => ({
+  report: (body: CallbackEventBody) => {
+    void runner.send(body);
+    return 0;
+  },
+});
 
 const leave = (botId: number, user = owner, on: TestServer = server) =>
   on.api.post(`/v1/bots/${botId}/leave`, { token: user.token });
@@ -86,7 +117,7 @@ describe("POST /v1/bots/{id}/leave", () => {
   });
 
   it("reaches the runner's channel, runs once, and is done with the runner's answer", async () => {
-    const { botId, config } = await botInCall();
+    const { botId, config, runner } = await botInCall();
     const queued = await leave(botId);
     expect(queued.status).toBe(202);
     expect(queued.body).toMatchObject({ botId, kind: "leave", status: "queued", error: null, result: null });
@@ -102,7 +133,7 @@ describe("POST /v1/bots/{id}/leave", () => {
       await running;
       return { leftAt: "now" };
     });
-    channelFor(config, handler);
+    channelFor(config, handler, through(runner));
     await vi.waitFor(() => expect(handler).toHaveBeenCalledTimes(1), { timeout: 10_000 });
     const sent = await command(botId, queued.body.commandId);
     expect(sent.body.status).toBe("sent");
@@ -127,11 +158,15 @@ describe("POST /v1/bots/{id}/leave", () => {
   });
 
   it("fails with the runner's code and message when the runner refuses it", async () => {
-    const { botId, config } = await botInCall();
+    const { botId, config, runner } = await botInCall();
     const queued = await leave(botId);
-    channelFor(config, async () => {
-      throw new CommandRefusal("NOT_IN_CALL", "the bot is not in the call (CALL_ENDED)");
-    });
+    channelFor(
+      config,
+      async () => {
+        throw new CommandRefusal("NOT_IN_CALL", "the bot is not in the call (CALL_ENDED)");
+      },
+      through(runner),
+    );
     await vi.waitFor(
       async () => expect((await command(botId, queued.body.commandId)).body.status).toBe("failed"),
       { timeout: 10_000 },
@@ -152,13 +187,16 @@ describe("the runner's end of the channel", () => {
     });
     expect(wrong.status).toBe(401);
     const queued = await leave(botId);
-    // Another bot's runner cannot answer this bot's command.
-    const hijack = await new Api(server.url).post(
-      `/v1/bot-callbacks/${other.botId}/commands/${queued.body.commandId}/result`,
-      { token: other.config.callback.token, body: { status: "done" } },
-    );
-    expect(hijack.status).toBe(404);
+    // Another bot's runner cannot answer this bot's command: its report is noted, nothing more.
+    const hijack = await other.runner.send({
+      type: "command.result",
+      data: { commandId: queued.body.commandId, status: "done" },
+    });
+    expect(hijack.status).toBe(200);
     expect((await command(botId, queued.body.commandId)).body.status).toBe("queued");
+    expect(await warnings(other.botId)).toEqual([
+      `result of command ${queued.body.commandId} (done) not kept: no such command`,
+    ]);
     expect((await pollNow(config)).body.commands).toHaveLength(1);
   });
 
@@ -173,22 +211,24 @@ describe("the runner's end of the channel", () => {
     }
   });
 
-  it("a result after the command has an outcome is 409; a bad result is 422", async () => {
-    const { botId, config } = await botInCall();
+  it("a result after the command has an outcome is not kept but noted; a malformed one is 422", async () => {
+    const { botId, runner } = await botInCall();
     const queued = await leave(botId);
-    const url = `/v1/bot-callbacks/${botId}/commands/${queued.body.commandId}/result`;
-    const api = new Api(server.url);
-    const bad = await api.post(url, { token: config.callback.token, body: { status: "maybe" } });
+    const { commandId } = queued.body;
+    const bad = await runner.send({ type: "command.result", data: { commandId, status: "maybe" } } as never);
     expect(bad.status).toBe(422);
-    const first = await api.post(url, { token: config.callback.token, body: { status: "done" } });
+    const first = await runner.send({ type: "command.result", data: { commandId, status: "done" } });
     expect(first.status).toBe(200);
-    expect(first.body.status).toBe("done");
-    const second = await api.post(url, {
-      token: config.callback.token,
-      body: { status: "failed", error: { code: "COMMAND_FAILED", message: "late" } },
+    expect((await command(botId, commandId)).body.status).toBe("done");
+    const second = await runner.send({
+      type: "command.result",
+      data: { commandId, status: "failed", error: { code: "COMMAND_FAILED", message: "late" } },
     });
-    expect(second.status).toBe(409);
-    expect((await command(botId, queued.body.commandId)).body.status).toBe("done");
+    expect(second.status).toBe(200);
+    expect((await command(botId, commandId)).body).toMatchObject({ status: "done", error: null });
+    expect(await warnings(botId)).toEqual([
+      `result of command ${commandId} (failed) not kept: the command is already done`,
+    ]);
   });
 
   it("a poll waiting for a command answers with it once it is queued", async () => {
@@ -206,8 +246,8 @@ describe("the runner's end of the channel", () => {
 });
 
 describe("commands that never get an answer", () => {
-  it("fail DEADLINE_EXCEEDED once their deadline passes, and the runner's late answer is 409", async () => {
-    const { botId, config } = await botInCall();
+  it("fail DEADLINE_EXCEEDED once their deadline passes, and the runner's late answer is not kept", async () => {
+    const { botId, config, runner } = await botInCall();
     const queued = await leave(botId);
     expect((await pollNow(config)).body.commands).toHaveLength(1);
     clock.advance(61_000);
@@ -215,11 +255,15 @@ describe("commands that never get an answer", () => {
     expect(failed.body.status).toBe("failed");
     expect(failed.body.error.code).toBe("DEADLINE_EXCEEDED");
     expect((await pollNow(config)).body.commands).toEqual([]);
-    const late = await new Api(server.url).post(
-      `/v1/bot-callbacks/${botId}/commands/${queued.body.commandId}/result`,
-      { token: config.callback.token, body: { status: "done" } },
-    );
-    expect(late.status).toBe(409);
+    const late = await runner.send({
+      type: "command.result",
+      data: { commandId: queued.body.commandId, status: "done" },
+    });
+    expect(late.status).toBe(200);
+    expect((await command(botId, queued.body.commandId)).body.error.code).toBe("DEADLINE_EXCEEDED");
+    expect(await warnings(botId)).toEqual([
+      `result of command ${queued.body.commandId} (done) not kept: the command is already failed (DEADLINE_EXCEEDED)`,
+    ]);
     // A new leave may be asked now.
     const next = await leave(botId);
     expect(next.status).toBe(202);
@@ -238,13 +282,38 @@ describe("commands that never get an answer", () => {
 });
 
 describe("a server restart", () => {
+  /**
+   * A bot in a call on a server of its own (on `dataDir`), reported there by a real Reporter, as
+   * the runner's events and command results go: spooled on disk and resent until taken.
+   */
+  async function botOnOwnServer(dataDir: string) {
+    const first = await startTestServer({ dataDir });
+    const port = Number(new URL(first.url).port);
+    const user = await registerUser(first.api);
+    const { botId, config } = await deployedBot(first, user);
+    const reporter = new Reporter(config, await mkdtemp(path.join(dataDir, "runner-")), quiet);
+    reporters.push(reporter);
+    reporter.report({ type: "status", data: { status: "JOINING_CALL" } });
+    reporter.report({ type: "status", data: { status: "IN_CALL" } });
+    expect(await reporter.flush(10_000)).toBe(true);
+    // The runner's address stays the server's: the next one starts on the same port.
+    const restart = () => startTestServer({ dataDir, port });
+    return { first, restart, user, botId, config, reporter };
+  }
+
+  async function dropAll(dataDir: string) {
+    await rm(dataDir, { recursive: true, force: true });
+    await (await testDatabaseFor(dataDir))?.drop();
+  }
+
   it("loses no command: a leave queued before it reaches the runner after it, and runs once", async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-commands-"));
-    let first: TestServer | undefined = await startTestServer({ dataDir });
+    let first: TestServer | undefined;
     let second: TestServer | undefined;
     try {
-      const user = await registerUser(first.api);
-      const { botId, config } = await botInCall(first, user);
+      const bot = await botOnOwnServer(dataDir);
+      first = bot.first;
+      const { botId, config, user } = bot;
       // A poll that waits across the shutdown: it is answered (empty) as the server closes.
       const waiting = new Api(first.url).get(`/v1/bot-callbacks/${botId}/commands?wait=30`, {
         token: config.callback.token,
@@ -255,10 +324,9 @@ describe("a server restart", () => {
       );
       await first.close();
       first = undefined;
-      second = await startTestServer({ dataDir });
+      second = await bot.restart();
       const handler = vi.fn(async () => undefined);
-      // The runner's config names the first server; the second answers on another port.
-      channelFor({ ...config, callback: { ...config.callback, baseUrl: second.url } }, handler);
+      channelFor(config, handler, bot.reporter);
       await vi.waitFor(
         async () =>
           expect((await command(botId, queued.body.commandId, user, second)).body.status).toBe("done"),
@@ -268,10 +336,53 @@ describe("a server restart", () => {
     } finally {
       await first?.close();
       await second?.close();
-      await rm(dataDir, { recursive: true, force: true });
-      await (await testDatabaseFor(dataDir))?.drop();
+      await dropAll(dataDir);
     }
   });
+
+  it("a result the runner has while the server is away is in before the bot's last status", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-commands-"));
+    let first: TestServer | undefined;
+    let second: TestServer | undefined;
+    try {
+      const bot = await botOnOwnServer(dataDir);
+      first = bot.first;
+      const { botId, config, user, reporter } = bot;
+      let release!: () => void;
+      const sending = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const handler = vi.fn(async () => {
+        await sending;
+        return { messageId: "m-1" };
+      });
+      const queued = await first.api.post(`/v1/bots/${botId}/chat`, {
+        token: user.token,
+        body: { text: "Sent while the server was away" },
+      });
+      expect(queued.status).toBe(202);
+      channelFor(config, handler, reporter);
+      await vi.waitFor(() => expect(handler).toHaveBeenCalledTimes(1), { timeout: 10_000 });
+      await first.close();
+      first = undefined;
+      // Done while nobody listens; then the call ends and the runner finishes, all reported later.
+      release();
+      await vi.waitFor(() => expect(handler).toHaveResolved());
+      reporter.report({ type: "status", data: { status: "CALL_ENDED", subCode: "MEETING_ENDED" } });
+      reporter.report({ type: "status", data: { status: "DONE" } });
+      second = await bot.restart();
+      expect(await reporter.flush(20_000)).toBe(true);
+      const done = await command(botId, queued.body.commandId, user, second);
+      expect(done.body).toMatchObject({ status: "done", result: { messageId: "m-1" }, error: null });
+      const after = await second.api.get(`/v1/bots/${botId}`, { token: user.token });
+      expect(after.body.status).toBe("DONE");
+      expect(handler).toHaveBeenCalledTimes(1);
+    } finally {
+      await first?.close();
+      await second?.close();
+      await dropAll(dataDir);
+    }
+  }, 40_000);
 
   it("answers a waiting poll at once when the server closes", async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-commands-"));
@@ -289,8 +400,7 @@ describe("a server restart", () => {
       expect(answer.status).toBe(200);
       expect(answer.body.commands).toEqual([]);
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
-      await (await testDatabaseFor(dataDir))?.drop();
+      await dropAll(dataDir);
     }
   }, 20_000);
 });

@@ -96,15 +96,14 @@ describe("/openapi.json", () => {
     );
   });
 
-  it("documents commands: asked by the owner (202), fetched and answered by the runner with its token", () => {
+  it("documents commands: asked by the owner (202), fetched by the runner with its token", () => {
     const op = (path: string, method: string) => doc.paths[path][method];
     expect(op("/v1/bots/{id}/leave", "post").security).toEqual([{ bearer: [] }]);
     expect(Object.keys(op("/v1/bots/{id}/leave", "post").responses)).toContain("202");
     expect(op("/v1/bots/{id}/commands/{commandId}", "get").security).toEqual([{ bearer: [] }]);
     expect(op("/v1/bot-callbacks/{id}/commands", "get").security).toEqual([{ callbackToken: [] }]);
-    expect(op("/v1/bot-callbacks/{id}/commands/{commandId}/result", "post").security).toEqual([
-      { callbackToken: [] },
-    ]);
+    // Results come as `command.result` events, in order with the runner's other reports.
+    expect(doc.paths["/v1/bot-callbacks/{id}/commands/{commandId}/result"]).toBeUndefined();
   });
 
   it("documents bot accounts and signed-in bots, never with a session in an answer", () => {

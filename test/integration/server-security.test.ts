@@ -31,7 +31,6 @@ const PUBLIC_ROUTES = [
   "POST /v1/bot-account-checks/{id}/result",
   "POST /v1/bot-callbacks/{id}/event",
   "GET /v1/bot-callbacks/{id}/commands",
-  "POST /v1/bot-callbacks/{id}/commands/{commandId}/result",
   "PUT /v1/bot-callbacks/{id}/recording",
   "PUT /v1/bot-callbacks/{id}/recording/segments/{seq}",
   "POST /v1/bot-callbacks/{id}/recording/complete",

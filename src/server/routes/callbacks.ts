@@ -5,7 +5,6 @@ import { z } from "zod";
 import {
   CallbackEvent,
   CommandPoll,
-  CommandResult,
   MAX_COMMAND_POLL_WAIT_S,
   LoginSessionWriteBack,
   LoginSessionWriteBackResult,
@@ -15,7 +14,7 @@ import { bearerToken } from "../auth/guard.js";
 import { MAX_INTEGER_COLUMN } from "../db/database.js";
 import { documentCallbackAuth } from "../http/openapi.js";
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from "../errors.js";
-import { AccountSession, CallbackResult, Command, Recording } from "../schemas/index.js";
+import { AccountSession, CallbackResult, Recording } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { MAX_RECORDING_BYTES } from "../services/recordings.js";
 import { ARTIFACT_NAME, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";
@@ -29,7 +28,6 @@ const ArtifactParams = z.object({
   id: IdParam,
   name: z.string().regex(ARTIFACT_NAME, "must be 1-64 of a-z 0-9 . _ - (starting with a letter or digit)"),
 });
-const CommandParams = z.object({ id: IdParam, commandId: IdParam });
 /** A runner's poll that names no wait waits this long (seconds). */
 const DEFAULT_POLL_WAIT_S = 25;
 const PollQuery = z.object({
@@ -149,7 +147,7 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
         description:
           "Every command of the bot without a result yet, oldest first (queued ones become `sent`). With " +
           "none, the answer waits up to `wait` seconds for one. A command stays in every answer until the " +
-          "runner posts its result, so the runner runs each `commandId` once and, given it again, resends " +
+          "runner reports its result (a `command.result` event), so the runner runs each `commandId` once and, given it again, resends " +
           "the result it has.",
         params: BotParams,
         querystring: PollQuery,
@@ -163,23 +161,6 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       const waitS = request.query.wait ?? DEFAULT_POLL_WAIT_S;
       return services.commands.poll(request.params.id, waitS * 1000, gone.signal);
     },
-  );
-
-  app.post(
-    "/bot-callbacks/:id/commands/:commandId/result",
-    {
-      schema: {
-        operationId: "acknowledgeBotCommand",
-        summary: "Runner: a command's result",
-        description:
-          "`done` (with what it did) or `failed` (with a code and why). 409 once the command has an " +
-          "outcome already (its deadline passed, say); 404 for a command that is not this bot's.",
-        params: CommandParams,
-        body: CommandResult,
-        response: { 200: Command },
-      },
-    },
-    async (request) => services.commands.complete(request.params.id, request.params.commandId, request.body),
   );
 
   app.put(

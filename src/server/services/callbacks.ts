@@ -1,4 +1,4 @@
-import { type BotStatus, type CallbackEvent, isTerminal } from "../../core/index.js";
+import { type BotStatus, type CallbackEvent, type CommandResult, isTerminal } from "../../core/index.js";
 import { hexDigestsEqual, sha256Hex } from "../auth/tokens.js";
 import type { Kysely, Transaction } from "kysely";
 import { isUniqueViolation, parseJson, toIso } from "../db/database.js";
@@ -18,6 +18,7 @@ import {
 } from "./bot-state.js";
 import { expireLoginAccount, releaseLoginAccount } from "./bot-logins.js";
 import { expireCallbackToken, windDownEnd } from "./callback-token.js";
+import { completeCommand } from "./command-rows.js";
 import { appendLiveEvent } from "./live-events.js";
 import { startLiveTranscript } from "../jobs/content-options.js";
 import type { WakeSignal } from "../wake-signal.js";
@@ -126,6 +127,7 @@ export class CallbackService {
         if (last) queued.count += await this.runnerFinished(trx, bot, status, now, queued);
       }
       await insertReceipt(trx, botId, event.seq, event.type, now);
+      if (event.type === "command.result") await this.commandResult(trx, botId, event.data, now);
       if (event.type === "log") await appendLog(trx, botId, event.data.level, event.data.message, eventTime);
       queued.events += await appendDerivedEvents(trx, this.ctx.dialect, bot, event, eventTime, now);
       const live = await appendLiveEvent(trx, botId, event, eventTime, now);
@@ -136,6 +138,25 @@ export class CallbackService {
       await touchHeartbeat(trx, botId, now);
       return { applied: true, status };
     });
+  }
+
+  /** Keeps a command's result; one that comes too late is noted in the bot's logs, not refused. */
+  private async commandResult(
+    trx: Transaction<Database>,
+    botId: number,
+    outcome: CommandResult,
+    now: string,
+  ): Promise<void> {
+    const kept = await completeCommand(trx, botId, outcome, now);
+    if (kept.taken) {
+      this.ctx.log.info(
+        { botId, commandId: outcome.commandId, kind: kept.kind, status: outcome.status },
+        "command result",
+      );
+      return;
+    }
+    const note = `result of command ${outcome.commandId} (${outcome.status}) not kept: ${kept.why}`;
+    await appendLog(trx, botId, "warn", note, now);
   }
 
   /**

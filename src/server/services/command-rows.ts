@@ -1,10 +1,11 @@
 import type { Kysely } from "kysely";
+import type { CommandResult } from "../../core/index.js";
 import type { Database } from "../db/schema.js";
 
 /**
- * The writes that end commands without a runner's answer, shared by the command service and by
- * the bot's state changes (a bot that ends fails what it never acknowledged). No imports from
- * the services that use them, so both can.
+ * The writes that end commands, shared by the command service, the runner's reports (a command's
+ * result) and the bot's state changes (a bot that ends fails what it never acknowledged). No
+ * imports from the services that use them, so all can.
  */
 
 export const OPEN_COMMAND_STATES = ["queued", "sent"] as const;
@@ -48,4 +49,48 @@ export async function failOverdueCommands(
     .$if(botId !== undefined, (qb) => qb.where("bot_id", "=", botId as number))
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/**
+ * The runner's result of a command (its `command.result` report), kept while the command is open
+ * and within its deadline. Answers the command's kind when taken, else why not: a result for an
+ * id that is not this bot's, or for a command that already has an outcome (its deadline passed,
+ * or the bot was ended by the server before the result came).
+ */
+export async function completeCommand(
+  db: Kysely<Database>,
+  botId: number,
+  outcome: CommandResult,
+  now: string,
+): Promise<{ taken: true; kind: string } | { taken: false; why: string }> {
+  const row = await db
+    .updateTable("bot_commands")
+    .set(
+      outcome.status === "done"
+        ? { state: "done", result: JSON.stringify(outcome.result ?? {}), completed_at: now }
+        : {
+            state: "failed",
+            error_code: outcome.error.code,
+            error_message: outcome.error.message,
+            completed_at: now,
+          },
+    )
+    .where("id", "=", outcome.commandId)
+    .where("bot_id", "=", botId)
+    .where("state", "in", [...OPEN_COMMAND_STATES])
+    .where("deadline_at", ">", now)
+    .returning("kind")
+    .executeTakeFirst();
+  if (row) return { taken: true, kind: row.kind };
+  const existing = await db
+    .selectFrom("bot_commands")
+    .select(["state", "error_code"])
+    .where("id", "=", outcome.commandId)
+    .where("bot_id", "=", botId)
+    .executeTakeFirst();
+  if (!existing) return { taken: false, why: "no such command" };
+  if ((OPEN_COMMAND_STATES as readonly string[]).includes(existing.state))
+    return { taken: false, why: "its deadline has passed" };
+  const already = existing.error_code ? `${existing.state} (${existing.error_code})` : existing.state;
+  return { taken: false, why: `the command is already ${already}` };
 }

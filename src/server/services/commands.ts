@@ -5,7 +5,6 @@ import {
   type CommandErrorCode,
   type CommandKind,
   type CommandPoll,
-  type CommandResult,
   type CommandStatus,
 } from "../../core/index.js";
 import { parseJson, toIso } from "../db/database.js";
@@ -25,7 +24,7 @@ const POLL_RECHECK_MS = 1000;
 
 /**
  * Commands to running bots (core/commands.ts): users queue them, runners fetch them with a long
- * poll and acknowledge each. The table is the queue, so a server restart or a dropped poll loses
+ * poll and report each one's result as an event (CallbackService, command-rows.ts). The table is the queue, so a server restart or a dropped poll loses
  * no command; a command stays "sent" until its result is in, and each poll hands the runner every
  * open one again (the runner runs each id once). Deadlines are enforced by the watchdog's sweep
  * and whenever a command is read.
@@ -112,42 +111,6 @@ export class CommandService {
       }
       await this.nextLook(botId, Math.min(POLL_RECHECK_MS, until - Date.now()), abort);
     }
-  }
-
-  /**
-   * The runner's answer: done (with its result) or failed (with its error). 404 for a command
-   * that is not this bot's; 409 once it has an outcome (the runner's, or its deadline's).
-   */
-  async complete(botId: number, commandId: number, body: CommandResult): Promise<Command> {
-    const now = toIso(this.ctx.now());
-    const row = await this.ctx.db
-      .updateTable("bot_commands")
-      .set(
-        body.status === "done"
-          ? { state: "done", result: JSON.stringify(body.result ?? {}), completed_at: now }
-          : {
-              state: "failed",
-              error_code: body.error.code,
-              error_message: body.error.message,
-              completed_at: now,
-            },
-      )
-      .where("id", "=", commandId)
-      .where("bot_id", "=", botId)
-      .where("state", "in", [...OPEN_COMMAND_STATES])
-      .where("deadline_at", ">", now)
-      .returningAll()
-      .executeTakeFirst();
-    if (row) {
-      this.ctx.log.info(
-        { botId, commandId, kind: row.kind, status: row.state, code: row.error_code },
-        "command acknowledged",
-      );
-      return toCommand(row);
-    }
-    const existing = await this.read(botId, commandId);
-    if (!existing) throw new NotFoundError("Command not found");
-    throw new ConflictError(`The command is already ${existing.state}`);
   }
 
   /** A command of the bot as it stands, failed first if it is open past its deadline. */

@@ -82,6 +82,7 @@ export async function appendLiveEvent(
     }
     case "recording.started":
     case "recording.stopped":
+    case "command.result":
     case "log":
     case "heartbeat":
       return "none";
