@@ -15,30 +15,79 @@ import { z } from "zod";
  * "failed" although it was done).
  */
 
-export const COMMAND_KINDS = ["leave", "chat"] as const;
+export const COMMAND_KINDS = ["leave", "chat", "play_audio", "stop_audio"] as const;
 export const CommandKind = z.enum(COMMAND_KINDS);
 export type CommandKind = z.infer<typeof CommandKind>;
+
+/**
+ * Commands that wait their turn behind each other in the runner (one lane each): sounds play one
+ * after another, while a leave, a chat message or a stop never waits for a sound to finish.
+ */
+export const COMMAND_LANES: Record<CommandKind, "output" | "control"> = {
+  leave: "control",
+  chat: "control",
+  play_audio: "output",
+  stop_audio: "control",
+};
 
 export const COMMAND_STATUSES = ["queued", "sent", "done", "failed"] as const;
 export type CommandStatus = (typeof COMMAND_STATUSES)[number];
 
-/** How long a runner has to acknowledge a command of each kind before it fails DEADLINE_EXCEEDED. */
+/**
+ * How long a runner has to acknowledge a command of each kind before it fails DEADLINE_EXCEEDED.
+ * A sound's deadline is this plus its own length and the length of every sound queued before it
+ * (outputDeadlineMs).
+ */
 export const COMMAND_DEADLINE_MS: Record<CommandKind, number> = {
   // Leaving takes a click and the CALL_ENDED report; the upload comes after the acknowledgement.
   leave: 60_000,
   // Typing and sending one message, even with the chat panel to open first.
   chat: 30_000,
+  // Fetching the clip and unmuting, besides the playing itself.
+  play_audio: 60_000,
+  stop_audio: 30_000,
 };
+
+/** A play_audio command's deadline from its queueing: its wait behind earlier sounds, its length, the margin. */
+export function outputDeadlineMs(durationMs: number, queuedBeforeMs: number): number {
+  return COMMAND_DEADLINE_MS.play_audio + durationMs + queuedBeforeMs;
+}
+
+/**
+ * What a play_audio command carries. The server renders every sound (speech from text with its
+ * voice engine, an uploaded file decoded) to one clip format before queueing it, so the runner
+ * only plays clips and holds no engine key: a WAV, 48 kHz, mono, 16-bit, fetched with the
+ * callback token from `GET /v1/bot-callbacks/{id}/output-clips/{clipId}` (outputClipUrl).
+ */
+export const PlayAudioPayload = z.object({
+  clipId: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/),
+  durationMs: z.number().int().nonnegative(),
+  /** `speak`: text the bot says (kept as the bot's own utterance); `upload`: a file played as is. */
+  source: z.enum(["speak", "upload"]),
+  text: z.string().max(4096).optional(),
+});
+export type PlayAudioPayload = z.infer<typeof PlayAudioPayload>;
+
+/** A play_audio command's result: how much of the clip was heard. */
+export const PlayAudioResult = z.object({
+  durationMs: z.number().int().nonnegative(),
+  playedMs: z.number().int().nonnegative(),
+});
+export type PlayAudioResult = z.infer<typeof PlayAudioResult>;
 
 /**
  * Why a command failed. The runner's: NOT_IN_CALL (the bot left or has not joined yet when the
  * command reached it), CHAT_UNAVAILABLE (the meeting gives the bot no chat: Teams guests without
- * chat rights), COMMAND_FAILED (it tried and the page did not do it), UNKNOWN_COMMAND (an older
- * runner). The server's: DEADLINE_EXCEEDED, BOT_ENDED (the bot ended before acknowledging).
+ * chat rights), MUTED_BY_HOST (a sound: the host muted the bot, or keeps it from unmuting),
+ * OUTPUT_STOPPED (a sound stopped or dropped by DELETE /output-audio), COMMAND_FAILED (it tried
+ * and the page did not do it), UNKNOWN_COMMAND (an older runner). The server's:
+ * DEADLINE_EXCEEDED, BOT_ENDED (the bot ended before acknowledging).
  */
 export const COMMAND_ERROR_CODES = [
   "NOT_IN_CALL",
   "CHAT_UNAVAILABLE",
+  "MUTED_BY_HOST",
+  "OUTPUT_STOPPED",
   "COMMAND_FAILED",
   "UNKNOWN_COMMAND",
   "DEADLINE_EXCEEDED",
@@ -83,6 +132,16 @@ export type CommandResult = z.infer<typeof CommandResult>;
 export function commandsUrl(config: { botId: number; callback: { baseUrl: string } }, waitS: number): string {
   return new URL(
     `/v1/bot-callbacks/${config.botId}/commands?wait=${waitS}`,
+    config.callback.baseUrl,
+  ).toString();
+}
+
+export function outputClipUrl(
+  config: { botId: number; callback: { baseUrl: string } },
+  clipId: string,
+): string {
+  return new URL(
+    `/v1/bot-callbacks/${config.botId}/output-clips/${clipId}`,
     config.callback.baseUrl,
   ).toString();
 }

@@ -181,6 +181,32 @@ export const ChatMessageEvent = envelope(
 );
 export type ChatMessage = z.infer<typeof ChatMessageEvent>["data"];
 
+/** What the bot plays into the meeting (a play_audio command): `speak` says text, `upload` plays a file. */
+const OutputKind = z.enum(["speak", "upload"]);
+/** The bot began playing a sound into the meeting (its microphone unmuted). */
+export const OutputStartedEvent = envelope(
+  "output.started",
+  z.object({
+    commandId: z.number().int().positive(),
+    kind: OutputKind,
+    durationMs: z.number().int().nonnegative(),
+  }),
+);
+/**
+ * The sound ended: played to its end (`finished`), stopped by DELETE /output-audio (`stopped`),
+ * cut by the host muting the bot (`muted_by_host`), or by the call's end (`call_ended`).
+ */
+export const OutputEndedEvent = envelope(
+  "output.ended",
+  z.object({
+    commandId: z.number().int().positive(),
+    kind: OutputKind,
+    durationMs: z.number().int().nonnegative(),
+    playedMs: z.number().int().nonnegative(),
+    reason: z.enum(["finished", "stopped", "muted_by_host", "call_ended"]),
+  }),
+);
+
 /** What came of a command the runner took from its poll (core/commands.ts). */
 export const CommandResultEvent = envelope("command.result", CommandResult);
 
@@ -199,6 +225,8 @@ export const CallbackEvent = z.discriminatedUnion("type", [
   TranscriptFinalEvent,
   TranscriptSourceEvent,
   ChatMessageEvent,
+  OutputStartedEvent,
+  OutputEndedEvent,
   CommandResultEvent,
   LogEvent,
   HeartbeatEvent,
@@ -221,6 +249,8 @@ export const BOT_EVENT_TYPES = [
   "RECORDING_STOPPED",
   "PARTICIPANT_JOINED",
   "PARTICIPANT_LEFT",
+  "BOT_OUTPUT_STARTED",
+  "BOT_OUTPUT_ENDED",
   "ERROR",
 ] as const;
 export const BotEventType = z.enum(BOT_EVENT_TYPES);
@@ -295,6 +325,12 @@ export function deriveEvents(
       break;
     case "recording.stopped":
       botEvents.push({ eventType: "RECORDING_STOPPED", data: { ...event.data } });
+      break;
+    case "output.started":
+      botEvents.push({ eventType: "BOT_OUTPUT_STARTED", data: { ...event.data } });
+      break;
+    case "output.ended":
+      botEvents.push({ eventType: "BOT_OUTPUT_ENDED", data: { ...event.data } });
       break;
     // Speaker changes feed the recording's speaker timeline (see speakerTimeline), not the
     // spec's event lists, which have no type for them; the live meeting's events go to the bot's
@@ -444,6 +480,10 @@ export function webhookEventsFor(
       return [{ event: event.type, data: { ...event.data } }];
     case "transcript.source":
       return [{ event: "transcript.source", data: { ...event.data } }];
+    case "output.started":
+      return [{ event: "bot.output_started", data: { ...event.data } }];
+    case "output.ended":
+      return [{ event: "bot.output_ended", data: { ...event.data } }];
     case "speaker.started":
     case "speaker.stopped":
     case "log":

@@ -16,6 +16,8 @@ export const WEBHOOK_EVENT_NAMES = [
   "bot.left",
   "bot.error",
   "bot.ended",
+  "bot.output_started",
+  "bot.output_ended",
   "recording.started",
   "recording.stopped",
   "recording.ready",

@@ -13,6 +13,8 @@ export const LIVE_EVENT_TYPES = [
   "transcript.final",
   "transcript.source",
   "chat.message",
+  "output.started",
+  "output.ended",
 ] as const;
 
 /** One event of GET /v1/bots/{id}/live (and its WebSocket): its `data` is the runner's report. */

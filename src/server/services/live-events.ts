@@ -44,6 +44,8 @@ export async function appendLiveEvent(
     case "speaker.started":
     case "speaker.stopped":
     case "transcript.source":
+    case "output.started":
+    case "output.ended":
       await insert(null, { ...event.data });
       return "appended";
     case "transcript.partial":
