@@ -1,5 +1,5 @@
 import type { Locator, Page } from "playwright";
-import { ChatUnavailable, type LiveNote } from "./live.js";
+import { ChatUnavailable, type LiveNote, type MicrophoneHooks, MutedByHost } from "./live.js";
 import { exactly } from "./variants.js";
 
 /**
@@ -205,4 +205,47 @@ async function composerCleared(page: Page, selector: string, timeoutMs: number):
       () => true,
       () => false,
     );
+}
+
+/** From a click on the microphone toggle to its label flipping (or the host's refusal showing). */
+const MICROPHONE_FLIP_MS = 3_000;
+
+/** Whether the bot's microphone is on in the call, as its toggle says; null when neither label shows. */
+export async function microphoneOn(page: Page, hooks: MicrophoneHooks): Promise<boolean | null> {
+  if (await isVisible(shown(page, hooks.onButton))) return true;
+  if (await isVisible(shown(page, hooks.offButton))) return false;
+  return null;
+}
+
+/** Whether a notice that the host muted the bot is on screen. */
+export async function hostMutedNotice(page: Page, hooks: MicrophoneHooks): Promise<boolean> {
+  const notice = page.getByText(new RegExp(hooks.hostMutedPattern, "i")).filter({ visible: true }).first();
+  return isVisible(notice);
+}
+
+/**
+ * Turns the bot's microphone on or off with the call's toggle, confirmed by the toggle's label
+ * flipping. Unmuting that does not take while the host's notice shows throws MutedByHost; any
+ * other failure, an Error.
+ */
+export async function setMicrophone(
+  page: Page,
+  hooks: MicrophoneHooks,
+  on: boolean,
+  note: LiveNote,
+): Promise<void> {
+  const state = await microphoneOn(page, hooks);
+  if (state === on) return;
+  const toggle = shown(page, on ? hooks.offButton : hooks.onButton);
+  if (state === null) throw new Error("the call shows no microphone toggle");
+  await toggle.click({ timeout: MICROPHONE_FLIP_MS });
+  note("microphone", on ? "unmuted" : "muted");
+  const deadline = Date.now() + MICROPHONE_FLIP_MS;
+  while (Date.now() < deadline) {
+    if ((await microphoneOn(page, hooks)) === on) return;
+    if (on && (await hostMutedNotice(page, hooks))) throw new MutedByHost("the host does not let the bot unmute");
+    await page.waitForTimeout(100);
+  }
+  if (on && (await hostMutedNotice(page, hooks))) throw new MutedByHost("the host does not let the bot unmute");
+  throw new Error(`the microphone did not turn ${on ? "on" : "off"}`);
 }

@@ -112,6 +112,22 @@ export class ChatUnavailable extends Error {
 /** Called for each step where a hook had variants, with the one that matched (logged by the runner). */
 export type LiveNote = (hook: string, variant: string) => void;
 
+/**
+ * The bot's own microphone toggle in the call: each platform labels it with what a click would do,
+ * so which of the two is shown says whether the microphone is on.
+ */
+export interface MicrophoneHooks {
+  /** Shown while the microphone is on (a click mutes it). */
+  onButton: string;
+  /** Shown while it is muted (a click unmutes it). */
+  offButton: string;
+  /** Notices (a regular expression's source, case-insensitive) that the host muted the bot or keeps it muted. */
+  hostMutedPattern: string;
+}
+
+/** The host muted the bot, or does not let it unmute: a sound cannot be heard. */
+export class MutedByHost extends Error {}
+
 /** A platform's captions and chat (PlatformAdapter.live). */
 export interface LiveAdapter {
   captions: CaptionReadHooks;
@@ -128,6 +144,7 @@ export interface LiveAdapter {
    * took it). Throws ChatUnavailable when the page has no chat, an Error when it did not send.
    */
   sendChat(page: Page, text: string, opts: { note: LiveNote }): Promise<void>;
+  microphone: MicrophoneHooks;
 }
 
 /**

@@ -29,6 +29,7 @@ export const meetAdapter: PlatformAdapter = {
   live: {
     captions: MEET_LIVE_HOOKS.captions,
     chat: MEET_LIVE_HOOKS.chat,
+    microphone: MEET_LIVE_HOOKS.microphone,
     turnOnCaptions: turnOnMeetCaptions,
     openChat: openMeetChat,
     sendChat: sendMeetChat,

@@ -129,6 +129,12 @@ export const MEET_SIGN_IN: SignInHooks = {
  * captions.ts and chat.ts): when Meet changes them, this is the file to fix.
  */
 export const MEET_LIVE_HOOKS = {
+  /** In the call controls, the same labels as on the pre-join. The host's notice: not confirmed from a public source. */
+  microphone: {
+    onButton: '[aria-label="Turn off microphone"]',
+    offButton: '[aria-label="Turn on microphone"]',
+    hostMutedPattern: "muted you|muted your microphone",
+  },
   captions: {
     /**
      * The toolbar's toggle, confirmed by its label flipping to "Turn off captions". Disabled

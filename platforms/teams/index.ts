@@ -33,6 +33,7 @@ export const teamsAdapter: PlatformAdapter = {
   live: {
     captions: TEAMS_LIVE_HOOKS.captions,
     chat: TEAMS_LIVE_HOOKS.chat,
+    microphone: TEAMS_LIVE_HOOKS.microphone,
     turnOnCaptions: turnOnTeamsCaptions,
     openChat: openTeamsChat,
     sendChat: sendTeamsChat,

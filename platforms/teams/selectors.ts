@@ -182,6 +182,15 @@ export const TEAMS_SIGN_IN: SignInHooks = {
  * captions.ts and chat.ts): when Teams changes them, this is the file to fix.
  */
 export const TEAMS_LIVE_HOOKS = {
+  /**
+   * The call toolbar's microphone button (`#microphone-button`, labelled "Mute"/"Unmute" with its
+   * shortcut, as public bots use it). The host's notice: not confirmed from a public source.
+   */
+  microphone: {
+    onButton: '#microphone-button[aria-label^="Mute"], [data-tid="microphone-button"][aria-label^="Mute"]',
+    offButton: '#microphone-button[aria-label^="Unmute"], [data-tid="microphone-button"][aria-label^="Unmute"]',
+    hostMutedPattern: "muted you|can't unmute",
+  },
   captions: {
     /** "More" in the call's toolbar, whose menu has the captions items. */
     moreButton: '#callingButtons-showMoreBtn, [role="toolbar"] button[aria-label="More"]',

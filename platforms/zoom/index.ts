@@ -21,6 +21,7 @@ export const zoomAdapter: PlatformAdapter = {
   live: {
     captions: ZOOM_LIVE_HOOKS.captions,
     chat: ZOOM_LIVE_HOOKS.chat,
+    microphone: ZOOM_LIVE_HOOKS.microphone,
     turnOnCaptions: turnOnZoomCaptions,
     openChat: openZoomChat,
     sendChat: sendZoomChat,

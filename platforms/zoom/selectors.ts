@@ -184,6 +184,15 @@ export const ZOOM_SIGN_IN: SignInHooks = {
  * captions.ts and chat.ts): when Zoom changes them, this is the file to fix.
  */
 export const ZOOM_LIVE_HOOKS = {
+  /**
+   * The footer's audio button, labelled "mute my microphone" / "unmute my microphone" (public
+   * scripts that drive the web client). The host's notices: not confirmed from a public source.
+   */
+  microphone: {
+    onButton: 'button[aria-label="mute my microphone" i]',
+    offButton: 'button[aria-label="unmute my microphone" i]',
+    hostMutedPattern: "host (has )?muted you|cannot unmute yourself",
+  },
   captions: {
     /** The footer's More button; not confirmed from a public source: its label "More meeting control". */
     moreButton: '#wc-footer button[aria-label="More meeting control"], #wc-footer button[aria-label="More"]',

@@ -10,8 +10,10 @@ import { BotFailure } from "./errors.js";
 /**
  * Flags that matter (Playwright adds its own set, including a --disable-features list that a
  * second --disable-features here would replace): the network ones keep Chromium from flooding a closed network with
- * background requests; fake capture devices answer the sites' getUserMedia without hardware;
- * the autoplay policy lets the meeting's audio play without a user gesture.
+ * background requests; the permission prompt for microphone and camera is answered yes; the
+ * autoplay policy lets the meeting's audio play without a user gesture. No fake capture devices:
+ * the microphone is the bot's own PulseAudio source (media-env.ts), which carries only what the
+ * bot says (Chromium's fake device would beep into the call).
  */
 const CHROMIUM_ARGS = [
   "--disable-gpu",
@@ -24,7 +26,6 @@ const CHROMIUM_ARGS = [
   "--no-default-browser-check",
   "--autoplay-policy=no-user-gesture-required",
   "--use-fake-ui-for-media-stream",
-  "--use-fake-device-for-media-stream",
   "--window-position=0,0",
   // Fewer processes, less memory: one bot shows one page, so the GPU process (software here
   // anyway) and per-site renderers buy nothing.

@@ -3,6 +3,8 @@ import type { Logger } from "pino";
 import { request } from "undici";
 import {
   type BotConfig,
+  COMMAND_LANES,
+  type CommandKind,
   type CommandErrorCode,
   CommandPoll,
   type CommandResult,
@@ -40,7 +42,8 @@ export class CommandChannel {
   /** The ids of every command taken: each runs once. */
   private readonly taken = new Set<number>();
   private readonly stopping = new AbortController();
-  private running: Promise<void> = Promise.resolve();
+  /** The last command of each lane (core COMMAND_LANES): a lane runs its commands one at a time. */
+  private readonly lanes = new Map<string, Promise<void>>();
   private polling: Promise<void> | null = null;
 
   constructor(
@@ -58,7 +61,7 @@ export class CommandChannel {
   /** Stops polling; waits up to `graceMs` for the command being run to report its result. */
   async stop(graceMs: number): Promise<void> {
     this.stopping.abort();
-    const settled = Promise.allSettled([this.polling, this.running]);
+    const settled = Promise.allSettled([this.polling, ...this.lanes.values()]);
     await Promise.race([settled, sleep(graceMs)]);
   }
 
@@ -109,8 +112,12 @@ export class CommandChannel {
     if (this.taken.has(command.commandId)) return;
     this.taken.add(command.commandId);
     this.log.info({ commandId: command.commandId, kind: command.kind }, "command received");
-    // One at a time, in the order they were queued.
-    this.running = this.running.then(() => this.run(command));
+    // One at a time per lane, in the order they were queued: a sound waits for the one before it,
+    // a leave or a stop never waits for a sound. A kind this runner does not know runs at once (and
+    // answers UNKNOWN_COMMAND).
+    const lane = COMMAND_LANES[command.kind as CommandKind] ?? "control";
+    const next = (this.lanes.get(lane) ?? Promise.resolve()).then(() => this.run(command));
+    this.lanes.set(lane, next);
   }
 
   private async run(command: PendingCommand): Promise<void> {

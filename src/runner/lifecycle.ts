@@ -15,6 +15,7 @@ import type { AccountCheckReport, BotConfig, PendingCommand, StorageState, SubCo
 import { CommandRefusal } from "./commands.js";
 import { BotFailure } from "./errors.js";
 import { LiveMeeting } from "./live-meeting/index.js";
+import { BotVoice } from "./voice/bot-voice.js";
 import { SpeakerTimeline } from "./live-transcript/speakers.js";
 import type { LiveTranscriber, LiveTranscriptContext } from "./live-transcript/types.js";
 import { type PageWatcher, PhaseTimeout } from "./page-watcher.js";
@@ -69,6 +70,10 @@ export class BotLifecycle {
   private callEnded: Deferred | null = null;
   /** Captions and chat while in the call (live-meeting/). */
   private liveMeeting: LiveMeeting | null = null;
+  /** The bot's voice while in the call (voice/): the sounds of play_audio commands. */
+  private voice: BotVoice | null = null;
+  /** Settles once the voice exists (the recording runs: the bot's turns are on its clock) or the call ended. */
+  private voiceReady = deferred();
   private lastStatus = "not started";
 
   constructor(
@@ -105,6 +110,15 @@ export class BotLifecycle {
         if (!this.callEnded || !this.liveMeeting)
           throw new CommandRefusal("NOT_IN_CALL", `the bot is not in the call (${this.lastStatus})`);
         return this.liveMeeting.sendChat(command.payload);
+      }
+      case "play_audio":
+      case "stop_audio": {
+        if (this.callEnded) await this.voiceReady.promise.catch(() => {});
+        const voice = this.callEnded ? this.voice : null;
+        if (!voice)
+          throw new CommandRefusal("NOT_IN_CALL", `the bot is not in the call (${this.lastStatus})`);
+        if (command.kind === "stop_audio") return voice.stop(command.commandId);
+        return voice.play(command.commandId, command.payload);
       }
       default:
         throw new CommandRefusal(
@@ -267,6 +281,20 @@ export class BotLifecycle {
       data: { ...recording, startedAt: startedAt.toISOString() },
     });
     const reporter = this.startLiveTranscript(stage, startedAt);
+    this.voice = new BotVoice({
+      page,
+      microphone: this.adapter.live?.microphone ?? null,
+      fetchClip: (clipId) => this.ports.fetchClip(clipId),
+      playClip: (path, signal) => stage.playClip(path, signal),
+      selfName: this.joinedAs(),
+      liveTranscript: this.config.liveTranscript ?? null,
+      recordingClock: () => Date.now() - startedAt.getTime(),
+      // Through the live transcript's reporter: the bot's turns name it in the live transcript too.
+      report: (body) => reporter.report(body),
+      log: this.log.child({ component: "voice" }),
+      note: (hook, variant) => this.log.info({ hook, variant }, "live hook matched"),
+    });
+    this.voiceReady.resolve();
     await afterAdmission;
     this.liveMeeting.start(startedAt);
 
@@ -278,7 +306,8 @@ export class BotLifecycle {
       signal: this.interrupt.signal,
       log: this.log,
     });
-    // Every utterance's final goes out before CALL_ENDED.
+    // Every utterance's final goes out before CALL_ENDED; the bot says nothing more.
+    this.voice.end();
     await this.liveMeeting.stop();
     // What follows is not the meeting's sound: the live transcript stops listening now and
     // settles its last utterance while the bot leaves; its finals come before DONE.
@@ -652,6 +681,7 @@ export class BotLifecycle {
     this.log.error({ subCode: failure.subCode, err: message }, "bot failed");
     this.endCall(new BotFailure(failure.subCode, message));
     const artifacts = await this.saveArtifacts();
+    this.voice?.end();
     await this.liveMeeting?.stop();
     // Every utterance that had partials still gets its final before the bot ends.
     this.liveStopping = true;
@@ -726,6 +756,7 @@ export class BotLifecycle {
 
   /** The call is over: a leave waiting for it is done, or fails with `failure`. */
   private endCall(failure?: BotFailure): void {
+    this.voiceReady.resolve();
     const ended = this.callEnded;
     this.callEnded = null;
     if (!ended) return;

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { join } from "node:path";
 import type { Logger } from "pino";
 import { type BotConfig, StorageState } from "../core/index.js";
 import { saveFailureArtifacts } from "./artifacts.js";
@@ -11,6 +12,7 @@ import { Recorder } from "./recorder.js";
 import { SegmentUploader } from "./segment-upload.js";
 import { prepareStage, type Stage } from "./stage.js";
 import { uploadArtifact, uploadRecording, writeBackSession } from "./upload.js";
+import { fetchClip, playWav } from "./voice/clips.js";
 
 /**
  * The lifecycle's ports as a real run has them: Chromium on Xvfb and PulseAudio, ffmpeg, and the
@@ -21,10 +23,12 @@ export function livePorts(opts: {
   config: BotConfig;
   reporter: ReporterPort;
   log: Logger;
+  /** Where the bot keeps its files (the sounds it fetches among them). */
+  workDir: string;
   headedDisplay?: string;
   stage?: Stage;
 }): LifecyclePorts {
-  const { config, reporter, log } = opts;
+  const { config, reporter, log, workDir } = opts;
   return {
     prepareStage: async () => {
       const stage =
@@ -46,6 +50,7 @@ export function livePorts(opts: {
       uploadArtifact: (name, path) => uploadArtifact(config, name, path, log),
       writeBackSession: (body) => writeBackSession(config, body, log),
     },
+    fetchClip: (clipId) => fetchClip(config, clipId, join(workDir, "outputs"), log),
   };
 }
 
@@ -166,6 +171,11 @@ class LiveStage implements StagePort {
     return startLiveTranscript(context, {
       pocketsphinx: (ctx, state) => startPocketsphinx(ctx, media, state),
     });
+  }
+
+  playClip(path: string, signal: AbortSignal): Promise<void> {
+    const { media } = this.stage;
+    return playWav(media.pulseEnv, media.voiceSink, path, signal);
   }
 
   close(): Promise<void> {

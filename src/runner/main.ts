@@ -40,7 +40,7 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
     config,
     workDir,
     adapterFor(config.meetingInfo.platform),
-    livePorts({ config, reporter, log, ...opts }),
+    livePorts({ config, reporter, log, workDir, ...opts }),
     log,
   );
 
@@ -96,7 +96,7 @@ export async function runAccountCheck(config: BotConfig, opts: RunOptions = {}):
     config,
     workDir,
     adapterFor(config.meetingInfo.platform),
-    livePorts({ config, reporter, log, ...opts }),
+    livePorts({ config, reporter, log, workDir, ...opts }),
     log,
   );
   const onSignal = () => lifecycle.requestStop();

@@ -9,20 +9,32 @@ import { BotFailure } from "./errors.js";
 
 /**
  * The bot's private display and sound card: an Xvfb display of the recording's size and a
- * PulseAudio daemon of its own with one null sink. Several bots on one machine never share
- * either, so their recordings cannot bleed into each other.
+ * PulseAudio daemon of its own. Several bots on one machine never share either, so their
+ * recordings cannot bleed into each other. The daemon has two null sinks:
+ *
+ * - `meetbot`: what the meeting plays (Chromium's output); its monitor is what the bot records
+ *   and hears.
+ * - `meetbot_voice`: what the bot says (the runner plays clips into it). Its monitor, remapped as
+ *   the source `meetbot_mic`, is the default source, so it is Chromium's microphone: the meeting's
+ *   own sound never reaches the microphone (an echo would send the meeting back into the call).
+ *   A loopback also copies it into `meetbot`, because no platform plays a participant's own voice
+ *   back to them, and the record of the meeting must have both sides.
  */
 export interface MediaEnvironment {
   /** X display for Chromium and ffmpeg's x11grab, e.g. ":99". */
   display: string;
   /** Environment for Chromium and ffmpeg so that they find this bot's PulseAudio. */
   pulseEnv: Record<string, string>;
-  /** The PulseAudio source to record: the null sink's monitor. */
+  /** The PulseAudio source to record: the meeting sink's monitor (with the bot's own voice mixed in). */
   audioSource: string;
+  /** The PulseAudio sink whose sound is the bot's microphone. */
+  voiceSink: string;
   close(): Promise<void>;
 }
 
 const SINK = "meetbot";
+const VOICE_SINK = "meetbot_voice";
+const MIC_SOURCE = "meetbot_mic";
 const execFileAsync = promisify(execFile);
 const START_TIMEOUT_MS = 10_000;
 
@@ -46,7 +58,7 @@ export async function startMediaEnvironment(opts: {
         : startXvfb(opts.width, opts.height, started),
       startPulseAudio(runtimeDir, started),
     ]);
-    return { display, pulseEnv: pulse, audioSource: `${SINK}.monitor`, close };
+    return { display, pulseEnv: pulse, audioSource: `${SINK}.monitor`, voiceSink: VOICE_SINK, close };
   } catch (error) {
     // The reason the environment did not start is what matters, not a cleanup hiccup after it.
     await close().catch(() => {});
@@ -95,8 +107,8 @@ async function startXvfb(width: number, height: number, started: ChildProcess[])
 
 async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Promise<Record<string, string>> {
   // Our own daemon in user mode (system mode refuses root clients), without the default script:
-  // no hardware probing, just the socket and one null sink that is therefore the default sink.
-  const env = { XDG_RUNTIME_DIR: runtimeDir, HOME: runtimeDir };
+  // no hardware probing, just the socket, the sinks and the microphone (see MediaEnvironment).
+  const daemonEnv = { XDG_RUNTIME_DIR: runtimeDir, HOME: runtimeDir };
   await mkdir(join(runtimeDir, "pulse"), { recursive: true });
   const socket = join(runtimeDir, "pulse", "native");
   const pulse = spawnTied(
@@ -111,15 +123,30 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
       "--log-level=error",
       `--load=module-native-protocol-unix auth-anonymous=1 socket=${socket}`,
       `--load=module-null-sink sink_name=${SINK} rate=48000 sink_properties=device.description=${SINK}`,
+      `--load=module-null-sink sink_name=${VOICE_SINK} rate=48000 channels=1 sink_properties=device.description=${VOICE_SINK}`,
+      `--load=module-remap-source source_name=${MIC_SOURCE} master=${VOICE_SINK}.monitor source_properties=device.description=${MIC_SOURCE}`,
+      // Small latency: the bot's voice lands in the recording within tens of milliseconds of being said.
+      `--load=module-loopback source=${VOICE_SINK}.monitor sink=${SINK} latency_msec=20 source_dont_move=true sink_dont_move=true`,
     ],
-    { env, stdio: ["ignore", "pipe", "pipe"], deathSignal: "KILL" },
+    { env: daemonEnv, stdio: ["ignore", "pipe", "pipe"], deathSignal: "KILL" },
   );
   started.push(pulse);
   const output = tailOutput(pulse);
   const pulseEnv = { XDG_RUNTIME_DIR: runtimeDir, PULSE_SERVER: `unix:${socket}`, PULSE_SINK: SINK };
   const ready = await waitForPulse(pulseEnv, pulse);
   if (!ready) throw new BotFailure("MEDIA_SETUP_FAILED", `PulseAudio failed to start\n${output()}`);
-  started.push(await warmUpMonitor(pulseEnv));
+  // Checked: a default source left on a monitor would send the meeting back into the call.
+  const env = childEnv(pulseEnv);
+  for (const args of [
+    ["set-default-sink", SINK],
+    ["set-default-source", MIC_SOURCE],
+  ]) {
+    await execFileAsync("pactl", args, { env }).catch((error: Error) => {
+      throw new BotFailure("MEDIA_SETUP_FAILED", `pactl ${args.join(" ")}: ${error.message}\n${output()}`);
+    });
+  }
+  started.push(await warmUp(pulseEnv, SINK, `${SINK}.monitor`));
+  started.push(await warmUp(pulseEnv, VOICE_SINK, MIC_SOURCE));
   return pulseEnv;
 }
 
@@ -129,23 +156,28 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
  * whatever latency they ask for), and ffmpeg's whole output waits with it. A low-latency reader
  * attached now, followed by a suspend/resume of the sink, restarts the sink's clock with small
  * blocks: the recorder then gets audio within ~20 ms. The reader stays for the bot's life,
- * reading ~190 kB/s into /dev/null, which costs next to nothing.
+ * reading ~190 kB/s into /dev/null, which costs next to nothing. The voice sink gets the same,
+ * read through the microphone: without it the first sound the bot says reaches its microphone
+ * late or not at all (measured: nothing in a 1.6 s capture), after it about 10 ms after playing.
  */
-async function warmUpMonitor(pulseEnv: Record<string, string>): Promise<ChildProcess> {
+async function warmUp(pulseEnv: Record<string, string>, sink: string, source: string): Promise<ChildProcess> {
   const env = childEnv(pulseEnv);
+  const readers = async () =>
+    (await pactl(env, ["list", "short", "source-outputs"])).trim().split("\n").length;
+  const before = (await pactl(env, ["list", "short", "source-outputs"])).trim() ? await readers() : 0;
   const devNull = openSync("/dev/null", "w");
-  const reader = spawnTied("parec", ["--raw", "--latency-msec=20", "-d", `${SINK}.monitor`], {
+  const reader = spawnTied("parec", ["--raw", "--latency-msec=20", "-d", source], {
     env: pulseEnv,
     stdio: ["ignore", devNull, "ignore"],
     deathSignal: "KILL",
   });
   closeSync(devNull);
   const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline && !(await pactl(env, ["list", "short", "source-outputs"])).trim()) {
+  while (Date.now() < deadline && (await readers()) <= before) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  await pactl(env, ["suspend-sink", SINK, "1"]);
-  await pactl(env, ["suspend-sink", SINK, "0"]);
+  await pactl(env, ["suspend-sink", sink, "1"]);
+  await pactl(env, ["suspend-sink", sink, "0"]);
   return reader;
 }
 

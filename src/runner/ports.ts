@@ -16,6 +16,8 @@ export interface LifecyclePorts {
   prepareStage(): Promise<StagePort>;
   reporter: ReporterPort;
   uploader: UploaderPort;
+  /** Fetches a sound the server rendered for a play_audio command; answers the local WAV's path. */
+  fetchClip(clipId: string): Promise<string>;
 }
 
 /** Where the bot performs: a browser page shown on the bot's own display and sound card. */
@@ -50,6 +52,8 @@ export interface StagePort {
    * that could not be turned on (it reports `transcript.source` state `fallback`).
    */
   startLiveTranscript(context: LiveTranscriptContext, as?: "fallback"): LiveTranscriber;
+  /** Plays a WAV file into the bot's microphone; resolves when it ended or `signal` stopped it. */
+  playClip(path: string, signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -174,6 +174,28 @@ class FakeStage implements StagePort {
   /** How the live transcript was started: null as itself, "fallback" standing in for captions. */
   liveAs: "fallback" | null = null;
 
+  /** The clips played into the microphone, and how each ended. */
+  played: Array<{ path: string; stopped: boolean }> = [];
+  /** How long a clip plays unless stopped. */
+  clipMs = 200;
+
+  async playClip(path: string, signal: AbortSignal): Promise<void> {
+    const entry = { path, stopped: false };
+    this.played.push(entry);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        signal.removeEventListener("abort", cut);
+        resolve();
+      }, this.clipMs);
+      const cut = () => {
+        clearTimeout(timer);
+        entry.stopped = true;
+        resolve();
+      };
+      signal.addEventListener("abort", cut);
+    });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
   }
@@ -200,6 +222,7 @@ function setUp(automaticLeave: Partial<AutomaticLeave> = {}, extra: Partial<BotC
   } satisfies PlatformAdapter;
   const ports: LifecyclePorts = {
     prepareStage: async () => stage,
+    fetchClip: async (clipId) => `/clips/${clipId}.wav`,
     reporter: {
       report: (body) => reported.push(body),
     },
@@ -429,6 +452,118 @@ describe("BotLifecycle: leaving the call", () => {
     expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED LEFT_ON_REQUEST", "DONE"]);
     expect(bot.adapter.leave).toHaveBeenCalledTimes(1);
     expect(bot.uploads).toHaveLength(1);
+  });
+
+  describe("the bot's voice (play_audio, stop_audio)", () => {
+    const clip = (clipId: string, durationMs: number) => ({
+      clipId,
+      durationMs,
+      source: "speak",
+      text: "Hello from the bot",
+    });
+    /** What the bot reported of its sounds and of itself as a speaker, in order. */
+    const voiceEvents = (bot: ReturnType<typeof setUp>) =>
+      bot.reported
+        .filter((e) => e.type.startsWith("output.") || e.type.startsWith("speaker."))
+        .map((e) =>
+          e.type.startsWith("output.")
+            ? `${e.type} ${(e.data as { commandId: number }).commandId} ${(e.data as { reason?: string }).reason ?? ""}`.trim()
+            : `${e.type} ${(e.data as { participantId: string }).participantId}`,
+        );
+
+    async function inCall() {
+      const bot = setUp();
+      bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("in_call", [ALICE])));
+      bot.start();
+      await elapse(20_000);
+      return bot;
+    }
+
+    it("plays a clip into the microphone, as the bot's own turn, and is done with how much was heard", async () => {
+      const bot = await inCall();
+      const playing = bot.lifecycle.handleCommand({
+        commandId: 5,
+        kind: "play_audio",
+        payload: clip("clip-aaaaaaaa", 200),
+      });
+      await elapse(250);
+      await expect(playing).resolves.toEqual({ durationMs: 200, playedMs: 200 });
+      expect(bot.stage.played).toEqual([{ path: "/clips/clip-aaaaaaaa.wav", stopped: false }]);
+      expect(voiceEvents(bot)).toEqual([
+        "output.started 5",
+        "speaker.started self",
+        "speaker.stopped self",
+        "output.ended 5 finished",
+      ]);
+    });
+
+    it("a stop ends the sound playing and drops those asked for before it; later ones play", async () => {
+      const bot = await inCall();
+      bot.stage.clipMs = 10_000;
+      const first = bot.lifecycle.handleCommand({
+        commandId: 6,
+        kind: "play_audio",
+        payload: clip("clip-bbbbbbbb", 10_000),
+      });
+      await elapse(100);
+      await expect(
+        bot.lifecycle.handleCommand({ commandId: 8, kind: "stop_audio", payload: {} }),
+      ).resolves.toEqual({
+        stopped: true,
+      });
+      await expect(first).rejects.toMatchObject({ code: "OUTPUT_STOPPED" });
+      // Queued before the stop: dropped without a sound.
+      await expect(
+        bot.lifecycle.handleCommand({
+          commandId: 7,
+          kind: "play_audio",
+          payload: clip("clip-cccccccc", 100),
+        }),
+      ).rejects.toMatchObject({ code: "OUTPUT_STOPPED" });
+      expect(bot.stage.played).toEqual([{ path: "/clips/clip-bbbbbbbb.wav", stopped: true }]);
+      bot.stage.clipMs = 100;
+      const later = bot.lifecycle.handleCommand({
+        commandId: 9,
+        kind: "play_audio",
+        payload: clip("clip-dddddddd", 100),
+      });
+      await elapse(150);
+      await expect(later).resolves.toMatchObject({ playedMs: 100 });
+      expect(voiceEvents(bot).filter((e) => e.startsWith("output.ended"))).toEqual([
+        "output.ended 6 stopped",
+        "output.ended 9 finished",
+      ]);
+    });
+
+    it("the call's end cuts the sound (NOT_IN_CALL), and a malformed payload is refused", async () => {
+      const bot = await inCall();
+      await expect(
+        bot.lifecycle.handleCommand({
+          commandId: 4,
+          kind: "play_audio",
+          payload: { clipId: "../etc/passwd" },
+        }),
+      ).rejects.toMatchObject({ code: "COMMAND_FAILED" });
+      bot.stage.clipMs = 10_000;
+      const playing = bot.lifecycle.handleCommand({
+        commandId: 5,
+        kind: "play_audio",
+        payload: clip("clip-eeeeeeee", 10_000),
+      });
+      playing.catch(() => {}); // rejected before the expectation below is attached
+      await elapse(100);
+      bot.stage.watcher.update(snap("ended"));
+      await elapse(0);
+      await expect(playing).rejects.toMatchObject({ code: "NOT_IN_CALL" });
+      expect(voiceEvents(bot)).toContain("output.ended 5 call_ended");
+      await expect(
+        bot.lifecycle.handleCommand({
+          commandId: 6,
+          kind: "play_audio",
+          payload: clip("clip-ffffffff", 100),
+        }),
+      ).rejects.toMatchObject({ code: "NOT_IN_CALL" });
+    });
   });
 
   it("refuses a leave command NOT_IN_CALL before the call and after it, and an unknown command UNKNOWN_COMMAND", async () => {

@@ -54,6 +54,7 @@ function setUp(
   const live: LiveAdapter = {
     captions: { region: "#r", text: ".t", entry: ".e", speakerName: ".n", selfTexts: [] },
     chat: MEET_LIVE_HOOKS.chat,
+    microphone: MEET_LIVE_HOOKS.microphone,
     turnOnCaptions: vi.fn(async () => opts.captions ?? { on: true as const, language: "en-US" }),
     openChat: vi.fn(async () => {
       if (opts.noChat) throw new ChatUnavailable("the call shows no chat button");
