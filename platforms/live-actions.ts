@@ -243,9 +243,11 @@ export async function setMicrophone(
   const deadline = Date.now() + MICROPHONE_FLIP_MS;
   while (Date.now() < deadline) {
     if ((await microphoneOn(page, hooks)) === on) return;
-    if (on && (await hostMutedNotice(page, hooks))) throw new MutedByHost("the host does not let the bot unmute");
+    if (on && (await hostMutedNotice(page, hooks)))
+      throw new MutedByHost("the host does not let the bot unmute");
     await page.waitForTimeout(100);
   }
-  if (on && (await hostMutedNotice(page, hooks))) throw new MutedByHost("the host does not let the bot unmute");
+  if (on && (await hostMutedNotice(page, hooks)))
+    throw new MutedByHost("the host does not let the bot unmute");
   throw new Error(`the microphone did not turn ${on ? "on" : "off"}`);
 }

@@ -188,7 +188,8 @@ export const TEAMS_LIVE_HOOKS = {
    */
   microphone: {
     onButton: '#microphone-button[aria-label^="Mute"], [data-tid="microphone-button"][aria-label^="Mute"]',
-    offButton: '#microphone-button[aria-label^="Unmute"], [data-tid="microphone-button"][aria-label^="Unmute"]',
+    offButton:
+      '#microphone-button[aria-label^="Unmute"], [data-tid="microphone-button"][aria-label^="Unmute"]',
     hostMutedPattern: "muted you|can't unmute",
   },
   captions: {
