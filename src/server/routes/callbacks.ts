@@ -18,6 +18,7 @@ import { AccountSession, CallbackResult, Recording } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { MAX_RECORDING_BYTES } from "../services/recordings.js";
 import { ARTIFACT_NAME, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";
+import { CLIP_ID } from "../storage/output-clips.js";
 import { IdParam, integerPathParam, toValidationIssue } from "../validation.js";
 
 /** A day of 1-second segments many times over; a bound, so a seq is never an unbounded number. */
@@ -36,6 +37,10 @@ const PollQuery = z.object({
     .describe(
       `How long to wait for a command when there is none, in whole seconds; default ${DEFAULT_POLL_WAIT_S}`,
     ),
+});
+const ClipParams = z.object({
+  id: IdParam,
+  clipId: z.string().regex(CLIP_ID, "must be 8-64 of A-Z a-z 0-9 _ -"),
 });
 const ArtifactSaved = z.object({ name: z.string(), sizeBytes: z.number().int() });
 const SegmentParams = z.object({
@@ -160,6 +165,26 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       request.raw.once("close", () => gone.abort());
       const waitS = request.query.wait ?? DEFAULT_POLL_WAIT_S;
       return services.commands.poll(request.params.id, waitS * 1000, gone.signal);
+    },
+  );
+
+  app.get(
+    "/bot-callbacks/:id/output-clips/:clipId",
+    {
+      schema: {
+        operationId: "fetchOutputClip",
+        summary: "Runner: fetch a sound to play (a play_audio command's clip)",
+        description:
+          "The clip a `play_audio` command names: a WAV, 48 kHz, mono, 16-bit, rendered by the server. " +
+          "404 for a clip that is not this bot's (or no longer kept: the bot has ended).",
+        params: ClipParams,
+        file: { types: ["audio/wav"], ranges: false },
+      },
+    },
+    async (request, reply) => {
+      const clip = await services.voice.openClip(request.params.id, request.params.clipId);
+      reply.header("content-type", "audio/wav").header("content-length", clip.size);
+      return reply.send(clip.stream);
     },
   );
 
