@@ -23,7 +23,7 @@ import {
 } from "../errors.js";
 import type { Command } from "../schemas/index.js";
 import { writeStreamAtomically } from "../storage/files.js";
-import { newClipId, type OutputClipStore } from "../storage/output-clips.js";
+import { CLIP_ID, newClipId, type OutputClipStore } from "../storage/output-clips.js";
 import type { BotService } from "./bots.js";
 import { OPEN_COMMAND_STATES } from "./command-rows.js";
 import type { CommandService } from "./commands.js";
@@ -110,7 +110,7 @@ export class VoiceService {
 
   /** GET /v1/bot-callbacks/{id}/output-clips/{clipId} (the runner's): 404 unless it is this bot's. */
   async openClip(botId: number, clipId: string): Promise<{ stream: Readable; size: number }> {
-    const clip = await this.clips.open(botId, clipId);
+    const clip = CLIP_ID.test(clipId) ? await this.clips.open(botId, clipId) : null;
     if (!clip) throw new NotFoundError("Clip not found");
     return clip;
   }
