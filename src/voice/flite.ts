@@ -25,31 +25,31 @@ const PLAIN_PATH = /^[A-Za-z0-9/._-]+$/;
  * its own (`textfile=`), never on a command line, where it would need escaping and show in `ps`.
  */
 export function fliteEngine(): SpeechEngine {
-  return {
-    name: "flite",
-    defaultVoice: DEFAULT_FLITE_VOICE,
-    voiceProblem(voice) {
-      if ((FLITE_VOICES as readonly string[]).includes(voice)) return null;
-      return `Unknown voice "${voice}": the flite engine has ${FLITE_VOICES.join(", ")}`;
-    },
-    async synthesize(text, voice, output) {
-      if (this.voiceProblem(voice)) throw new Error(`not a flite voice: ${voice}`);
-      const dir = await mkdtemp(path.join(tmpdir(), "meetbot-speak-"));
-      try {
-        const textFile = path.join(dir, "text.txt");
-        if (!PLAIN_PATH.test(textFile)) {
-          throw new SpeechEngineError(
-            `flite: the temporary directory's path has characters ffmpeg's filter graph reads as syntax; set TMPDIR to a plain path`,
-          );
-        }
-        await writeFile(textFile, text, { mode: 0o600 });
-        return await renderClip(["-f", "lavfi", "-i", `flite=textfile=${textFile}:voice=${voice}`], output);
-      } catch (err) {
-        if (err instanceof FfmpegError) throw new SpeechEngineError(`flite failed: ${err.message}`);
-        throw err;
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
-    },
-  };
+  return { name: "flite", defaultVoice: DEFAULT_FLITE_VOICE, voiceProblem, synthesize };
+}
+
+function voiceProblem(voice: string): string | null {
+  if ((FLITE_VOICES as readonly string[]).includes(voice)) return null;
+  return `Unknown voice "${voice}": the flite engine has ${FLITE_VOICES.join(", ")}`;
+}
+
+async function synthesize(text: string, voice: string, output: string): Promise<number> {
+  // Only a voice of the list goes into the filter graph, where anything else could be syntax.
+  if (voiceProblem(voice)) throw new Error(`not a flite voice: ${voice}`);
+  const dir = await mkdtemp(path.join(tmpdir(), "meetbot-speak-"));
+  try {
+    const textFile = path.join(dir, "text.txt");
+    if (!PLAIN_PATH.test(textFile)) {
+      throw new SpeechEngineError(
+        "flite: the temporary directory's path has characters ffmpeg's filter graph reads as syntax; set TMPDIR to a plain path",
+      );
+    }
+    await writeFile(textFile, text, { mode: 0o600 });
+    return await renderClip(["-f", "lavfi", "-i", `flite=textfile=${textFile}:voice=${voice}`], output);
+  } catch (err) {
+    if (err instanceof FfmpegError) throw new SpeechEngineError(`flite failed: ${err.message}`);
+    throw err;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

@@ -244,7 +244,7 @@ describe("POST /v1/bots/{id}/speak", () => {
   });
 
   it("queues a second sound with a deadline that counts the first one's length", async () => {
-    const { botId, config } = await botInCall();
+    const { botId, config, runner } = await botInCall();
     const first = await speak(botId, { text: "One moment please." });
     const second = await speak(botId, { text: "Here are the numbers for this quarter." });
     const [one, two] = (await pollNow(config)).map((c) => PlayAudioPayload.parse(c.payload));
@@ -255,14 +255,9 @@ describe("POST /v1/bots/{id}/speak", () => {
       outputDeadlineMs(two?.durationMs ?? 0, one?.durationMs ?? 0),
     );
     // Once the first has been played, a third waits only behind the second.
-    const done = await new Api(server.url).post(`/v1/bot-callbacks/${botId}/event`, {
-      token: config.callback.token,
-      body: {
-        seq: 3,
-        eventTime: new Date().toISOString(),
-        type: "command.result",
-        data: { commandId: first.body.commandId, status: "done", result: { durationMs: 1, playedMs: 1 } },
-      },
+    const done = await runner.send({
+      type: "command.result",
+      data: { commandId: first.body.commandId, status: "done", result: { durationMs: 1, playedMs: 1 } },
     });
     expect(done.status).toBe(200);
     const third = await speak(botId, { text: "Thanks." });
