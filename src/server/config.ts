@@ -14,6 +14,7 @@ import type { Launcher } from "./launcher/launcher.js";
 import { DEFAULT_DOCKER_ENDPOINT, type LauncherConfig } from "./launcher/settings.js";
 import { StartupError } from "./startup-error.js";
 import type { StorageConfig } from "./storage/settings.js";
+import { DEFAULT_OPENAI_SPEECH_MODEL, DEFAULT_OPENAI_SPEECH_URL, type SpeechConfig } from "../voice/index.js";
 
 /**
  * What `meetbot serve` (or a test, or the demo) asks for. Every field left out comes from the
@@ -235,7 +236,10 @@ export interface ServerConfig {
   accountChecks: AccountChecksConfig;
   notes: NotesConfig;
   eventStream: EventStreamConfig;
-  paths: { database: string; recordings: string; bots: string };
+  /** `outputs`: the clips bots play (<dataDir>/outputs/<botId>/<clipId>.wav), kept until the bot ends. */
+  paths: { database: string; recordings: string; bots: string; outputs: string };
+  /** What renders a bot's speech: flite, or an OpenAI-compatible server (env MEETBOT_TTS_*). */
+  speech: SpeechConfig;
   /** Recordings and failure artifacts: the data dir, or an S3-compatible bucket (env MEETBOT_STORAGE). */
   storage: StorageConfig;
   database: DatabaseOptions;
@@ -332,7 +336,9 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       database: path.join(dataDir, "meetbot.sqlite"),
       recordings: path.join(dataDir, "recordings"),
       bots: path.join(dataDir, "bots"),
+      outputs: path.join(dataDir, "outputs"),
     },
+    speech: speechFromEnv(env),
     storage: storageFromEnv(env),
     database: resolveDatabase(databaseUrl, dataDir, env.MEETBOT_DATABASE_POOL_SIZE),
     jwtSecret: env.MEETBOT_JWT_SECRET,
@@ -495,6 +501,35 @@ function storageFromEnv(env: ServerEnv): StorageConfig {
       credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
       forcePathStyle: env.MEETBOT_S3_FORCE_PATH_STYLE,
       checksums: env.MEETBOT_S3_CHECKSUMS,
+    },
+  };
+}
+
+/**
+ * MEETBOT_TTS_ENGINE=openai needs a key (OpenAI) or a base URL (a compatible server that takes
+ * none); its settings without it are refused, as bots would quietly speak with flite instead.
+ */
+function speechFromEnv(env: ServerEnv): SpeechConfig {
+  const openaiSettings = (
+    ["MEETBOT_TTS_BASE_URL", "MEETBOT_TTS_API_KEY", "MEETBOT_TTS_MODEL"] as const
+  ).filter((name) => env[name] !== undefined);
+  if (env.MEETBOT_TTS_ENGINE === "flite") {
+    if (openaiSettings.length > 0)
+      throw new StartupError(
+        `${openaiSettings.join(", ")} set but MEETBOT_TTS_ENGINE is flite: set MEETBOT_TTS_ENGINE=openai to use ${openaiSettings.length > 1 ? "them" : "it"}`,
+      );
+    return { engine: "flite" };
+  }
+  if (env.MEETBOT_TTS_BASE_URL === undefined && env.MEETBOT_TTS_API_KEY === undefined)
+    throw new StartupError(
+      "MEETBOT_TTS_ENGINE=openai: set MEETBOT_TTS_API_KEY (OpenAI) or MEETBOT_TTS_BASE_URL (an OpenAI-compatible server)",
+    );
+  return {
+    engine: "openai",
+    openai: {
+      baseUrl: env.MEETBOT_TTS_BASE_URL ?? DEFAULT_OPENAI_SPEECH_URL,
+      apiKey: env.MEETBOT_TTS_API_KEY,
+      model: env.MEETBOT_TTS_MODEL ?? DEFAULT_OPENAI_SPEECH_MODEL,
     },
   };
 }

@@ -10,6 +10,7 @@ import {
 import { SUMMARY_ENGINES, TRANSCRIPTION_ENGINES } from "../intelligence/types.js";
 import { DEFAULT_MODEL_DIR } from "../intelligence/pocketsphinx.js";
 import { PLANS } from "../notes/plans.js";
+import { SPEECH_ENGINES } from "../voice/types.js";
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "./auth/oauth-config.js";
 import {
   type DockerEndpoint,
@@ -194,6 +195,11 @@ export const ServerEnv = z.object({
   MEETBOT_DEEPGRAM_MODEL: optionalText,
   MEETBOT_ASSEMBLYAI_BASE_URL: httpUrl,
   MEETBOT_ASSEMBLYAI_API_KEY: optionalText,
+  /** A bot that speaks (src/voice/): checked together in config.ts (speechFromEnv). */
+  MEETBOT_TTS_ENGINE: oneOf(SPEECH_ENGINES, "flite"),
+  MEETBOT_TTS_BASE_URL: httpUrl,
+  MEETBOT_TTS_API_KEY: optionalText,
+  MEETBOT_TTS_MODEL: optionalText,
   ...oauthVariables,
   /**
    * Teams bot identification (auth/teams-bot-token.ts): all three or none, checked together in

@@ -73,6 +73,13 @@ export class RangeNotSatisfiableError extends ApiError {
   }
 }
 
+/** A service the server relies on for the answer (a speech engine) failed: its detail says how. */
+export class BadGatewayError extends ApiError {
+  constructor(detail: string) {
+    super(502, detail);
+  }
+}
+
 export class ServiceUnavailableError extends ApiError {
   constructor(detail: string) {
     super(503, detail);

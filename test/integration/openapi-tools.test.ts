@@ -109,6 +109,7 @@ describe("every operation", () => {
         "PUT /v1/bot-callbacks/{id}/login-session",
         "POST /v1/bot-callbacks/{id}/event",
         "GET /v1/bot-callbacks/{id}/commands",
+        "GET /v1/bot-callbacks/{id}/output-clips/{clipId}",
         "PUT /v1/bot-callbacks/{id}/recording",
         "PUT /v1/bot-callbacks/{id}/recording/segments/{seq}",
         "POST /v1/bot-callbacks/{id}/recording/complete",

@@ -149,6 +149,46 @@ describe("the server's configuration", () => {
     });
   });
 
+  it("speaks with flite unless MEETBOT_TTS_ENGINE=openai, whose settings come together", () => {
+    expect(resolve({}).speech).toEqual({ engine: "flite" });
+    const key = "sk-never-echoed-4e1d";
+    expect(resolve({ MEETBOT_TTS_ENGINE: "openai", MEETBOT_TTS_API_KEY: key }).speech).toEqual({
+      engine: "openai",
+      openai: { baseUrl: "https://api.openai.com/v1", apiKey: key, model: "gpt-4o-mini-tts" },
+    });
+    expect(
+      resolve({
+        MEETBOT_TTS_ENGINE: "openai",
+        MEETBOT_TTS_BASE_URL: "http://tts.internal:8000/v1/",
+        MEETBOT_TTS_MODEL: "kokoro",
+      }).speech,
+    ).toEqual({
+      engine: "openai",
+      openai: { baseUrl: "http://tts.internal:8000/v1", apiKey: undefined, model: "kokoro" },
+    });
+    const refusal = (env: NodeJS.ProcessEnv) => {
+      try {
+        resolve(env);
+      } catch (err) {
+        expect(err).toBeInstanceOf(StartupError);
+        return (err as Error).message;
+      }
+      throw new Error("not refused");
+    };
+    expect(refusal({ MEETBOT_TTS_ENGINE: "openai" })).toBe(
+      "MEETBOT_TTS_ENGINE=openai: set MEETBOT_TTS_API_KEY (OpenAI) or MEETBOT_TTS_BASE_URL (an OpenAI-compatible server)",
+    );
+    expect(refusal({ MEETBOT_TTS_API_KEY: key })).toBe(
+      "MEETBOT_TTS_API_KEY set but MEETBOT_TTS_ENGINE is flite: set MEETBOT_TTS_ENGINE=openai to use it",
+    );
+    expect(refusal({ MEETBOT_TTS_ENGINE: "espeak" })).toBe(
+      'MEETBOT_TTS_ENGINE: must be one of flite, openai (got "espeak")',
+    );
+    expect(refusal({ MEETBOT_TTS_ENGINE: "openai", MEETBOT_TTS_BASE_URL: "ftp://tts" })).toBe(
+      'MEETBOT_TTS_BASE_URL: must be an http(s) URL (got "ftp://tts")',
+    );
+  });
+
   it("lets an option win over the environment", () => {
     expect(resolve({ MEETBOT_WATCHDOG_INTERVAL_MS: "700" }).watchdog.intervalMs).toBe(700);
     expect(

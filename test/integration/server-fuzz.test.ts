@@ -110,7 +110,7 @@ function casesPerRoute(value: string | undefined): number {
 
 /** user: a user's bearer credential; runner: a bot's callback token; public: none; page: not the API. */
 type Group = "user" | "runner" | "public" | "page";
-type BodyKind = "json" | "video/mp4" | "application/octet-stream";
+type BodyKind = "json" | "video/mp4" | "application/octet-stream" | "audio/wav";
 type ParamKind = "bot" | "key" | "webhook" | "account" | "artifact" | "provider" | "file" | "other";
 
 interface Route {
@@ -172,7 +172,9 @@ async function listRoutes(s: TestServer): Promise<Route[]> {
           ? "video/mp4"
           : runner && template.includes("/artifacts/")
             ? "application/octet-stream"
-            : "json",
+            : upper === "POST" && template.endsWith("/output-audio")
+              ? "audio/wav"
+              : "json",
       readOnly: upper === "GET" || READ_ONLY_POSTS.has(`${upper} ${template}`),
       documented: op !== undefined,
     });

@@ -106,6 +106,39 @@ describe("/openapi.json", () => {
     expect(doc.paths["/v1/bot-callbacks/{id}/commands/{commandId}/result"]).toBeUndefined();
   });
 
+  it("documents a bot that speaks: JSON text, a binary audio file, the clip the runner fetches", () => {
+    const op = (path: string, method: string) => doc.paths[path][method];
+    const speak = op("/v1/bots/{id}/speak", "post");
+    expect(speak).toMatchObject({ operationId: "speak", security: [{ bearer: [] }] });
+    expect(speak.requestBody.content["application/json"].schema).toMatchObject({
+      required: ["text"],
+      properties: { text: { type: "string", minLength: 1, maxLength: 4096 }, voice: { type: "string" } },
+    });
+    expect(Object.keys(speak.responses)).toContain("202");
+    const play = op("/v1/bots/{id}/output-audio", "post");
+    expect(play).toMatchObject({ operationId: "playOutputAudio", security: [{ bearer: [] }] });
+    expect(play.requestBody.required).toBe(true);
+    expect(Object.keys(play.requestBody.content)).toEqual([
+      "audio/wav",
+      "audio/x-wav",
+      "audio/wave",
+      "audio/mpeg",
+      "audio/mp3",
+      "audio/ogg",
+      "application/ogg",
+    ]);
+    expect(play.requestBody.content["audio/mpeg"].schema).toMatchObject({ type: "string", format: "binary" });
+    expect(op("/v1/bots/{id}/output-audio", "delete")).toMatchObject({
+      operationId: "stopOutputAudio",
+      security: [{ bearer: [] }],
+    });
+    const clip = op("/v1/bot-callbacks/{id}/output-clips/{clipId}", "get");
+    expect(clip).toMatchObject({ operationId: "fetchOutputClip", security: [{ callbackToken: [] }] });
+    expect(clip.responses["200"].content).toEqual({
+      "audio/wav": { schema: { type: "string", format: "binary" } },
+    });
+  });
+
   it("documents bot accounts and signed-in bots, never with a session in an answer", () => {
     const op = (path: string, method: string) => doc.paths[path][method];
     const json = (o: { content: Record<string, { schema: unknown }> }) =>
@@ -150,7 +183,10 @@ describe("/openapi.json", () => {
     const { mismatches, integers, others } = await checkPathParamTypes(doc, server.url, {
       bearer: user.token,
       callback: { botId, token: config.callback.token },
-      headers: { "PUT /v1/bot-callbacks/{id}/recording/segments/{seq}": { "content-type": "video/mp4" } },
+      headers: {
+        "PUT /v1/bot-callbacks/{id}/recording/segments/{seq}": { "content-type": "video/mp4" },
+        "POST /v1/bots/{id}/output-audio": { "content-type": "audio/wav" },
+      },
     });
     expect(mismatches).toEqual([]);
     // Both kinds were met: bot, key, webhook, delivery and job ids, segment numbers; tokens, names.

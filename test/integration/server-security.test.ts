@@ -36,6 +36,7 @@ const PUBLIC_ROUTES = [
   "POST /v1/bot-callbacks/{id}/recording/complete",
   "PUT /v1/bot-callbacks/{id}/artifacts/{name}",
   "PUT /v1/bot-callbacks/{id}/login-session",
+  "GET /v1/bot-callbacks/{id}/output-clips/{clipId}",
   "GET /v1/recordings/{bot_id}/file",
   "GET /v1/share/{token}",
   "GET /v1/share/{token}/stream",
@@ -43,7 +44,13 @@ const PUBLIC_ROUTES = [
 ];
 
 type Method = "get" | "post" | "patch" | "delete";
-type Route = { method: Method; path: (botId: number) => string; body?: unknown };
+/** `body` is sent as JSON; `file`, as it is with its content type. */
+type Route = {
+  method: Method;
+  path: (botId: number) => string;
+  body?: unknown;
+  file?: { type: string; bytes: Uint8Array };
+};
 
 /** Every route that takes a bot id (a foreign bot must look exactly like a missing one). */
 const BOT_ROUTES: Route[] = [
@@ -62,6 +69,13 @@ const BOT_ROUTES: Route[] = [
   { method: "get", path: (id) => `/v1/recordings/${id}/share` },
   { method: "delete", path: (id) => `/v1/recordings/${id}/share` },
   { method: "delete", path: (id) => `/v1/recordings/${id}` },
+  { method: "post", path: (id) => `/v1/bots/${id}/speak`, body: { text: "hijacked" } },
+  {
+    method: "post",
+    path: (id) => `/v1/bots/${id}/output-audio`,
+    file: { type: "audio/wav", bytes: new TextEncoder().encode("RIFF") },
+  },
+  { method: "delete", path: (id) => `/v1/bots/${id}/output-audio` },
   { method: "delete", path: (id) => `/v1/bots/${id}` },
 ];
 
@@ -121,6 +135,9 @@ const call = (api: Api, route: Route, token: string | undefined, id = botId) =>
   api[route.method](route.path(id), {
     ...(token === undefined ? {} : { token }),
     ...(route.body === undefined ? {} : { body: route.body }),
+    ...(route.file === undefined
+      ? {}
+      : { rawBody: route.file.bytes, headers: { "content-type": route.file.type } }),
   });
 
 describe("every authenticated route", () => {

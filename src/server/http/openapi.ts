@@ -15,7 +15,18 @@ declare module "fastify" {
     file?: FileAnswer;
     /** The route answers with a stream of text (server-sent events), documented the same way. */
     stream?: StreamAnswer;
+    /**
+     * The route takes a file as its body, streamed, never parsed: documented as a binary body of
+     * these media types (a zod body schema would have it validated as JSON).
+     */
+    upload?: UploadBody;
   }
+}
+
+export interface UploadBody {
+  /** Media types the body may have (without parameters). */
+  types: readonly string[];
+  description: string;
 }
 
 export interface StreamAnswer {
@@ -203,8 +214,12 @@ export async function registerOpenApi(app: FastifyInstance, document: ApiDocumen
       // landing page) are not part of it.
       if (!input.url.startsWith(`${API_PREFIX}/`)) return { schema: { hide: true }, url: input.url };
       const result = zodToOpenApi(input);
-      const { file, stream, ...schema }: Record<string, unknown> = { ...result.schema };
+      const { file, stream, upload, ...schema }: Record<string, unknown> = { ...result.schema };
       documentIdParams(input.schema?.params, schema.params);
+      if (upload) {
+        const { types, description } = upload as UploadBody;
+        Object.assign(schema, { body: { ...BINARY, description }, consumes: [...types] });
+      }
       if (!schema.hide && !schema.tags) schema.tags = [tagOf(input.url)];
       const responses = {
         ...(file ? fileResponses(file as FileAnswer) : {}),

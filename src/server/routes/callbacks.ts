@@ -37,6 +37,8 @@ const PollQuery = z.object({
       `How long to wait for a command when there is none, in whole seconds; default ${DEFAULT_POLL_WAIT_S}`,
     ),
 });
+// Any text: an id no clip can have is a clip not found (404), like an unknown one.
+const ClipParams = z.object({ id: IdParam, clipId: z.string() });
 const ArtifactSaved = z.object({ name: z.string(), sizeBytes: z.number().int() });
 const SegmentParams = z.object({
   id: IdParam,
@@ -160,6 +162,26 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       request.raw.once("close", () => gone.abort());
       const waitS = request.query.wait ?? DEFAULT_POLL_WAIT_S;
       return services.commands.poll(request.params.id, waitS * 1000, gone.signal);
+    },
+  );
+
+  app.get(
+    "/bot-callbacks/:id/output-clips/:clipId",
+    {
+      schema: {
+        operationId: "fetchOutputClip",
+        summary: "Runner: fetch a sound to play (a play_audio command's clip)",
+        description:
+          "The clip a `play_audio` command names: a WAV, 48 kHz, mono, 16-bit, rendered by the server. " +
+          "404 for a clip that is not this bot's (or no longer kept: the bot has ended).",
+        params: ClipParams,
+        file: { types: ["audio/wav"], ranges: false },
+      },
+    },
+    async (request, reply) => {
+      const clip = await services.voice.openClip(request.params.id, request.params.clipId);
+      reply.header("content-type", "audio/wav").header("content-length", clip.size);
+      return reply.send(clip.stream);
     },
   );
 

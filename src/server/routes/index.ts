@@ -20,6 +20,7 @@ import { sharedRecordingRoutes, shareRoutes } from "./shares.js";
 import { summaryRoutes } from "./summaries.js";
 import { transcriptRoutes } from "./transcripts.js";
 import { userRoutes } from "./users.js";
+import { voiceRoutes } from "./voice.js";
 import { webhookReceiverRoutes } from "./webhook-receivers.js";
 import { webhookRoutes } from "./webhooks.js";
 
@@ -66,6 +67,7 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
     await authenticated.register(botRoutes, { services });
     await authenticated.register(commandRoutes, { services });
     await authenticated.register(liveRoutes, { services });
+    await authenticated.register(voiceRoutes, { services });
     await authenticated.register(botAccountRoutes, { services });
     await authenticated.register(eventRoutes, { services });
     await authenticated.register(recordingRoutes, { services });

@@ -17,3 +17,4 @@ export * from "./transcripts.js";
 export * from "./users.js";
 export * from "./webhooks.js";
 export * from "./content-jobs.js";
+export * from "./voice.js";

@@ -39,6 +39,7 @@ import { recordingUploadPath } from "../http/urls.js";
 import { checkEngines, type ContentOptions } from "../jobs/content-options.js";
 import type { Engines } from "../jobs/engines.js";
 import { removeBotFiles } from "../storage/bot-files.js";
+import { OutputClipStore } from "../storage/output-clips.js";
 import { enqueueBotEvent } from "../webhooks/outbox.js";
 import { checkTargetUrl } from "../webhooks/outbound.js";
 import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
@@ -294,7 +295,8 @@ export class BotService {
   /**
    * Deletes a bot in READY_TO_DEPLOY, DONE or FATAL (else 409) with everything kept for it: its
    * rows (events, logs, receipts, recording, speaker changes go with it by ON DELETE CASCADE),
-   * then its recording, its artifacts and its folder (runner log, work dir).
+   * then its recording, its artifacts, the sounds it was given to play and its folder (runner log,
+   * work dir).
    */
   async remove(userId: number, botId: number): Promise<void> {
     const refused = await this.ctx.db.transaction().execute(async (trx) => {
@@ -313,6 +315,7 @@ export class BotService {
     const files = await Promise.allSettled([
       this.ctx.store.remove(botId),
       this.ctx.artifactStore.removeAll(botId),
+      new OutputClipStore(this.ctx.config.paths.outputs).removeAll(botId),
     ]);
     // After the artifacts: stored locally they are in this folder, and two removals of one tree race.
     files.push(...(await Promise.allSettled([removeBotFiles(this.ctx.config.paths.bots, botId)])));

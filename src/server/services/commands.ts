@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Kysely } from "kysely";
 import {
   type BotStatus,
   COMMAND_DEADLINE_MS,
@@ -8,7 +9,7 @@ import {
   type CommandStatus,
 } from "../../core/index.js";
 import { parseJson, toIso } from "../db/database.js";
-import type { BotCommandRow } from "../db/schema.js";
+import type { BotCommandRow, Database } from "../db/schema.js";
 import { BotNotFoundError, ConflictError, NotFoundError } from "../errors.js";
 import type { Command } from "../schemas/index.js";
 import type { BotService } from "./bots.js";
@@ -42,7 +43,9 @@ export class CommandService {
   /**
    * Queues a command for the caller's bot: 404 as for a missing bot, 409 unless the bot's status
    * is one of `statuses`. `reuseOpen`: an open command of the same kind is answered instead of a
-   * second one (asking a bot twice to leave is one leave).
+   * second one (asking a bot twice to leave is one leave). `deadlineMs`: how long from now the
+   * runner has to answer, found in the transaction that queues, after the bot's row is locked (a
+   * sound's deadline counts the sounds queued before it); default COMMAND_DEADLINE_MS of the kind.
    */
   async queue(
     userId: number,
@@ -50,7 +53,7 @@ export class CommandService {
     kind: CommandKind,
     payload: Record<string, unknown>,
     statuses: readonly BotStatus[],
-    opts: { reuseOpen: boolean },
+    opts: { reuseOpen: boolean; deadlineMs?: (trx: Kysely<Database>) => Promise<number> },
   ): Promise<Command> {
     const now = this.ctx.now();
     const row = await this.ctx.db.transaction().execute(async (trx) => {
@@ -70,6 +73,7 @@ export class CommandService {
           .executeTakeFirst();
         if (open) return open;
       }
+      const deadlineMs = opts.deadlineMs ? await opts.deadlineMs(trx) : COMMAND_DEADLINE_MS[kind];
       return trx
         .insertInto("bot_commands")
         .values({
@@ -78,7 +82,7 @@ export class CommandService {
           payload: JSON.stringify(payload),
           state: "queued",
           created_at: toIso(now),
-          deadline_at: toIso(new Date(now.getTime() + COMMAND_DEADLINE_MS[kind])),
+          deadline_at: toIso(new Date(now.getTime() + deadlineMs)),
         })
         .returningAll()
         .executeTakeFirstOrThrow();

@@ -28,12 +28,15 @@ import { ShareService } from "./shares.js";
 import { SummaryService } from "./summaries.js";
 import { TranscriptService } from "./transcripts.js";
 import { UserService } from "./users.js";
+import { VoiceService } from "./voice.js";
 import { BotWatchdog } from "./watchdog.js";
 import { WebhookService } from "./webhooks.js";
 
 import { SecretBox } from "../auth/secret-box.js";
 import { TeamsBotTokens } from "../auth/teams-bot-token.js";
 import { WakeSignal } from "../wake-signal.js";
+import { OutputClipStore } from "../storage/output-clips.js";
+import { createSpeechEngine } from "../../voice/index.js";
 
 export type { ServiceContext } from "./context.js";
 
@@ -54,6 +57,8 @@ export interface Services {
   commands: CommandService;
   /** The meeting's chat: what bots read, and messages they send (a command). */
   chat: ChatService;
+  /** A bot that speaks: speech and files rendered into clips, queued as play_audio commands. */
+  voice: VoiceService;
   recordings: RecordingService;
   /** The recording uploaded in segments during the call, and its salvage when the runner is lost. */
   segments: RecordingSegmentService;
@@ -95,6 +100,13 @@ export function createServices(ctx: ServiceContext): Services {
   const notesEvents = new NotesEvents(ctx.dialect);
   const recordings = new RecordingService(ctx, bots, engines, notesEvents);
   const segments = new RecordingSegmentService(ctx, bots, recordings);
+  const voice = new VoiceService(
+    ctx,
+    bots,
+    commands,
+    createSpeechEngine(ctx.config.speech),
+    new OutputClipStore(ctx.config.paths.outputs),
+  );
   // One outbound client for the worker and the test sends; the worker's stop() closes it.
   const outbound = new OutboundClient({
     ...ctx.config.outbound,
@@ -112,10 +124,11 @@ export function createServices(ctx: ServiceContext): Services {
     callbacks: new CallbackService(ctx, eventsAppended),
     commands,
     chat: new ChatService(ctx, bots, commands),
+    voice,
     recordings,
     segments,
     shares: new ShareService(ctx, recordings, transcripts),
-    watchdog: new BotWatchdog(ctx, bots, segments),
+    watchdog: new BotWatchdog(ctx, bots, segments, voice),
     artifacts: new ArtifactService(ctx, bots, ctx.artifactStore),
     apiLogs,
     profile: new ProfileService(ctx, apiLogs, users),

@@ -7,6 +7,7 @@ import { failOverdueCommands } from "./command-rows.js";
 import type { BotService } from "./bots.js";
 import type { ServiceContext } from "./context.js";
 import type { RecordingSegmentService } from "./recording-segments.js";
+import type { VoiceService } from "./voice.js";
 
 /**
  * Ends bots whose runner went silent, so that nothing stays "running" forever: a bot still
@@ -26,6 +27,7 @@ export class BotWatchdog {
     private readonly ctx: ServiceContext,
     private readonly bots: BotService,
     private readonly segments: RecordingSegmentService,
+    private readonly voice: VoiceService,
   ) {
     this.startedAt = ctx.now().getTime();
   }
@@ -47,11 +49,15 @@ export class BotWatchdog {
     await this.sweeping;
   }
 
-  /** One pass over the running bots, and over ended ones whose runner's wind-down is over. */
+  /**
+   * One pass over the running bots, over ended ones whose runner's wind-down is over, and over the
+   * sounds of ended bots (no runner will play them now).
+   */
   async sweep(): Promise<void> {
     await this.releaseHeldEnds();
     // A command its bot never acknowledged fails at its deadline, whoever asks about it.
     await failOverdueCommands(this.ctx.db, toIso(this.ctx.now()));
+    await this.voice.sweepEnded();
     const now = this.ctx.now().getTime();
     const { launchTimeoutMs, heartbeatTimeoutMultiple } = this.ctx.config.watchdog;
     const running = await this.ctx.db
