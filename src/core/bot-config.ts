@@ -127,6 +127,16 @@ export const ChatOptions = z.object({
 export type ChatOptions = z.infer<typeof ChatOptions>;
 
 /**
+ * What the bot sends into the meeting (bot option, ours). `keepMicOn`: once the bot has spoken,
+ * its microphone stays on (a voice agent's turn-taking stays quick); by default it unmutes only
+ * while a sound plays. The microphone only ever carries what the bot says.
+ */
+export const OutputOptions = z.object({
+  keepMicOn: z.boolean().optional(),
+});
+export type OutputOptions = z.infer<typeof OutputOptions>;
+
+/**
  * The runner's only input. The server builds it on deploy; a developer can write one by hand
  * for `meetbot run --config bot.json`.
  */
@@ -141,6 +151,7 @@ export const BotConfig = z.object({
   /** Absent: no live transcript (the recording is still transcribed after the call, on request). */
   liveTranscript: LiveTranscriptOptions.optional(),
   chat: ChatOptions.prefault({}),
+  output: OutputOptions.prefault({}),
   /** Where lifecycle events go: POST {baseUrl}/v1/bot-callbacks/{botId}/event. */
   callback: z.object({
     baseUrl: HttpUrl,

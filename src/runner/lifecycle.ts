@@ -287,6 +287,7 @@ export class BotLifecycle {
       fetchClip: (clipId) => this.ports.fetchClip(clipId),
       playClip: (path, signal) => stage.playClip(path, signal),
       selfName: this.joinedAs(),
+      keepMicOn: this.config.output.keepMicOn === true,
       liveTranscript: this.config.liveTranscript ?? null,
       recordingClock: () => Date.now() - startedAt.getTime(),
       // Through the live transcript's reporter: the bot's turns name it in the live transcript too.

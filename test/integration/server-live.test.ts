@@ -270,6 +270,33 @@ describe("bot options", () => {
     expect(config.chat).toEqual({ onJoin: "This meeting is recorded" });
   });
 
+  it("keeps output.keepMicOn, gives it to the runner, and a PATCH replaces it whole", async () => {
+    const { botId, config } = await deployedBot(server, owner, { output: { keepMicOn: true } });
+    expect((await server.api.get(`/v1/bots/${botId}`, { token: owner.token })).body.output).toEqual({
+      keepMicOn: true,
+    });
+    expect(config.output).toEqual({ keepMicOn: true });
+    const base = { meetingInfo: { platform: "google", meetingUrl: "http://127.0.0.1:9/meet/abc-defg-hij" } };
+    const plain = await server.api.post("/v1/bots", { token: owner.token, body: base });
+    expect(plain.body.output).toEqual({});
+    const bad = await server.api.post("/v1/bots", {
+      token: owner.token,
+      body: { ...base, output: { keepMicOn: "yes" } },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0].loc).toEqual(["body", "output", "keepMicOn"]);
+    const patched = await server.api.patch(`/v1/bots/${plain.body.id}`, {
+      token: owner.token,
+      body: { output: { keepMicOn: false } },
+    });
+    expect(patched.body.output).toEqual({ keepMicOn: false });
+    const cleared = await server.api.patch(`/v1/bots/${plain.body.id}`, {
+      token: owner.token,
+      body: { output: {} },
+    });
+    expect(cleared.body.output).toEqual({});
+  });
+
   it("refuses an onJoin message longer than the platform's chat takes, and a bad source", async () => {
     const base = { meetingInfo: { platform: "google", meetingUrl: "http://127.0.0.1:9/meet/abc-defg-hij" } };
     const tooLong = await server.api.post("/v1/bots", {

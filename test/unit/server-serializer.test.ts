@@ -40,6 +40,7 @@ const zoomBot = {
   login: { mode: "always", accountId: null, group: "default", assignedAccountId: 3 },
   liveTranscript: { source: "captions", language: "en-US", fallback: true },
   chat: { onJoin: "This meeting is recorded" },
+  output: { keepMicOn: true },
 };
 
 const meetBot = {
@@ -54,6 +55,7 @@ const meetBot = {
   login: null,
   liveTranscript: null,
   chat: {},
+  output: {},
 };
 
 describe("response serializer", () => {

@@ -26,6 +26,8 @@ export interface BotVoiceContext {
   playClip(path: string, signal: AbortSignal): Promise<void>;
   /** The name the meeting shows for the bot. */
   selfName: string;
+  /** Leave the microphone on after a sound (BotConfig.output.keepMicOn). */
+  keepMicOn: boolean;
   /** The bot's live transcript, when it has one: a spoken text is the bot's own utterance in it. */
   liveTranscript: LiveTranscriptOptions | null;
   /** Milliseconds on the recording's clock now (0 before the recording). */
@@ -91,7 +93,7 @@ export class BotVoice {
     const playedMs = Math.min(payload.durationMs, Date.now() - started);
     const reason: EndReason = playing.reason ?? "finished";
     this.speaking(false);
-    if (microphone && reason !== "muted_by_host" && !this.ended) {
+    if (microphone && reason !== "muted_by_host" && !this.ended && !this.ctx.keepMicOn) {
       await setMicrophone(page, microphone, false, note).catch((error: Error) =>
         log.warn({ err: error.message }, "could not mute the microphone again"),
       );

@@ -643,6 +643,13 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    "0017_bot_output": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // The bot option output (JSON), as created.
+        await db.schema.alterTable("bots").addColumn("output_options", "text").execute();
+      },
+    },
   };
 }
 

@@ -186,6 +186,8 @@ export interface BotsTable {
   live_transcript: string | null;
   /** JSON of the bot's `chat` option; null: none. */
   chat_options: string | null;
+  /** The bot option output (core OutputOptions), JSON; null: none asked. */
+  output_options: string | null;
   created_at: string;
   updated_at: string;
 }

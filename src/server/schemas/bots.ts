@@ -4,6 +4,7 @@ import {
   BotConfig,
   BotStatus,
   ChatOptions,
+  OutputOptions,
   LiveTranscriptOptions,
   LoginMode,
   MeetingInfo,
@@ -105,6 +106,7 @@ export const Bot = z.object({
     "a transcript while people talk (ours); null: none, the recording can still be transcribed after",
   ),
   chat: ChatOptions.describe("the meeting's chat (ours): a message sent once in the call"),
+  output: OutputOptions.describe("what the bot sends into the meeting (ours)"),
 });
 export type Bot = z.infer<typeof Bot>;
 
@@ -137,6 +139,9 @@ export const CreateBotBody = z.object({
   chat: ChatOptions.prefault({}).describe(
     "chat.onJoin: a message the bot sends once it is in the call (ours)",
   ),
+  output: OutputOptions.prefault({}).describe(
+    "output.keepMicOn: the microphone stays on once the bot has spoken (ours)",
+  ),
 });
 export type CreateBotBody = z.infer<typeof CreateBotBody>;
 
@@ -164,6 +169,7 @@ export const UpdateBotBody = z.strictObject({
   login: BotLoginOption.nullable().optional().describe("null: join as a guest"),
   liveTranscript: LiveTranscriptOptions.nullable().optional().describe("null: no live transcript"),
   chat: ChatOptions.optional().describe("replaced whole"),
+  output: OutputOptions.optional().describe("replaced whole"),
 });
 export type UpdateBotBody = z.infer<typeof UpdateBotBody>;
 

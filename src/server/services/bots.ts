@@ -9,6 +9,7 @@ import {
   type BotStatus,
   type CallbackEvent,
   type ChatOptions,
+  type OutputOptions,
   chatLengthProblem,
   type LiveTranscriptOptions,
   isPlatformHost,
@@ -125,6 +126,7 @@ export class BotService {
         login: login ? JSON.stringify(login) : null,
         live_transcript: input.liveTranscript ? JSON.stringify(input.liveTranscript) : null,
         chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat),
+        output_options: outputColumn(input.output),
         created_at: now,
         updated_at: now,
       })
@@ -284,6 +286,7 @@ export class BotService {
           ...(input.chat !== undefined
             ? { chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat) }
             : {}),
+          ...(input.output !== undefined ? { output_options: outputColumn(input.output) } : {}),
           updated_at: toIso(this.ctx.now()),
         })
         .where("id", "=", botId)
@@ -434,6 +437,7 @@ export class BotService {
         ? { liveTranscript: parseJson<LiveTranscriptOptions>(bot.live_transcript) }
         : {}),
       ...(bot.chat_options ? { chat: parseJson<ChatOptions>(bot.chat_options) } : {}),
+      ...(bot.output_options ? { output: parseJson<OutputOptions>(bot.output_options) } : {}),
       callback: { baseUrl, token, ...(this.ctx.config.tls ? { ca: this.ctx.config.tls.certificates } : {}) },
       upload: { url: `${baseUrl}${recordingUploadPath(bot.id)}` },
       workDir: path.join(this.ctx.config.paths.bots, String(bot.id), "work"),
@@ -575,4 +579,9 @@ function checkOneTranscript(live: unknown, transcription: { engine?: string | un
       type: "value_error",
     },
   ]);
+}
+
+/** The output option as stored: null when it asks for nothing. */
+function outputColumn(output: OutputOptions): string | null {
+  return output.keepMicOn === undefined ? null : JSON.stringify(output);
 }

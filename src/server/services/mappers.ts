@@ -1,5 +1,11 @@
 import type { ContentOptions } from "../jobs/content-options.js";
-import type { BotStatus, ChatOptions, LiveTranscriptOptions, MeetingInfo } from "../../core/index.js";
+import type {
+  BotStatus,
+  ChatOptions,
+  LiveTranscriptOptions,
+  MeetingInfo,
+  OutputOptions,
+} from "../../core/index.js";
 import { parseJson } from "../db/database.js";
 import type { BotRow } from "../db/schema.js";
 import type { Bot, BotLogin, Recording, StoredLogin } from "../schemas/index.js";
@@ -48,6 +54,7 @@ export function toBot(row: BotRow, recording: RecordingColumns | null): Bot {
     login: loginOf(row),
     liveTranscript: parseJson<LiveTranscriptOptions>(row.live_transcript),
     chat: parseJson<ChatOptions>(row.chat_options) ?? {},
+    output: parseJson<OutputOptions>(row.output_options) ?? {},
   };
 }
 
