@@ -118,6 +118,29 @@ export class ApiClient {
     return this.call("POST", `/v1/bots/${botId}/chat`, { text });
   }
 
+  /** Asks a bot in a call to say `text` (a play_audio command; follow it with `command`). */
+  speak(botId: number, text: string, voice?: string): Promise<CommandView> {
+    return this.call("POST", `/v1/bots/${botId}/speak`, { text, ...(voice ? { voice } : {}) });
+  }
+
+  /** Asks a bot in a call to play an audio file (WAV, MP3 or OGG) into the meeting. */
+  async playAudio(botId: number, bytes: Buffer, contentType: string): Promise<CommandView> {
+    const path = `/v1/bots/${botId}/output-audio`;
+    const response = await fetch(new URL(path, this.baseUrl), {
+      method: "POST",
+      headers: { authorization: `Bearer ${this.token}`, "content-type": contentType },
+      body: new Blob([new Uint8Array(bytes)]),
+    });
+    const parsed = (await response.json()) as CommandView;
+    if (!response.ok) throw new ApiError(response.status, parsed, `POST ${path}`);
+    return parsed;
+  }
+
+  /** Stops what the bot plays and drops the sounds queued before this (a stop_audio command). */
+  stopAudio(botId: number): Promise<CommandView> {
+    return this.call("DELETE", `/v1/bots/${botId}/output-audio`);
+  }
+
   /** The meeting's chat as the bot read it, oldest first (one page of up to `pageSize`). */
   chatMessages(botId: number, pageSize = 100): Promise<{ messages: ChatMessageView[]; total: number }> {
     return this.call("GET", `/v1/bots/${botId}/chat-messages?page_size=${pageSize}`);
