@@ -361,3 +361,20 @@ describe.each([meet, zoom, teams])("$platform", (driver) => {
     ]);
   });
 });
+
+describe("teams-alt-labels", () => {
+  it("labels the microphone as the new web client does: Unmute mic ↔ Mute mic", async () => {
+    const id = teams.newId();
+    await control.configure("teams", id, { admit: "open", ui: ["teams-alt-labels"] });
+    const context = encodeURIComponent(JSON.stringify({ Tid: "tenant-1", Oid: "organizer-1" }));
+    await page.goto(`${host.url}/l/meetup-join/19%3ameeting_${id}%40thread.v2/0?context=${context}`);
+    // This layout's launcher button has no data-tid; its words are the hook.
+    await page.getByRole("button", { name: "Join meeting from this browser" }).click();
+    await page.locator('input[data-tid="prejoin-display-name-input"]').fill("Meetbot");
+    await page.locator('[data-tid="toggle-mute"]').click();
+    await page.locator('[data-tid="prejoin-join-button"]').click();
+    await page.locator(`${TEAMS_MIC}[aria-label="Unmute mic"][data-state="mic-off"]`).click(WAIT);
+    await page.locator(`${TEAMS_MIC}[aria-label="Mute mic"][data-state="mic"]`).waitFor(WAIT);
+    await until("teams", id, "the tone", (a) => loud(a).length >= 2);
+  });
+});
