@@ -292,7 +292,7 @@ describe.each([meet, zoom, teams])("$platform", (driver) => {
     expect(dark.camera.changes.map((c) => c.on)).toEqual([true, false]);
   });
 
-  it("joined muted (as the bot joins): silent until unmuted in the call; the host mutes it, it unmutes", async () => {
+  it("joined muted and dark (as the bot joins): silent until unmuted; the host mutes it, it unmutes; camera on", async () => {
     const id = driver.newId();
     await control.configure(platform, id, { admit: "open" });
     await driver.join(page, id, { microphone: false, camera: false });
@@ -337,6 +337,14 @@ describe.each([meet, zoom, teams])("$platform", (driver) => {
     ]);
     const backAt = msIntoCall(back, back.mic.changes.at(-1)?.at ?? "");
     await until(platform, id, "the tone after the host's mute", (a) => loud(a, backAt).length >= 3);
+
+    // The camera, let go while off, is taken again when turned on in the call.
+    await page.locator(driver.camera.off).click();
+    await page.locator(driver.camera.on).waitFor(WAIT);
+    const red = await until(platform, id, "the camera", (a) => a.camera.color !== null);
+    expect(red.camera.color?.r).toBeGreaterThan(200);
+    expect(red.camera.changes.map((c) => c.on)).toEqual([false, true]);
+    expect((await control.cameraPng(platform, id, "a-1")).subarray(1, 4).toString("ascii")).toBe("PNG");
   });
 
   it("allowUnmute=false: after the host mutes it, the unmute click is refused with a notice", async () => {
