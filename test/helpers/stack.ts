@@ -138,6 +138,25 @@ export class MockControl {
   addParticipant(platform: string, id: string, name: string) {
     return this.call("POST", platform, id, "/participants", { name });
   }
+  /** The host mutes an attendee in the call (by default the first), as a real host can. */
+  muteAttendee(platform: string, id: string, attendeeId?: string) {
+    return this.call("POST", platform, id, "/mute-attendee", attendeeId ? { attendeeId } : undefined);
+  }
+  /** What the host heard of an attendee since its admission: a 16 kHz mono 16-bit WAV on the wall clock. */
+  heardWav(platform: string, id: string, attendeeId: string): Promise<Buffer> {
+    return this.bytes(platform, id, `/attendees/${attendeeId}/heard.wav`);
+  }
+  /** The last picture of an attendee's camera (a PNG); throws before there is one (404). */
+  cameraPng(platform: string, id: string, attendeeId: string): Promise<Buffer> {
+    return this.bytes(platform, id, `/attendees/${attendeeId}/camera.png`);
+  }
+
+  private async bytes(platform: string, id: string, suffix: string): Promise<Buffer> {
+    const response = await fetch(`${this.baseUrl}/control/meetings/${platform}/${id}${suffix}`);
+    if (!response.ok)
+      throw new Error(`mock control GET ${suffix}: ${response.status} ${await response.text()}`);
+    return Buffer.from(await response.arrayBuffer());
+  }
 
   private async call(method: string, platform: string, id: string, suffix: string, body?: unknown) {
     const response = await fetch(`${this.baseUrl}/control/meetings/${platform}/${id}${suffix}`, {

@@ -773,3 +773,159 @@ describe("scripted meetings: participants read lines", () => {
     }
   });
 });
+
+describe("the attendee's own microphone and camera", () => {
+  const devicesPath = (code: string, suffix: string) => attendees(code, `/a-1${suffix}`);
+
+  /** Joins with the devices the pre-join form had on; the meeting admits at once unless told. */
+  async function joinWithDevices(code: string, devices: { microphone: boolean; camera: boolean }) {
+    const { status, json } = await call("POST", attendees(code), { name: "Meetbot", devices });
+    expect(status).toBe(201);
+    return json;
+  }
+
+  /** A raw POST, as the page sends sound and pictures. */
+  async function postBytes(path: string, type: string, body: Uint8Array) {
+    const response = await fetch(`${host.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": type },
+      body: Buffer.from(body),
+    });
+    return { status: response.status, text: await response.text() };
+  }
+
+  async function getBytes(path: string) {
+    const response = await fetch(`${host.url}${path}`);
+    return {
+      status: response.status,
+      type: response.headers.get("content-type"),
+      body: Buffer.from(await response.arrayBuffer()),
+    };
+  }
+
+  /** `seconds` of a 1 kHz sine at 16 kHz with amplitude 0.5 (an RMS of about -9 dBFS). */
+  function sine(seconds: number): Int16Array {
+    const samples = new Int16Array(Math.round(seconds * 16_000));
+    for (let i = 0; i < samples.length; i++)
+      samples[i] = Math.round(16384 * Math.sin((2 * Math.PI * 1000 * i) / 16_000));
+    return samples;
+  }
+
+  const bytesOf = (samples: Int16Array) =>
+    new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
+
+  it("keeps the pre-join choice, lays the sound on the call's clock, 100 ms levels and heard.wav with zeros elsewhere", async () => {
+    const code = newCode();
+    await configure(code, { admit: "open" });
+    await joinWithDevices(code, { microphone: true, camera: false });
+    const [before] = (await state(code)).attendees;
+    expect(before).toMatchObject({
+      mic: { muted: false, changes: [{ muted: false, by: "self" }] },
+      camera: { on: false, color: null, changes: [{ on: false }] },
+      heard: { levels: [] },
+    });
+
+    // 300 ms of tone one second into the call, in two chunks that arrive in the wrong order.
+    const runStartMs = Date.parse(before?.admittedAt ?? "") + 1000;
+    const tone = sine(0.3);
+    const heard = (offset: number) => devicesPath(code, `/heard?runStartMs=${runStartMs}&offset=${offset}`);
+    const octets = "application/octet-stream";
+    expect((await postBytes(heard(2400), octets, bytesOf(tone.subarray(2400)))).status).toBe(204);
+    expect((await postBytes(heard(0), octets, bytesOf(tone.subarray(0, 2400)))).status).toBe(204);
+
+    const [after] = (await state(code)).attendees;
+    expect(after?.heard.levels.map((level) => level.atMs)).toEqual([1000, 1100, 1200]);
+    for (const level of after?.heard.levels ?? []) expect(level.dbfs).toBeCloseTo(-9, 0);
+    expect(after?.heard.seconds).toBeGreaterThanOrEqual(1.3);
+
+    const wav = await getBytes(control(code, "/attendees/a-1/heard.wav"));
+    expect(wav.status).toBe(200);
+    expect(wav.type).toBe("audio/wav");
+    expect(wav.body.readUInt32LE(24)).toBe(16_000);
+    const samples = new Int16Array(Math.floor((wav.body.length - 44) / 2));
+    for (let i = 0; i < samples.length; i++) samples[i] = wav.body.readInt16LE(44 + 2 * i);
+    expect(samples.subarray(0, 16_000).every((sample) => sample === 0)).toBe(true);
+    expect([...samples.subarray(16_000, 16_000 + tone.length)]).toEqual([...tone]);
+
+    // Malformed chunks are refused; once muted, sound is refused as a platform takes none.
+    expect((await postBytes(heard(0), octets, new Uint8Array(3))).status).toBe(400);
+    expect((await postBytes(devicesPath(code, "/heard?offset=0"), octets, new Uint8Array(2))).status).toBe(
+      400,
+    );
+    const muted = await call("POST", devicesPath(code, "/microphone"), { muted: true });
+    expect(muted.json).toMatchObject({ microphone: { muted: true, by: "self" }, hostMutes: 0 });
+    expect((await postBytes(heard(4800), octets, bytesOf(tone))).status).toBe(409);
+  });
+
+  it("the host mutes the attendee: recorded as the host's, pushed to the page; allowUnmute=false keeps it muted", async () => {
+    const code = newCode();
+    const bad = await call("PUT", control(code), { allowUnmute: "maybe" });
+    expect(bad.status).toBe(400);
+    expect(bad.json.detail).toContain("allowUnmute: must be true or false");
+    const nobody = await call("POST", control(code, "/mute-attendee"));
+    expect(nobody.status).toBe(404);
+
+    await configure(code, { admit: "open", allowUnmute: false });
+    expect((await call("POST", control(code, "/mute-attendee"))).status).toBe(409);
+    await joinWithDevices(code, { microphone: true, camera: false });
+    const events = await EventStream.open(code, "a-1");
+    try {
+      const inCall = await events.waitFor("the call", (v) => v.attendee.state === "in_call");
+      expect(inCall.devices).toEqual({
+        microphone: { muted: false, by: "self" },
+        camera: { on: false },
+        hostMutes: 0,
+        hostName: "Alice Example",
+        allowUnmute: false,
+      });
+      const { status, json } = await call("POST", control(code, "/mute-attendee"), { attendeeId: "a-1" });
+      expect(status).toBe(200);
+      expect(json.attendees[0]?.mic.changes.at(-1)).toMatchObject({ muted: true, by: "host" });
+      const mutedView = await events.waitFor("the host's mute", (v) => v.devices?.hostMutes === 1);
+      expect(mutedView.devices?.microphone).toEqual({ muted: true, by: "host" });
+      // While the page follows (closing the stream would leave the call): the unmute is refused.
+      const unmute = await call("POST", devicesPath(code, "/microphone"), { muted: false });
+      expect(unmute.status).toBe(409);
+      expect(unmute.json.detail).toBe("the host muted this attendee and does not allow unmuting");
+      expect((await state(code)).attendees[0]?.mic.changes.map((c) => c.by)).toEqual(["self", "host"]);
+    } finally {
+      events.close();
+    }
+    expect((await call("POST", control(code, "/mute-attendee"), { attendeeId: "a-9" })).status).toBe(404);
+  });
+
+  it("takes colours and pictures while the camera is on; camera.png is a 404 before any, heard.wav a 409 before the call", async () => {
+    const code = newCode();
+    await configure(code, { admit: "manual" });
+    await joinWithDevices(code, { microphone: false, camera: true });
+    expect((await getBytes(control(code, "/attendees/a-1/heard.wav"))).status).toBe(409);
+    expect((await getBytes(control(code, "/attendees/a-1/camera.png"))).status).toBe(404);
+    expect((await call("POST", devicesPath(code, "/camera/color"), { r: 1, g: 2, b: 3 })).status).toBe(409);
+    await call("POST", control(code, "/admit"));
+
+    expect((await call("POST", devicesPath(code, "/camera/color"), { r: 250, g: 5, b: 5 })).status).toBe(204);
+    expect((await call("POST", devicesPath(code, "/camera/color"), { r: 300, g: 5, b: 5 })).status).toBe(400);
+    expect((await state(code)).attendees[0]?.camera).toMatchObject({
+      on: true,
+      color: { r: 250, g: 5, b: 5 },
+    });
+
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
+    expect((await postBytes(devicesPath(code, "/camera/png"), "image/png", png)).status).toBe(204);
+    expect((await postBytes(devicesPath(code, "/camera/png"), "image/png", new Uint8Array(9))).status).toBe(
+      400,
+    );
+    const picture = await getBytes(control(code, "/attendees/a-1/camera.png"));
+    expect(picture).toMatchObject({ status: 200, type: "image/png" });
+    expect(picture.body.equals(png)).toBe(true);
+
+    const off = await call("POST", devicesPath(code, "/camera"), { on: false });
+    expect(off.json).toMatchObject({ camera: { on: false } });
+    expect((await state(code)).attendees[0]?.camera).toMatchObject({
+      on: false,
+      color: null,
+      changes: [{ on: true }, { on: false }],
+    });
+    expect((await call("POST", devicesPath(code, "/camera/color"), { r: 1, g: 2, b: 3 })).status).toBe(409);
+  });
+});
