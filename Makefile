@@ -81,7 +81,7 @@ demo: setup
 # page (the mock pages' own tests: no runner, no recording) and the light ones (E2E_LIGHT) two at a time. The last line is the
 # summary of all runs: "N passed, N failed".
 E2E_PAGES := test/e2e/*-mock-page.test.ts test/e2e/sign-in-mock-pages.test.ts test/e2e/live-controls.test.ts \
-  test/e2e/live-readers.test.ts
+  test/e2e/live-readers.test.ts test/e2e/mock-devices.test.ts
 # Integration files that store no rows (mock host, engines, runner clients, config checks of a
 # spawned server on its own SQLite): the PostgreSQL run would only repeat them.
 NO_DATABASE := mock-host intelligence-embedded intelligence-providers runner-config runner-reporter \

@@ -77,10 +77,17 @@ async function isWav(path: string): Promise<boolean> {
 }
 
 /**
- * Plays a WAV file into `sink` with paplay, whose small latency gets the first sound to the
- * microphone about 15 ms after it starts (ffmpeg's PulseAudio output buffers far more: measured,
- * nothing in the first 1.5 s). Resolves when it ended or `signal` stopped it; rejects when paplay
- * fails.
+ * paplay's buffer. At 20 ms the first sound reached the microphone 15 ms after the start, but a
+ * busy machine (three bots on two cores) starved the stream: PulseAudio filled the gaps with
+ * silence (a 23 ms and a 6 ms hole in one sentence, which pocketsphinx then misheard). 100 ms
+ * rides that out.
+ */
+const PLAYBACK_LATENCY_MS = 100;
+
+/**
+ * Plays a WAV file into `sink` with paplay (ffmpeg's PulseAudio output buffers far more:
+ * measured, nothing in the first 1.5 s). Resolves when it ended or `signal` stopped it; rejects
+ * when paplay fails.
  */
 export async function playWav(
   pulseEnv: Record<string, string>,
@@ -89,7 +96,7 @@ export async function playWav(
   signal: AbortSignal,
 ): Promise<void> {
   if (signal.aborted) return;
-  const player = spawnTied("paplay", ["--latency-msec=20", "-d", sink, path], {
+  const player = spawnTied("paplay", [`--latency-msec=${PLAYBACK_LATENCY_MS}`, "-d", sink, path], {
     env: pulseEnv,
     stdio: ["ignore", "ignore", "pipe"],
     deathSignal: "KILL",
