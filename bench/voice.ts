@@ -1,0 +1,105 @@
+/**
+ * `make bench`: a bot that speaks (issue 22 §6). A real bot (runner, Chromium, the control plane)
+ * is in a mock Meet call whose page hears the bot's microphone as a real meeting does. Prints:
+ *
+ * - `POST /v1/bots/{id}/speak` → the first sound the meeting hears, p50/p95/max over BENCH_SPEAKS
+ *   sentences (the server renders the speech before it answers, then the runner's poll, the clip's
+ *   fetch, the unmute click and the playing: all of it);
+ * - the CPU the bot's process tree uses while silent and while it speaks without a pause, and
+ *   the difference: what speaking adds.
+ *
+ * The meeting's clock: `heard.levels` are 100 ms windows from the bot's admission (the first
+ * entry of its microphone's history). Figures only; asserts nothing.
+ */
+import { startMockHost } from "../fixtures/host/server.js";
+import { startBenchServer } from "./bench-server.js";
+import { sampleTree } from "./process-tree.js";
+
+const SPEAKS = Number(process.env.BENCH_SPEAKS ?? 8);
+const SENTENCE = "I will send the report to the team tomorrow";
+const CPU_SAMPLE_MS = 10_000;
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+const figures = (values: number[]) => {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  return `n=${sorted.length} p50 ${Math.round(percentile(sorted, 50))} ms, p95 ${Math.round(percentile(sorted, 95))} ms, max ${Math.round(sorted.at(-1) ?? Number.NaN)} ms`;
+};
+
+interface Attendee {
+  mic: { changes: Array<{ at: string }> };
+  heard: { levels: Array<{ atMs: number; dbfs: number }> };
+}
+
+async function main() {
+  const mock = await startMockHost({ port: 0 });
+  const { api, launcher, close } = await startBenchServer(mock.url);
+  const code = "voi-cebe-nch";
+  const control = (suffix: string, init?: RequestInit) =>
+    fetch(`${mock.url}/control/meetings/google/${code}${suffix}`, init).then((r) => r.json());
+  try {
+    // The participant is silent: every sound the meeting hears is the bot's.
+    await control("", {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ admit: "open", participants: 1, media: "silent" }),
+    });
+    const bot = await api.createBot({
+      meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/${code}` },
+      botDisplayName: "Bench Voice",
+    });
+    await api.deploy(bot.id);
+    await api.waitForStatus(bot.id, ["IN_CALL"], { timeoutMs: 90_000 });
+    await new Promise((resolve) => setTimeout(resolve, 3_000)); // the recording and roster settle
+    const attendee = async () => ((await control("")) as { attendees: Attendee[] }).attendees[0] as Attendee;
+    const admittedAt = Date.parse((await attendee()).mic.changes[0]?.at ?? "");
+
+    const firstSound: number[] = [];
+    for (let i = 0; i < SPEAKS; i++) {
+      const asked = Date.now();
+      const command = await api.speak(bot.id, SENTENCE);
+      for (;;) {
+        const status = (await api.command(bot.id, command.commandId)).status;
+        if (status === "done" || status === "failed") break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const heard = (await attendee()).heard.levels.find(
+        (level) => admittedAt + level.atMs >= asked && level.dbfs > -40,
+      );
+      // The window's start: the sound came within the 100 ms after it.
+      if (heard) firstSound.push(admittedAt + heard.atMs - asked);
+    }
+    console.log(`speak → first sound heard by the meeting: ${figures(firstSound)}`);
+
+    const pid = launcher.pid(bot.id);
+    if (pid) {
+      const silent = await sampleTree(pid, CPU_SAMPLE_MS);
+      let speaking = true;
+      const talk = (async () => {
+        while (speaking) {
+          const command = await api.speak(bot.id, `${SENTENCE} `.repeat(3));
+          for (;;) {
+            const status = (await api.command(bot.id, command.commandId)).status;
+            if (status === "done" || status === "failed" || !speaking) break;
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+        }
+      })();
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const loud = await sampleTree(pid, CPU_SAMPLE_MS);
+      speaking = false;
+      await talk;
+      console.log(
+        `bot process tree: ${silent.cores.toFixed(2)} cores silent, ${loud.cores.toFixed(2)} while speaking ` +
+          `(speaking adds ${(loud.cores - silent.cores).toFixed(2)})`,
+      );
+    }
+    await api.leave(bot.id);
+    await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
+  } finally {
+    await close();
+    await mock.close();
+  }
+}
+
+await main();
