@@ -48,6 +48,7 @@ describe("POST /v1/bots", () => {
       login: null,
       liveTranscript: null,
       chat: {},
+      output: {},
     });
   });
 
@@ -422,6 +423,7 @@ describe("PATCH /v1/bots/:id", () => {
       login: null,
       liveTranscript: null,
       chat: {},
+      output: {},
       deploymentError: null,
       lastHeartbeat: null,
     });
