@@ -664,6 +664,8 @@ describe("drifted layouts (ui=, fixtures/meet/ui-variants.ts) and the adapter on
       CAMERA_OFF,
       ["joinButton", "Ask to join"],
     ]);
+    // The click's request reaches the mock host a moment later: admit once it is waiting there.
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "lobby" });
     await control("POST", code, "/admit");
     await page.locator(PEOPLE).waitFor(WAIT);
     expect(await page.getByRole("status").textContent()).toBe("Your camera is off");

@@ -251,7 +251,7 @@ describe.each([meet, zoom, teams])("$platform", (driver) => {
     expect(seen.camera.color?.r).toBeGreaterThan(200);
     expect(seen.camera.color?.g).toBeLessThan(50);
     expect(seen.camera.color?.b).toBeLessThan(50);
-    const png = await control.cameraPng(platform, id, "a-1");
+    const png = await pictureOf(platform, id);
     expect(png.subarray(1, 4).toString("ascii")).toBe("PNG");
     expect(png.readUInt32BE(16)).toBe(320); // IHDR width
 
@@ -344,7 +344,7 @@ describe.each([meet, zoom, teams])("$platform", (driver) => {
     const red = await until(platform, id, "the camera", (a) => a.camera.color !== null);
     expect(red.camera.color?.r).toBeGreaterThan(200);
     expect(red.camera.changes.map((c) => c.on)).toEqual([false, true]);
-    expect((await control.cameraPng(platform, id, "a-1")).subarray(1, 4).toString("ascii")).toBe("PNG");
+    expect((await pictureOf(platform, id)).subarray(1, 4).toString("ascii")).toBe("PNG");
   });
 
   it("allowUnmute=false: after the host mutes it, the unmute click is refused with a notice", async () => {
@@ -386,3 +386,21 @@ describe("teams-alt-labels", () => {
     await until("teams", id, "the tone", (a) => loud(a).length >= 2);
   });
 });
+
+/**
+ * The camera's picture once the host has one: the page posts the colour and the PNG side by side,
+ * and on a busy machine the colour may land first.
+ */
+async function pictureOf(platform: string, id: string): Promise<Buffer> {
+  let png: Buffer | undefined;
+  await expect
+    .poll(
+      async () => {
+        png = await control.cameraPng(platform, id, "a-1").catch(() => undefined);
+        return png !== undefined;
+      },
+      { timeout: 10_000 },
+    )
+    .toBe(true);
+  return png as Buffer;
+}
