@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { OutputImage } from "./commands.js";
 import { AccountCheckTask, RunnerLogin } from "./login.js";
 import { MeetingInfo, type Platform } from "./platform.js";
 
@@ -129,10 +130,13 @@ export type ChatOptions = z.infer<typeof ChatOptions>;
 /**
  * What the bot sends into the meeting (bot option, ours). `keepMicOn`: once the bot has spoken,
  * its microphone stays on (a voice agent's turn-taking stays quick); by default it unmutes only
- * while a sound plays. The microphone only ever carries what the bot says.
+ * while a sound plays. The microphone only ever carries what the bot says. `image`: a picture the
+ * bot's camera shows from its join on (a logo, a "recording" card); the API takes it as a data
+ * URL and stores it as the server's PNG, which is what this names (core/commands.ts OutputImage).
  */
 export const OutputOptions = z.object({
   keepMicOn: z.boolean().optional(),
+  image: OutputImage.optional(),
 });
 export type OutputOptions = z.infer<typeof OutputOptions>;
 

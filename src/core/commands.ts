@@ -15,19 +15,30 @@ import { z } from "zod";
  * "failed" although it was done).
  */
 
-export const COMMAND_KINDS = ["leave", "chat", "play_audio", "stop_audio"] as const;
+export const COMMAND_KINDS = [
+  "leave",
+  "chat",
+  "play_audio",
+  "stop_audio",
+  "show_image",
+  "hide_image",
+] as const;
 export const CommandKind = z.enum(COMMAND_KINDS);
 export type CommandKind = z.infer<typeof CommandKind>;
 
 /**
  * Commands that wait their turn behind each other in the runner (one lane each): sounds play one
- * after another, while a leave, a chat message or a stop never waits for a sound to finish.
+ * after another, while a leave, a chat message or a stop never waits for a sound to finish. The
+ * camera has a lane of its own: a picture shown then hidden must land in that order, and neither
+ * a sound nor a chat message (which can take seconds each) holds it up, nor it them.
  */
-export const COMMAND_LANES: Record<CommandKind, "output" | "control"> = {
+export const COMMAND_LANES: Record<CommandKind, "output" | "control" | "camera"> = {
   leave: "control",
   chat: "control",
   play_audio: "output",
   stop_audio: "control",
+  show_image: "camera",
+  hide_image: "camera",
 };
 
 export const COMMAND_STATUSES = ["queued", "sent", "done", "failed"] as const;
@@ -46,6 +57,9 @@ export const COMMAND_DEADLINE_MS: Record<CommandKind, number> = {
   // Fetching the clip and unmuting, besides the playing itself.
   play_audio: 60_000,
   stop_audio: 30_000,
+  // Fetching the picture and a click on the camera toggle (or two, the page asking for the camera again).
+  show_image: 30_000,
+  hide_image: 30_000,
 };
 
 /** A play_audio command's deadline from its queueing: its wait behind earlier sounds, its length, the margin. */
@@ -76,10 +90,31 @@ export const PlayAudioResult = z.object({
 export type PlayAudioResult = z.infer<typeof PlayAudioResult>;
 
 /**
+ * What a show_image command carries: a picture the server made from the user's PNG or JPEG (a
+ * PNG of at most OUTPUT_IMAGE_MAX_WIDTH x OUTPUT_IMAGE_MAX_HEIGHT: the runner never decodes
+ * untrusted formats), fetched with the callback token from
+ * `GET /v1/bot-callbacks/{id}/output-images/{imageId}` (outputImageUrl). The bot's camera shows it
+ * (turned on) until hide_image or another picture.
+ */
+export const OutputImage = z.object({
+  imageId: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/),
+  width: z.number().int().positive(),
+  height: z.number().int().positive(),
+});
+export type OutputImage = z.infer<typeof OutputImage>;
+export const ShowImagePayload = OutputImage;
+export type ShowImagePayload = OutputImage;
+
+/** The largest picture a bot's camera shows (a 720p camera): bigger ones are scaled down to fit. */
+export const OUTPUT_IMAGE_MAX_WIDTH = 1280;
+export const OUTPUT_IMAGE_MAX_HEIGHT = 720;
+
+/**
  * Why a command failed. The runner's: NOT_IN_CALL (the bot left or has not joined yet when the
  * command reached it), CHAT_UNAVAILABLE (the meeting gives the bot no chat: Teams guests without
  * chat rights), MUTED_BY_HOST (a sound: the host muted the bot, or keeps it from unmuting),
- * OUTPUT_STOPPED (a sound stopped or dropped by DELETE /output-audio), COMMAND_FAILED (it tried
+ * OUTPUT_STOPPED (a sound stopped or dropped by DELETE /output-audio), CAMERA_UNAVAILABLE (the
+ * call shows no camera toggle, or it does not turn on), COMMAND_FAILED (it tried
  * and the page did not do it), UNKNOWN_COMMAND (an older runner). The server's:
  * DEADLINE_EXCEEDED, BOT_ENDED (the bot ended before acknowledging).
  */
@@ -88,6 +123,7 @@ export const COMMAND_ERROR_CODES = [
   "CHAT_UNAVAILABLE",
   "MUTED_BY_HOST",
   "OUTPUT_STOPPED",
+  "CAMERA_UNAVAILABLE",
   "COMMAND_FAILED",
   "UNKNOWN_COMMAND",
   "DEADLINE_EXCEEDED",
@@ -142,6 +178,16 @@ export function outputClipUrl(
 ): string {
   return new URL(
     `/v1/bot-callbacks/${config.botId}/output-clips/${clipId}`,
+    config.callback.baseUrl,
+  ).toString();
+}
+
+export function outputImageUrl(
+  config: { botId: number; callback: { baseUrl: string } },
+  imageId: string,
+): string {
+  return new URL(
+    `/v1/bot-callbacks/${config.botId}/output-images/${imageId}`,
     config.callback.baseUrl,
   ).toString();
 }

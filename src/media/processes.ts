@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, type SpawnOptions, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import path from "node:path";
 import { promisify } from "node:util";
 import { allowlistedEnv } from "../core/index.js";
 
@@ -90,4 +91,17 @@ export function tailOutput(child: ChildProcess, maxLines = 20): () => string {
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
   return () => lines.join("\n");
+}
+
+/**
+ * ffmpeg's first line of complaint, made fit to answer: without the address it prints beside a
+ * demuxer's name (`[mp3 @ 0x55d0...]`) and with the server's directories cut from file paths.
+ */
+export function ffmpegComplaint(stderr: string, args: readonly string[]): string {
+  const line = stderr.split("\n").find((l) => l.trim() !== "") ?? "ffmpeg failed";
+  const withoutAddress = line.trim().replace(/ @ 0x[0-9a-f]+\]/g, "]");
+  return args
+    .filter((arg) => path.isAbsolute(arg))
+    .reduce((text, file) => text.split(file).join(path.basename(file)), withoutAddress)
+    .slice(0, 300);
 }

@@ -1,6 +1,5 @@
-import path from "node:path";
 import { wavDataBytes } from "../intelligence/audio.js";
-import { runToEnd } from "../media/processes.js";
+import { ffmpegComplaint, runToEnd } from "../media/processes.js";
 
 /**
  * The one format every sound a bot plays comes in (core/commands.ts, PlayAudioPayload): WAV,
@@ -66,7 +65,7 @@ export async function renderClip(inputArgs: string[], output: string): Promise<n
   } catch (err) {
     const { stderr, name } = err as { stderr?: string; name?: string };
     if (name === "AbortError") throw new FfmpegError(`ffmpeg took longer than ${RENDER_TIMEOUT_MS} ms`);
-    throw new FfmpegError(firstLine(stderr || (err as Error).message, args));
+    throw new FfmpegError(ffmpegComplaint(stderr || (err as Error).message, args));
   }
   return clipDurationMs(output);
 }
@@ -74,17 +73,4 @@ export async function renderClip(inputArgs: string[], output: string): Promise<n
 /** A clip's length in ms, from the size of its PCM (2 bytes a sample, one channel). */
 export async function clipDurationMs(clip: string): Promise<number> {
   return Math.round(((await wavDataBytes(clip)) / CLIP_BYTES_PER_SECOND) * 1000);
-}
-
-/**
- * ffmpeg's first line of complaint, made fit to answer: without the address it prints beside a
- * demuxer's name (`[mp3 @ 0x55d0...]`) and with the server's directories cut from file paths.
- */
-function firstLine(stderr: string, args: readonly string[]): string {
-  const line = stderr.split("\n").find((l) => l.trim() !== "") ?? "ffmpeg failed";
-  const withoutAddress = line.trim().replace(/ @ 0x[0-9a-f]+\]/g, "]");
-  return args
-    .filter((arg) => path.isAbsolute(arg))
-    .reduce((text, file) => text.split(file).join(path.basename(file)), withoutAddress)
-    .slice(0, 300);
 }

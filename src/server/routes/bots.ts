@@ -9,8 +9,10 @@ import {
   CreateBotBody,
   DeployResult,
   KillResult,
+  MAX_IMAGE_DATA_URL_CHARS,
   UpdateBotBody,
 } from "../schemas/index.js";
+import { JSON_BODY_LIMIT } from "../http/api-server.js";
 import type { Services } from "../services/index.js";
 import { ARTIFACT_NAME } from "../storage/artifacts.js";
 import { IdParam } from "../validation.js";
@@ -28,11 +30,15 @@ const ARTIFACT_TYPES: Record<string, string> = {
 /** For the API document, which lists media types without parameters. */
 const ARTIFACT_MEDIA_TYPES = Object.values(ARTIFACT_TYPES).map((type) => type.split(";")[0] as string);
 
+/** A bot's options, with room for the picture its camera may show (output.image, a data URL). */
+const BOT_BODY_LIMIT = JSON_BODY_LIMIT + MAX_IMAGE_DATA_URL_CHARS;
+
 /** Authenticated (the guard is added by the enclosing plugin). */
 export const botRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   app.post(
     "/bots",
     {
+      bodyLimit: BOT_BODY_LIMIT,
       schema: {
         operationId: "createBot",
         summary: "Create a bot for a meeting",
@@ -76,6 +82,7 @@ export const botRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (a
   app.patch(
     "/bots/:id",
     {
+      bodyLimit: BOT_BODY_LIMIT,
       schema: {
         operationId: "updateBot",
         summary: "Change a bot before it is deployed",

@@ -39,6 +39,7 @@ const PollQuery = z.object({
 });
 // Any text: an id no clip can have is a clip not found (404), like an unknown one.
 const ClipParams = z.object({ id: IdParam, clipId: z.string() });
+const ImageParams = z.object({ id: IdParam, imageId: z.string() });
 const ArtifactSaved = z.object({ name: z.string(), sizeBytes: z.number().int() });
 const SegmentParams = z.object({
   id: IdParam,
@@ -182,6 +183,26 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       const clip = await services.voice.openClip(request.params.id, request.params.clipId);
       reply.header("content-type", "audio/wav").header("content-length", clip.size);
       return reply.send(clip.stream);
+    },
+  );
+
+  app.get(
+    "/bot-callbacks/:id/output-images/:imageId",
+    {
+      schema: {
+        operationId: "fetchOutputImage",
+        summary: "Runner: fetch a picture to show (a show_image command's, or the bot option output.image)",
+        description:
+          "The picture a `show_image` command or the bot's `output.image` names: a PNG of at most 1280x720, " +
+          "made by the server. 404 for a picture that is not this bot's (or no longer kept: the bot has ended).",
+        params: ImageParams,
+        file: { types: ["image/png"], ranges: false },
+      },
+    },
+    async (request, reply) => {
+      const image = await services.picture.openImage(request.params.id, request.params.imageId);
+      reply.header("content-type", "image/png").header("content-length", image.size);
+      return reply.send(image.stream);
     },
   );
 

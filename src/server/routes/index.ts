@@ -21,6 +21,7 @@ import { summaryRoutes } from "./summaries.js";
 import { transcriptRoutes } from "./transcripts.js";
 import { userRoutes } from "./users.js";
 import { voiceRoutes } from "./voice.js";
+import { pictureRoutes } from "./picture.js";
 import { webhookReceiverRoutes } from "./webhook-receivers.js";
 import { webhookRoutes } from "./webhooks.js";
 
@@ -68,6 +69,7 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
     await authenticated.register(commandRoutes, { services });
     await authenticated.register(liveRoutes, { services });
     await authenticated.register(voiceRoutes, { services });
+    await authenticated.register(pictureRoutes, { services });
     await authenticated.register(botAccountRoutes, { services });
     await authenticated.register(eventRoutes, { services });
     await authenticated.register(recordingRoutes, { services });

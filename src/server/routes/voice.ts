@@ -2,17 +2,15 @@ import type { Readable } from "node:stream";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
-import { PayloadTooLargeError, UnsupportedMediaTypeError } from "../errors.js";
+import { UnsupportedMediaTypeError } from "../errors.js";
 import { Command, SpeakBody } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { MAX_OUTPUT_AUDIO_BYTES, OUTPUT_AUDIO_TYPES } from "../services/voice.js";
 import { IdParam } from "../validation.js";
+import { fileUploadGate, mediaType } from "./uploads.js";
 
 const BotParams = z.object({ id: IdParam });
 const AUDIO_TYPES = Object.keys(OUTPUT_AUDIO_TYPES);
-
-/** The media type of a Content-Type header, without its parameters, in lower case. */
-const mediaType = (header: string | undefined) => (header ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
 
 /** POST /bots/{id}/output-audio: the file reaches the route as the raw request stream, never buffered. */
 const outputAudioUpload: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
@@ -22,19 +20,7 @@ const outputAudioUpload: FastifyPluginAsyncZod<{ services: Services }> = async (
     "/bots/:id/output-audio",
     {
       bodyLimit: MAX_OUTPUT_AUDIO_BYTES,
-      // Before any parser runs, and before a byte of the body is read.
-      onRequest: async (request) => {
-        if (!AUDIO_TYPES.includes(mediaType(request.headers["content-type"]))) {
-          throw new UnsupportedMediaTypeError(`one of ${AUDIO_TYPES.join(", ")}`);
-        }
-        const declared = Number(request.headers["content-length"]);
-        if (declared > MAX_OUTPUT_AUDIO_BYTES) {
-          throw new PayloadTooLargeError(
-            `Upload declares ${declared} bytes; the limit is ${MAX_OUTPUT_AUDIO_BYTES}`,
-            true,
-          );
-        }
-      },
+      onRequest: fileUploadGate(AUDIO_TYPES, MAX_OUTPUT_AUDIO_BYTES),
       schema: {
         operationId: "playOutputAudio",
         summary: "Play an audio file in the meeting",

@@ -16,6 +16,7 @@ import { Pagination } from "../validation.js";
 import { AccountGroup, DEFAULT_ACCOUNT_GROUP } from "./bot-accounts.js";
 import { Timestamp, HttpUrl } from "./common.js";
 import { JobState } from "./content-jobs.js";
+import { OutputOptionsBody } from "./picture.js";
 
 export const Recording = z.object({
   botId: z.number().int(),
@@ -139,8 +140,8 @@ export const CreateBotBody = z.object({
   chat: ChatOptions.prefault({}).describe(
     "chat.onJoin: a message the bot sends once it is in the call (ours)",
   ),
-  output: OutputOptions.prefault({}).describe(
-    "output.keepMicOn: the microphone stays on once the bot has spoken (ours)",
+  output: OutputOptionsBody.prefault({}).describe(
+    "output.keepMicOn: the microphone stays on once the bot has spoken; output.image: a picture its camera shows from its join on (ours)",
   ),
 });
 export type CreateBotBody = z.infer<typeof CreateBotBody>;
@@ -169,7 +170,7 @@ export const UpdateBotBody = z.strictObject({
   login: BotLoginOption.nullable().optional().describe("null: join as a guest"),
   liveTranscript: LiveTranscriptOptions.nullable().optional().describe("null: no live transcript"),
   chat: ChatOptions.optional().describe("replaced whole"),
-  output: OutputOptions.optional().describe("replaced whole"),
+  output: OutputOptionsBody.optional().describe("replaced whole"),
 });
 export type UpdateBotBody = z.infer<typeof UpdateBotBody>;
 

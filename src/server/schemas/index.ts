@@ -18,3 +18,4 @@ export * from "./users.js";
 export * from "./webhooks.js";
 export * from "./content-jobs.js";
 export * from "./voice.js";
+export * from "./picture.js";

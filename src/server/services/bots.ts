@@ -9,6 +9,7 @@ import {
   type BotStatus,
   type CallbackEvent,
   type ChatOptions,
+  type OutputImage,
   type OutputOptions,
   chatLengthProblem,
   type LiveTranscriptOptions,
@@ -32,6 +33,7 @@ import type {
   DeploymentError,
   DeployResult,
   KillResult,
+  OutputOptionsBody,
   StoredLogin,
   UpdateBotBody,
 } from "../schemas/index.js";
@@ -40,7 +42,7 @@ import { recordingUploadPath } from "../http/urls.js";
 import { checkEngines, type ContentOptions } from "../jobs/content-options.js";
 import type { Engines } from "../jobs/engines.js";
 import { removeBotFiles } from "../storage/bot-files.js";
-import { OutputClipStore } from "../storage/output-clips.js";
+import { newClipId, OutputClipStore } from "../storage/output-clips.js";
 import { enqueueBotEvent } from "../webhooks/outbox.js";
 import { checkTargetUrl } from "../webhooks/outbound.js";
 import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
@@ -49,6 +51,7 @@ import { holdLoginAccount, releaseLoginAccount } from "./bot-logins.js";
 import { expireCallbackToken, windDownEnd } from "./callback-token.js";
 import type { WakeSignal } from "../wake-signal.js";
 import type { ServiceContext } from "./context.js";
+import { OutputImages } from "./output-images.js";
 import { recordingColumns, toBot } from "./mappers.js";
 
 /** Spec §3: the only statuses in which a bot may be deleted. */
@@ -103,6 +106,30 @@ export class BotService {
       { transcription: input.transcription?.engine, summary: input.summary?.engine },
       { transcription: ["body", "transcription", "engine"], summary: ["body", "summary", "engine"] },
     );
+    const picture = input.output.image;
+    if (!picture) return this.insert(userId, input, login, outputOf(input.output));
+    // The picture is made before the bot exists (a bad one is a 422 and no bot), kept once it does.
+    const images = this.outputImages();
+    return images.inTemporaryDir(async (dir) => {
+      const made = await this.pictureFrom(picture, dir, ["body", "output", "image"]);
+      const image = { imageId: newClipId(), width: made.width, height: made.height };
+      const bot = await this.insert(userId, input, login, outputOf(input.output, image));
+      try {
+        await images.keep(bot.id, made, image.imageId);
+      } catch (err) {
+        await this.ctx.db.deleteFrom("bots").where("id", "=", bot.id).execute();
+        throw err;
+      }
+      return bot;
+    });
+  }
+
+  private async insert(
+    userId: number,
+    input: CreateBotBody,
+    login: StoredLogin | null,
+    output: OutputOptions,
+  ): Promise<Bot> {
     const now = toIso(this.ctx.now());
     const row = await this.ctx.db
       .insertInto("bots")
@@ -126,7 +153,7 @@ export class BotService {
         login: login ? JSON.stringify(login) : null,
         live_transcript: input.liveTranscript ? JSON.stringify(input.liveTranscript) : null,
         chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat),
-        output_options: outputColumn(input.output),
+        output_options: outputColumn(output),
         created_at: now,
         updated_at: now,
       })
@@ -244,6 +271,39 @@ export class BotService {
   async update(userId: number, botId: number, input: UpdateBotBody): Promise<BotDetail> {
     if (input.meetingInfo) this.checkMeetingHost(input.meetingInfo);
     this.checkCallbackTarget(input.callbackUrl);
+    const picture = input.output?.image;
+    if (!picture) return this.change(userId, botId, input, input.output && outputOf(input.output));
+    await this.requireOwned(userId, botId);
+    const images = this.outputImages();
+    const image = await images.inTemporaryDir(async (dir) =>
+      images.keep(botId, await this.pictureFrom(picture, dir, ["body", "output", "image"])),
+    );
+    try {
+      return await this.change(userId, botId, input, outputOf(input.output ?? {}, image));
+    } catch (err) {
+      await images.remove(botId, image.imageId);
+      throw err;
+    }
+  }
+
+  /** The bot's outputs: the pictures its camera shows among them. */
+  private outputImages(): OutputImages {
+    return new OutputImages(new OutputClipStore(this.ctx.config.paths.outputs));
+  }
+
+  /** The camera's PNG made from the bot option's data URL, in `dir`; a 422 at `loc` when it is none. */
+  private async pictureFrom(dataUrl: string, dir: string, loc: string[]) {
+    const images = this.outputImages();
+    const { file, format } = await images.fromDataUrl(dataUrl, dir, loc);
+    return images.normalize(file, format, dir, loc);
+  }
+
+  private async change(
+    userId: number,
+    botId: number,
+    input: UpdateBotBody,
+    output: OutputOptions | undefined,
+  ): Promise<BotDetail> {
     await this.ctx.db.transaction().execute(async (trx) => {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
       if (!bot || bot.user_id !== userId) throw new BotNotFoundError();
@@ -286,7 +346,7 @@ export class BotService {
           ...(input.chat !== undefined
             ? { chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat) }
             : {}),
-          ...(input.output !== undefined ? { output_options: outputColumn(input.output) } : {}),
+          ...(output !== undefined ? { output_options: outputColumn(output) } : {}),
           updated_at: toIso(this.ctx.now()),
         })
         .where("id", "=", botId)
@@ -581,7 +641,15 @@ function checkOneTranscript(live: unknown, transcription: { engine?: string | un
   ]);
 }
 
+/** The output option as stored (its picture as the stored PNG's id and size), from the request's. */
+function outputOf(body: OutputOptionsBody, image?: OutputImage): OutputOptions {
+  return {
+    ...(body.keepMicOn !== undefined ? { keepMicOn: body.keepMicOn } : {}),
+    ...(image ? { image } : {}),
+  };
+}
+
 /** The output option as stored: null when it asks for nothing. */
 function outputColumn(output: OutputOptions): string | null {
-  return output.keepMicOn === undefined ? null : JSON.stringify(output);
+  return output.keepMicOn === undefined && !output.image ? null : JSON.stringify(output);
 }

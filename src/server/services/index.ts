@@ -29,6 +29,8 @@ import { SummaryService } from "./summaries.js";
 import { TranscriptService } from "./transcripts.js";
 import { UserService } from "./users.js";
 import { VoiceService } from "./voice.js";
+import { PictureService } from "./picture.js";
+import { OutputImages } from "./output-images.js";
 import { BotWatchdog } from "./watchdog.js";
 import { WebhookService } from "./webhooks.js";
 
@@ -59,6 +61,7 @@ export interface Services {
   chat: ChatService;
   /** A bot that speaks: speech and files rendered into clips, queued as play_audio commands. */
   voice: VoiceService;
+  picture: PictureService;
   recordings: RecordingService;
   /** The recording uploaded in segments during the call, and its salvage when the runner is lost. */
   segments: RecordingSegmentService;
@@ -125,6 +128,11 @@ export function createServices(ctx: ServiceContext): Services {
     commands,
     chat: new ChatService(ctx, bots, commands),
     voice,
+    picture: new PictureService(
+      bots,
+      commands,
+      new OutputImages(new OutputClipStore(ctx.config.paths.outputs)),
+    ),
     recordings,
     segments,
     shares: new ShareService(ctx, recordings, transcripts),
