@@ -77,6 +77,11 @@ export interface JoinOptions {
    * here too"), never moved here ("Switch here").
    */
   confirmSignedIn?: () => Promise<void>;
+  /**
+   * Join with the camera on (the bot shows a picture from its join: BotConfig output.image); by
+   * default it is turned off, as the microphone always is.
+   */
+  camera?: boolean;
 }
 
 /**
@@ -166,7 +171,7 @@ export interface PlatformAdapter {
   hooks: Record<string, unknown>;
   /** Where a person signs in once, and the cookies that prove it (`meetbot login`). */
   signIn: SignInHooks;
-  /** Pre-join: type the name, turn microphone and camera off, ask to join. */
+  /** Pre-join: type the name, turn the microphone off and the camera off (or on: `camera`), ask to join. */
   join(page: Page, opts: JoinOptions): Promise<void>;
   /**
    * Once admitted, before the call is watched: e.g. open the participants panel, which some

@@ -1,5 +1,11 @@
 import type { Locator, Page } from "playwright";
-import { ChatUnavailable, type LiveNote, type MicrophoneHooks, MutedByHost } from "./live.js";
+import {
+  type CameraHooks,
+  ChatUnavailable,
+  type LiveNote,
+  type MicrophoneHooks,
+  MutedByHost,
+} from "./live.js";
 import { exactly } from "./variants.js";
 
 /**
@@ -207,15 +213,21 @@ async function composerCleared(page: Page, selector: string, timeoutMs: number):
     );
 }
 
-/** From a click on the microphone toggle to its label flipping (or the host's refusal showing). */
-const MICROPHONE_FLIP_MS = 3_000;
+/** From a click on a device toggle to its label flipping (or the host's refusal showing). */
+const TOGGLE_FLIP_MS = 3_000;
 
-/** Whether the bot's microphone is on in the call, as its toggle says; null when neither label shows. */
-export async function microphoneOn(page: Page, hooks: MicrophoneHooks): Promise<boolean | null> {
+/** A device's toggle in the call, labelled with what a click would do (MicrophoneHooks, CameraHooks). */
+type ToggleHooks = Pick<MicrophoneHooks, "onButton" | "offButton">;
+
+/** Whether a device is on in the call, as its toggle says; null when neither label shows. */
+export async function toggleOn(page: Page, hooks: ToggleHooks): Promise<boolean | null> {
   if (await isVisible(shown(page, hooks.onButton))) return true;
   if (await isVisible(shown(page, hooks.offButton))) return false;
   return null;
 }
+
+/** Whether the bot's microphone is on in the call, as its toggle says; null when neither label shows. */
+export const microphoneOn = toggleOn;
 
 /** Whether a notice that the host muted the bot is on screen. */
 export async function hostMutedNotice(page: Page, hooks: MicrophoneHooks): Promise<boolean> {
@@ -224,30 +236,52 @@ export async function hostMutedNotice(page: Page, hooks: MicrophoneHooks): Promi
 }
 
 /**
- * Turns the bot's microphone on or off with the call's toggle, confirmed by the toggle's label
- * flipping. Unmuting that does not take while the host's notice shows throws MutedByHost; any
- * other failure, an Error.
+ * Turns a device on or off with the call's toggle, confirmed by the toggle's label flipping. While
+ * turning on, `refused` is asked between looks: when it says so, the click did not take for a
+ * reason the page gave, and that is thrown. Any other failure is an Error.
  */
-export async function setMicrophone(
+async function flipToggle(
+  page: Page,
+  hooks: ToggleHooks,
+  on: boolean,
+  opts: { device: string; note: LiveNote; refused?: () => Promise<Error | null> },
+): Promise<void> {
+  const { device, note, refused } = opts;
+  const state = await toggleOn(page, hooks);
+  if (state === on) return;
+  if (state === null) throw new Error(`the call shows no ${device} toggle`);
+  await shown(page, on ? hooks.offButton : hooks.onButton).click({ timeout: TOGGLE_FLIP_MS });
+  note(device, on ? "turned on" : "turned off");
+  const deadline = Date.now() + TOGGLE_FLIP_MS;
+  for (;;) {
+    if ((await toggleOn(page, hooks)) === on) return;
+    const refusal = on && refused ? await refused() : null;
+    if (refusal) throw refusal;
+    if (Date.now() >= deadline) break;
+    await page.waitForTimeout(100);
+  }
+  throw new Error(`the ${device} did not turn ${on ? "on" : "off"}`);
+}
+
+/**
+ * Turns the bot's microphone on or off with the call's toggle. Unmuting that does not take while
+ * the host's notice shows throws MutedByHost; any other failure, an Error.
+ */
+export function setMicrophone(
   page: Page,
   hooks: MicrophoneHooks,
   on: boolean,
   note: LiveNote,
 ): Promise<void> {
-  const state = await microphoneOn(page, hooks);
-  if (state === on) return;
-  const toggle = shown(page, on ? hooks.offButton : hooks.onButton);
-  if (state === null) throw new Error("the call shows no microphone toggle");
-  await toggle.click({ timeout: MICROPHONE_FLIP_MS });
-  note("microphone", on ? "unmuted" : "muted");
-  const deadline = Date.now() + MICROPHONE_FLIP_MS;
-  while (Date.now() < deadline) {
-    if ((await microphoneOn(page, hooks)) === on) return;
-    if (on && (await hostMutedNotice(page, hooks)))
-      throw new MutedByHost("the host does not let the bot unmute");
-    await page.waitForTimeout(100);
-  }
-  if (on && (await hostMutedNotice(page, hooks)))
-    throw new MutedByHost("the host does not let the bot unmute");
-  throw new Error(`the microphone did not turn ${on ? "on" : "off"}`);
+  return flipToggle(page, hooks, on, {
+    device: "microphone",
+    note,
+    refused: async () =>
+      (await hostMutedNotice(page, hooks)) ? new MutedByHost("the host does not let the bot unmute") : null,
+  });
+}
+
+/** Turns the bot's camera on or off with the call's toggle (confirmed by its label flipping). */
+export function setCamera(page: Page, hooks: CameraHooks, on: boolean, note: LiveNote): Promise<void> {
+  return flipToggle(page, hooks, on, { device: "camera", note });
 }

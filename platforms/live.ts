@@ -125,6 +125,17 @@ export interface MicrophoneHooks {
   hostMutedPattern: string;
 }
 
+/**
+ * The bot's own camera toggle in the call, labelled like the microphone's with what a click would
+ * do: which of the two shows says whether the camera is on.
+ */
+export interface CameraHooks {
+  /** Shown while the camera is on (a click turns it off). */
+  onButton: string;
+  /** Shown while it is off (a click turns it on). */
+  offButton: string;
+}
+
 /** The host muted the bot, or does not let it unmute: a sound cannot be heard. */
 export class MutedByHost extends Error {}
 
@@ -145,6 +156,8 @@ export interface LiveAdapter {
    */
   sendChat(page: Page, text: string, opts: { note: LiveNote }): Promise<void>;
   microphone: MicrophoneHooks;
+  /** Without it the bot cannot show pictures (show_image fails CAMERA_UNAVAILABLE). */
+  camera?: CameraHooks;
 }
 
 /**

@@ -30,6 +30,7 @@ export const meetAdapter: PlatformAdapter = {
     captions: MEET_LIVE_HOOKS.captions,
     chat: MEET_LIVE_HOOKS.chat,
     microphone: MEET_LIVE_HOOKS.microphone,
+    camera: MEET_LIVE_HOOKS.camera,
     turnOnCaptions: turnOnMeetCaptions,
     openChat: openMeetChat,
     sendChat: sendMeetChat,
@@ -41,7 +42,7 @@ export const meetAdapter: PlatformAdapter = {
     return info.meetingUrl;
   },
 
-  async join(page: Page, { displayName, note = ignoreNote, confirmSignedIn }): Promise<void> {
+  async join(page: Page, { displayName, note = ignoreNote, confirmSignedIn, camera = false }): Promise<void> {
     if (confirmSignedIn) {
       await confirmSignedIn();
       // The meeting shows the account's own name: there is none to type.
@@ -54,20 +55,20 @@ export const meetAdapter: PlatformAdapter = {
       // fill() types into the field even under a pop-up; only clicks can land on what covers a control.
       await name.fill(displayName, { timeout: FORM_TIMEOUT_MS });
     }
-    // Joining muted and camera-off: the bot only listens. The toggles flip their label once
-    // clicked, so a missing "Turn off" toggle means it is already off.
+    // Joining muted and camera-off (on, when the bot shows a picture): the bot only listens. The
+    // toggles flip their label once clicked, so a missing toggle means it is already as wanted.
     const toggles = [
       ["microphone", MEET_HOOKS.microphoneOff],
-      ["camera", MEET_HOOKS.cameraOff],
+      ["camera", camera ? MEET_HOOKS.cameraOn : MEET_HOOKS.cameraOff],
     ] as const;
     for (const [hook, selector] of toggles) {
       const toggle = page.locator(selector).first();
       if (await toggle.isVisible()) {
-        const off = async () => !(await toggle.isVisible());
-        await clickPast(page, toggle, { hook, note, timeoutMs: FORM_TIMEOUT_MS, done: off });
+        const flipped = async () => !(await toggle.isVisible());
+        await clickPast(page, toggle, { hook, note, timeoutMs: FORM_TIMEOUT_MS, done: flipped });
         note(hook, `clicked ${selector}`);
       } else {
-        note(hook, `no ${selector}: already off`);
+        note(hook, `no ${selector}: already ${hook === "camera" && camera ? "on" : "off"}`);
       }
     }
     const offered = [...MEET_HOOKS.joinButtonTexts, ...MEET_HOOKS.switchHereTexts];

@@ -9,6 +9,8 @@ export const MEET_HOOKS = {
   /** Any element, not only a button: Meet has rendered the toggles as `div[role="button"]` too. */
   microphoneOff: '[aria-label="Turn off microphone"]',
   cameraOff: '[aria-label="Turn off camera"]',
+  /** Clicked instead when the bot joins showing a picture. */
+  cameraOn: '[aria-label="Turn on camera"]',
   /**
    * Texts of the pre-join call-to-action (a `<span>` in a button; matched as the button's
    * accessible name, so an aria-hidden icon beside it does not count). The bot takes the first
@@ -134,6 +136,11 @@ export const MEET_LIVE_HOOKS = {
     onButton: '[aria-label="Turn off microphone"]',
     offButton: '[aria-label="Turn on microphone"]',
     hostMutedPattern: "muted you|muted your microphone",
+  },
+  /** The camera's toggle in the call controls: the pre-join's labels (platform-hooks.md). */
+  camera: {
+    onButton: '[aria-label="Turn off camera"]',
+    offButton: '[aria-label="Turn on camera"]',
   },
   captions: {
     /**

@@ -34,6 +34,7 @@ export const teamsAdapter: PlatformAdapter = {
     captions: TEAMS_LIVE_HOOKS.captions,
     chat: TEAMS_LIVE_HOOKS.chat,
     microphone: TEAMS_LIVE_HOOKS.microphone,
+    camera: TEAMS_LIVE_HOOKS.camera,
     turnOnCaptions: turnOnTeamsCaptions,
     openChat: openTeamsChat,
     sendChat: sendTeamsChat,
@@ -42,7 +43,7 @@ export const teamsAdapter: PlatformAdapter = {
 
   meetingUrl: (info, urls, extras) => withBotToken(teamsMeetingUrl(info, urls.teamsWeb), extras?.botToken),
 
-  async join(page: Page, { displayName, note = ignoreNote, confirmSignedIn }): Promise<void> {
+  async join(page: Page, { displayName, note = ignoreNote, confirmSignedIn, camera = false }): Promise<void> {
     const continueOnWeb = await firstVisible([
       [launcher.joinOnWeb, page.locator(launcher.joinOnWeb)],
       ...launcher.joinOnWebTexts.map(
@@ -66,8 +67,9 @@ export const teamsAdapter: PlatformAdapter = {
     // name to type: the meeting shows the account's.
     if (confirmSignedIn) note("nameInput", "signed in: no name to type");
     else await page.locator(prejoin.nameInput).fill(displayName, { timeout: STEP_TIMEOUT_MS });
-    await switchOff(page, note, "camera", prejoin.cameraSwitch);
-    await switchOff(page, note, "microphone", prejoin.microphoneSwitch);
+    // The camera stays on only when the bot shows a picture.
+    await setSwitch(page, note, "camera", prejoin.cameraSwitch, camera);
+    await setSwitch(page, note, "microphone", prejoin.microphoneSwitch, false);
     // Computer audio with a muted microphone: the bot hears (and records) the meeting.
     const computerAudio = page.getByRole("radio", { name: startsWith(prejoin.computerAudioText) }).first();
     const offered = (await computerAudio.count()) > 0;
@@ -235,10 +237,17 @@ async function asksToConfirmNoAudioVideo(page: Page): Promise<boolean> {
 }
 
 /**
- * Teams' device switches report "on" through aria-checked or the checked property; notes which
- * of the two said so (or that the switch was off, or missing).
+ * Turns one of Teams' device switches on or off. They report "on" through aria-checked or the
+ * checked property; turning one off notes which of the two said so (or that it was already as
+ * wanted, or missing).
  */
-async function switchOff(page: Page, note: JoinNote, hook: string, selector: string): Promise<void> {
+async function setSwitch(
+  page: Page,
+  note: JoinNote,
+  hook: string,
+  selector: string,
+  on: boolean,
+): Promise<void> {
   const toggle: Locator = page.locator(selector).first();
   if ((await toggle.count()) === 0) {
     note(hook, `no ${selector}`);
@@ -249,17 +258,21 @@ async function switchOff(page: Page, note: JoinNote, hook: string, selector: str
       ariaChecked: element.getAttribute("aria-checked") === "true",
       checked: (element as HTMLInputElement).checked === true,
     }));
+  const isOn = async () => {
+    const now = await readState();
+    return now.ariaChecked || now.checked;
+  };
   const state = await readState();
-  if (!state.ariaChecked && !state.checked) {
-    note(hook, `already off: ${selector}`);
+  const wanted = on ? "on" : "off";
+  if ((state.ariaChecked || state.checked) === on) {
+    note(hook, `already ${wanted}: ${selector}`);
     return;
   }
-  await clickPastOverlays(page, [[selector, toggle]], {
-    note,
-    done: async () => {
-      const now = await readState();
-      return !now.ariaChecked && !now.checked;
-    },
-  });
-  note(hook, `switched off: ${selector} (on by ${state.ariaChecked ? "aria-checked" : "checked"})`);
+  await clickPastOverlays(page, [[selector, toggle]], { note, done: async () => (await isOn()) === on });
+  note(
+    hook,
+    on
+      ? `switched on: ${selector}`
+      : `switched off: ${selector} (on by ${state.ariaChecked ? "aria-checked" : "checked"})`,
+  );
 }

@@ -192,6 +192,14 @@ export const TEAMS_LIVE_HOOKS = {
       '#microphone-button[aria-label^="Unmute"], [data-tid="microphone-button"][aria-label^="Unmute"]',
     hostMutedPattern: "muted you|can't unmute",
   },
+  /**
+   * The call toolbar's camera button (`#video-button`, labelled "Turn camera on" / "Turn camera
+   * off", with a shortcut in some builds); not confirmed from a public source.
+   */
+  camera: {
+    onButton: '#video-button[aria-label^="Turn camera off"]',
+    offButton: '#video-button[aria-label^="Turn camera on"]',
+  },
   captions: {
     /** "More" in the call's toolbar, whose menu has the captions items. */
     moreButton: '#callingButtons-showMoreBtn, [role="toolbar"] button[aria-label="More"]',

@@ -22,6 +22,7 @@ export const zoomAdapter: PlatformAdapter = {
     captions: ZOOM_LIVE_HOOKS.captions,
     chat: ZOOM_LIVE_HOOKS.chat,
     microphone: ZOOM_LIVE_HOOKS.microphone,
+    camera: ZOOM_LIVE_HOOKS.camera,
     turnOnCaptions: turnOnZoomCaptions,
     openChat: openZoomChat,
     sendChat: sendZoomChat,
@@ -32,7 +33,10 @@ export const zoomAdapter: PlatformAdapter = {
     return zoomWebClientUrl(zoomMeeting(info), zoomWebBaseUrl(urls.zoomWeb));
   },
 
-  async join(page: Page, { displayName, info, note = ignoreNote, confirmSignedIn }): Promise<void> {
+  async join(
+    page: Page,
+    { displayName, info, note = ignoreNote, confirmSignedIn, camera = false },
+  ): Promise<void> {
     await confirmSignedIn?.();
     await clearDialogs(page, note);
     const nameInput = page.locator(ZOOM_HOOKS.nameInput);
@@ -55,8 +59,9 @@ export const zoomAdapter: PlatformAdapter = {
         throw new JoinRefused("BAD_PASSCODE", "the meeting asks for a passcode and meetingInfo has none");
       await passcodeInput.locator.fill(passcode);
     }
-    // Joining muted and camera-off: the bot only listens. The toggles are labelled with their
-    // action, so a toggle that does not offer "Mute" / "Stop Video" is already off.
+    // Joining muted and camera-off (on, when the bot shows a picture): the bot only listens. The
+    // toggles are labelled with their action, so a toggle that does not offer "Mute" / "Stop
+    // Video" is already off (one that does not offer "Start Video", already on).
     await turnOff(
       page,
       note,
@@ -64,7 +69,18 @@ export const zoomAdapter: PlatformAdapter = {
       ZOOM_HOOKS.previewMicrophone,
       ZOOM_HOOKS.previewMicrophoneOnLabel,
     );
-    await turnOff(page, note, "camera", ZOOM_HOOKS.previewCamera, ZOOM_HOOKS.previewCameraOnLabel);
+    if (camera) {
+      await clickLabelled(
+        page,
+        note,
+        "camera",
+        ZOOM_HOOKS.previewCamera,
+        ZOOM_HOOKS.previewCameraOffLabel,
+        "on",
+      );
+    } else {
+      await turnOff(page, note, "camera", ZOOM_HOOKS.previewCamera, ZOOM_HOOKS.previewCameraOnLabel);
+    }
     await clickPastDialogs(page, page.locator(ZOOM_HOOKS.joinButtonReady).first(), FORM_TIMEOUT_MS, note);
   },
 
@@ -172,17 +188,29 @@ async function clickPastDialogs(
 }
 
 /** Turns a preview toggle off if it offers to; notes the form it was found in. */
-async function turnOff(page: Page, note: JoinNote, hook: string, toggle: string, onLabel: string) {
-  const button = page.locator(`${toggle}[aria-label="${onLabel}"]`).first();
+function turnOff(page: Page, note: JoinNote, hook: string, toggle: string, onLabel: string) {
+  return clickLabelled(page, note, hook, toggle, onLabel, "off");
+}
+
+/** Clicks the preview toggle while it offers `label` (its action); else it is already `state`. */
+async function clickLabelled(
+  page: Page,
+  note: JoinNote,
+  hook: string,
+  toggle: string,
+  label: string,
+  state: "on" | "off",
+) {
+  const button = page.locator(`${toggle}[aria-label="${label}"]`).first();
   if (await button.isVisible()) {
     await button.click({ timeout: FORM_TIMEOUT_MS });
-    note(hook, `clicked ${toggle} "${onLabel}"`);
+    note(hook, `clicked ${toggle} "${label}"`);
     return;
   }
   const any = page.locator(toggle).first();
-  const label =
+  const shownLabel =
     (await any.count()) > 0
       ? await any.getAttribute("aria-label", { timeout: MAYBE_DIALOG_MS }).catch(() => null)
       : null;
-  note(hook, label === null ? `no ${toggle}` : `already off: ${toggle} "${label}"`);
+  note(hook, shownLabel === null ? `no ${toggle}` : `already ${state}: ${toggle} "${shownLabel}"`);
 }

@@ -38,6 +38,7 @@ export const ZOOM_HOOKS = {
   previewMicrophoneOnLabel: "Mute",
   previewCamera: "#preview-video-control-button",
   previewCameraOnLabel: "Stop Video",
+  previewCameraOffLabel: "Start Video",
   /**
    * The React client's Join, the classic client's `#joinBtn`. Trap: the button is in the DOM before
    * it works; it is `disabled` (class or attribute) until a name is typed. Trap: a toast can lie
@@ -192,6 +193,14 @@ export const ZOOM_LIVE_HOOKS = {
     onButton: 'button[aria-label="mute my microphone" i]',
     offButton: 'button[aria-label="unmute my microphone" i]',
     hostMutedPattern: "host (has )?muted you|cannot unmute yourself",
+  },
+  /**
+   * The footer's video button, labelled "stop my video" / "start my video" as the audio one is
+   * (not confirmed from a public source; the preview's are "Stop Video" / "Start Video").
+   */
+  camera: {
+    onButton: 'button[aria-label="stop my video" i]',
+    offButton: 'button[aria-label="start my video" i]',
   },
   captions: {
     /** The footer's More button; not confirmed from a public source: its label "More meeting control". */

@@ -124,8 +124,27 @@ export class ApiClient {
   }
 
   /** Asks a bot in a call to play an audio file (WAV, MP3 or OGG) into the meeting. */
-  async playAudio(botId: number, bytes: Buffer, contentType: string): Promise<CommandView> {
-    const path = `/v1/bots/${botId}/output-audio`;
+  playAudio(botId: number, bytes: Buffer, contentType: string): Promise<CommandView> {
+    return this.upload(`/v1/bots/${botId}/output-audio`, bytes, contentType);
+  }
+
+  /** Stops what the bot plays and drops the sounds queued before this (a stop_audio command). */
+  stopAudio(botId: number): Promise<CommandView> {
+    return this.call("DELETE", `/v1/bots/${botId}/output-audio`);
+  }
+
+  /** Shows a picture (PNG or JPEG) on the bot's camera, turning it on (a show_image command). */
+  showImage(botId: number, bytes: Buffer, contentType: "image/png" | "image/jpeg"): Promise<CommandView> {
+    return this.upload(`/v1/bots/${botId}/output-image`, bytes, contentType);
+  }
+
+  /** Turns the bot's camera off (a hide_image command). */
+  hideImage(botId: number): Promise<CommandView> {
+    return this.call("DELETE", `/v1/bots/${botId}/output-image`);
+  }
+
+  /** POSTs a file as the body, with its content type; answers the command it queued. */
+  private async upload(path: string, bytes: Buffer, contentType: string): Promise<CommandView> {
     const response = await fetch(new URL(path, this.baseUrl), {
       method: "POST",
       headers: { authorization: `Bearer ${this.token}`, "content-type": contentType },
@@ -134,11 +153,6 @@ export class ApiClient {
     const parsed = (await response.json()) as CommandView;
     if (!response.ok) throw new ApiError(response.status, parsed, `POST ${path}`);
     return parsed;
-  }
-
-  /** Stops what the bot plays and drops the sounds queued before this (a stop_audio command). */
-  stopAudio(botId: number): Promise<CommandView> {
-    return this.call("DELETE", `/v1/bots/${botId}/output-audio`);
   }
 
   /** The meeting's chat as the bot read it, oldest first (one page of up to `pageSize`). */

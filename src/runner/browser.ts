@@ -5,6 +5,7 @@ import type { BrowserContext, Page } from "playwright";
 import { chromium } from "playwright-extra";
 import StealthPlugin from "puppeteer-extra-plugin-stealth";
 import { childEnv } from "../media/processes.js";
+import { PageCamera } from "./camera/page-camera.js";
 import { BotFailure } from "./errors.js";
 
 /**
@@ -13,7 +14,8 @@ import { BotFailure } from "./errors.js";
  * background requests; the permission prompt for microphone and camera is answered yes; the
  * autoplay policy lets the meeting's audio play without a user gesture. No fake capture devices:
  * the microphone is the bot's own PulseAudio source (media-env.ts), which carries only what the
- * bot says (Chromium's fake device would beep into the call).
+ * bot says (Chromium's fake device would beep into the call), and the camera a canvas the runner
+ * paints (camera/page-camera.ts).
  */
 const CHROMIUM_ARGS = [
   "--disable-gpu",
@@ -63,6 +65,8 @@ export function stealthChromium(): typeof chromium {
 export interface BotBrowser {
   context: BrowserContext;
   page: Page;
+  /** The camera the pages get (camera/page-camera.ts): black until the bot shows a picture. */
+  camera: PageCamera;
   close(): Promise<void>;
 }
 
@@ -109,10 +113,25 @@ export async function launchBrowser(opts: {
       cause: error,
     });
   }
+  let camera: PageCamera;
+  try {
+    camera = await PageCamera.install(context);
+  } catch (error) {
+    await context.close().catch(() => {});
+    await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    throw new BotFailure(
+      "BROWSER_LAUNCH_FAILED",
+      `Chromium's camera could not be set up: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
   const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,
     page,
+    camera,
     close: async () => {
       await context.close().catch(() => {});
       await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });

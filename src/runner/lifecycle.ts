@@ -16,6 +16,7 @@ import { CommandRefusal } from "./commands.js";
 import { BotFailure } from "./errors.js";
 import { LiveMeeting } from "./live-meeting/index.js";
 import { BotVoice } from "./voice/bot-voice.js";
+import { BotCamera } from "./camera/bot-camera.js";
 import { SpeakerTimeline } from "./live-transcript/speakers.js";
 import type { LiveTranscriber, LiveTranscriptContext } from "./live-transcript/types.js";
 import { type PageWatcher, PhaseTimeout } from "./page-watcher.js";
@@ -74,6 +75,10 @@ export class BotLifecycle {
   private voice: BotVoice | null = null;
   /** Settles once the voice exists (the recording runs: the bot's turns are on its clock) or the call ended. */
   private voiceReady = deferred();
+  /** The bot's camera while in the call (camera/): the pictures of show_image commands. */
+  private camera: BotCamera | null = null;
+  /** Set once the bot option output.image is on the page's camera: the bot joins with it on. */
+  private showsPicture = false;
   private lastStatus = "not started";
 
   constructor(
@@ -119,6 +124,13 @@ export class BotLifecycle {
           throw new CommandRefusal("NOT_IN_CALL", `the bot is not in the call (${this.lastStatus})`);
         if (command.kind === "stop_audio") return voice.stop(command.commandId);
         return voice.play(command.commandId, command.payload);
+      }
+      case "show_image":
+      case "hide_image": {
+        const camera = this.callEnded ? this.camera : null;
+        if (!camera)
+          throw new CommandRefusal("NOT_IN_CALL", `the bot is not in the call (${this.lastStatus})`);
+        return command.kind === "show_image" ? camera.show(command.payload) : camera.hide();
       }
       default:
         throw new CommandRefusal(
@@ -232,6 +244,7 @@ export class BotLifecycle {
     const note = (hook: string, variant: string) => this.log.info({ hook, variant }, "join hook matched");
 
     this.status("JOINING_CALL");
+    await this.loadPicture(stage);
     const login = this.config.login;
     if (login?.mode === "always") {
       await this.signIn(stage, watcher, note);
@@ -252,6 +265,14 @@ export class BotLifecycle {
 
     this.status("IN_CALL", undefined, this.joinedAs());
     this.callEnded = deferred();
+    this.camera = new BotCamera({
+      page,
+      hooks: this.adapter.live?.camera ?? null,
+      picture: stage.camera,
+      fetchImage: (imageId) => this.ports.fetchImage(imageId),
+      log: this.log.child({ component: "camera" }),
+      note: (hook, variant) => this.log.info({ hook, variant }, "live hook matched"),
+    });
     // Captions and chat (live-meeting/index.ts): ready for chat commands now, started below.
     this.liveMeeting = new LiveMeeting({
       page,
@@ -297,6 +318,7 @@ export class BotLifecycle {
     });
     this.voiceReady.resolve();
     await afterAdmission;
+    if (this.showsPicture) await this.camera.ensureOn();
     this.liveMeeting.start(startedAt);
 
     const endedBy = await watchCall({
@@ -309,6 +331,7 @@ export class BotLifecycle {
     });
     // Every utterance's final goes out before CALL_ENDED; the bot says nothing more.
     this.voice.end();
+    this.camera.end();
     await this.liveMeeting.stop();
     // What follows is not the meeting's sound: the live transcript stops listening now and
     // settles its last utterance while the bot leaves; its finals come before DONE.
@@ -320,6 +343,29 @@ export class BotLifecycle {
     await this.keepSession(stage);
     await liveSettled;
     return endedBy;
+  }
+
+  /**
+   * The bot option output.image: the picture goes on the page's camera before the meeting is
+   * opened, so the camera the page takes at pre-join shows it from its first frame, and the join
+   * keeps the camera on. A picture that cannot be fetched is logged and reported, and the bot
+   * joins as it would without one (camera off): a logo is not worth missing the meeting.
+   */
+  private async loadPicture(stage: StagePort): Promise<void> {
+    const image = this.config.output.image;
+    if (!image) return;
+    try {
+      await stage.camera.show(await this.ports.fetchImage(image.imageId));
+      this.showsPicture = true;
+      this.log.info(
+        { imageId: image.imageId, width: image.width, height: image.height },
+        "picture on the camera",
+      );
+    } catch (error) {
+      this.announce(
+        `the bot's picture (output.image) could not be loaded, so it joins with its camera off: ${(error as Error).message}`,
+      );
+    }
   }
 
   /**
@@ -440,6 +486,7 @@ export class BotLifecycle {
         displayName: this.config.botDisplayName,
         info: this.config.meetingInfo,
         note,
+        camera: this.showsPicture,
         ...(signedIn ? { confirmSignedIn } : {}),
       })
       .catch((error: Error) => {

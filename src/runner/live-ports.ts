@@ -13,6 +13,7 @@ import { SegmentUploader } from "./segment-upload.js";
 import { prepareStage, type Stage } from "./stage.js";
 import { uploadArtifact, uploadRecording, writeBackSession } from "./upload.js";
 import { fetchClip, playWav } from "./voice/clips.js";
+import { fetchImage } from "./camera/images.js";
 
 /**
  * The lifecycle's ports as a real run has them: Chromium on Xvfb and PulseAudio, ffmpeg, and the
@@ -51,6 +52,7 @@ export function livePorts(opts: {
       writeBackSession: (body) => writeBackSession(config, body, log),
     },
     fetchClip: (clipId) => fetchClip(config, clipId, join(workDir, "outputs"), log),
+    fetchImage: (imageId) => fetchImage(config, imageId, join(workDir, "outputs"), log),
   };
 }
 
@@ -67,6 +69,10 @@ class LiveStage implements StagePort {
 
   get page() {
     return this.stage.browser.page;
+  }
+
+  get camera() {
+    return this.stage.browser.camera;
   }
 
   watch: StagePort["watch"] = (snapshot, hooks) => PageWatcher.attach(this.page, snapshot, hooks);

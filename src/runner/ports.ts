@@ -18,6 +18,8 @@ export interface LifecyclePorts {
   uploader: UploaderPort;
   /** Fetches a sound the server rendered for a play_audio command; answers the local WAV's path. */
   fetchClip(clipId: string): Promise<string>;
+  /** Fetches a picture the server made (show_image, output.image); answers the PNG's bytes. */
+  fetchImage(imageId: string): Promise<Buffer>;
 }
 
 /** Where the bot performs: a browser page shown on the bot's own display and sound card. */
@@ -54,6 +56,8 @@ export interface StagePort {
   startLiveTranscript(context: LiveTranscriptContext, as?: "fallback"): LiveTranscriber;
   /** Plays a WAV file into the bot's microphone; resolves when it ended or `signal` stopped it. */
   playClip(path: string, signal: AbortSignal): Promise<void>;
+  /** What the page's camera shows (a PNG; black once cleared), in every document of the browser. */
+  readonly camera: { show(png: Buffer): Promise<void>; clear(): Promise<void> };
   close(): Promise<void>;
 }
 

@@ -186,6 +186,7 @@ describe("/openapi.json", () => {
       headers: {
         "PUT /v1/bot-callbacks/{id}/recording/segments/{seq}": { "content-type": "video/mp4" },
         "POST /v1/bots/{id}/output-audio": { "content-type": "audio/wav" },
+        "POST /v1/bots/{id}/output-image": { "content-type": "image/png" },
       },
     });
     expect(mismatches).toEqual([]);

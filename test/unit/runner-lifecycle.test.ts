@@ -111,6 +111,16 @@ class FakeLiveTranscriber implements LiveTranscriber {
 
 class FakeStage implements StagePort {
   readonly page = {} as Page;
+  /** What the page's camera was given, in order ("clear" for a clear), and the pages opened by then. */
+  readonly pictures: { picture: string; openedBefore: number }[] = [];
+  readonly camera = {
+    show: async (png: Buffer) => {
+      this.pictures.push({ picture: png.toString(), openedBefore: this.opened.length });
+    },
+    clear: async () => {
+      this.pictures.push({ picture: "clear", openedBefore: this.opened.length });
+    },
+  };
   readonly watcher = new PageWatcher();
   readonly opened: string[] = [];
   openStatus: number | null = 200;
@@ -223,6 +233,10 @@ function setUp(automaticLeave: Partial<AutomaticLeave> = {}, extra: Partial<BotC
   const ports: LifecyclePorts = {
     prepareStage: async () => stage,
     fetchClip: async (clipId) => `/clips/${clipId}.wav`,
+    fetchImage: async (imageId) => {
+      if (imageId.startsWith("missing")) throw new Error(`picture ${imageId}: HTTP 404: Image not found`);
+      return Buffer.from(`png of ${imageId}`);
+    },
     reporter: {
       report: (body) => reported.push(body),
     },
@@ -360,6 +374,44 @@ describe("BotLifecycle: joining", () => {
     await elapse(60_000);
     expect(bot.statuses()).toEqual(["JOINING_CALL", "IN_WAITING_ROOM", "IN_CALL"]);
     expect(bot.stage.recording?.started).toBe(true);
+  });
+});
+
+describe("BotLifecycle: the bot's picture (output.image)", () => {
+  const image = (imageId: string) => ({ output: { image: { imageId, width: 1280, height: 720 } } });
+
+  it("is on the camera before the meeting opens, and the join keeps the camera on", async () => {
+    const bot = setUp({}, image("logo-0000001"));
+    bot.start();
+    await elapse(1_000);
+    expect(bot.statuses()).toEqual(RECORDED);
+    expect(bot.stage.pictures).toEqual([{ picture: "png of logo-0000001", openedBefore: 0 }]);
+    expect(bot.adapter.join.mock.calls[0]?.[1]).toMatchObject({ camera: true });
+  });
+
+  it("that cannot be fetched: the bot says why and joins with its camera off", async () => {
+    const bot = setUp({}, image("missing-0001"));
+    bot.start();
+    await elapse(1_000);
+    expect(bot.statuses()).toEqual(RECORDED);
+    expect(bot.stage.pictures).toEqual([]);
+    expect(bot.adapter.join.mock.calls[0]?.[1]).toMatchObject({ camera: false });
+    expect(bot.reported).toContainEqual({
+      type: "log",
+      data: {
+        level: "info",
+        message:
+          "the bot's picture (output.image) could not be loaded, so it joins with its camera off: picture missing-0001: HTTP 404: Image not found",
+      },
+    });
+  });
+
+  it("without one, the join turns the camera off as always", async () => {
+    const bot = setUp();
+    bot.start();
+    await elapse(1_000);
+    expect(bot.adapter.join.mock.calls[0]?.[1]).toMatchObject({ camera: false });
+    expect(bot.stage.pictures).toEqual([]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { createWriteStream } from "node:fs";
 import { mkdir, open, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import type { Logger } from "pino";
 import pRetry from "p-retry";
@@ -23,11 +23,31 @@ export async function fetchClip(
   dir: string,
   log: Logger,
 ): Promise<string> {
-  await mkdir(dir, { recursive: true });
   const path = join(dir, `${clipId}.wav`);
+  await fetchOutput(config, outputClipUrl(config, clipId), path, MAX_CLIP_BYTES, log);
+  if (!(await isWav(path))) {
+    await rm(path, { force: true });
+    throw new Error(`clip ${clipId} is not a WAV file`);
+  }
+  return path;
+}
+
+/**
+ * Fetches something the server made for the bot to send (a clip, a picture) from `url` with the
+ * callback token into `path`, retried; an answer over `maxBytes` is not one.
+ */
+export async function fetchOutput(
+  config: Pick<BotConfig, "callback">,
+  url: string,
+  path: string,
+  maxBytes: number,
+  log: Logger,
+): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const what = basename(path);
   await pRetry(
     async () => {
-      const response = await request(outputClipUrl(config, clipId), {
+      const response = await request(url, {
         headers: { authorization: `Bearer ${config.callback.token}` },
         headersTimeout: 15_000,
         bodyTimeout: 30_000,
@@ -35,15 +55,12 @@ export async function fetchClip(
       });
       if (response.statusCode !== 200) {
         const text = await response.body.text();
-        throw refusal(
-          `clip ${clipId}: HTTP ${response.statusCode}: ${text.slice(0, 300)}`,
-          response.statusCode,
-        );
+        throw refusal(`${what}: HTTP ${response.statusCode}: ${text.slice(0, 300)}`, response.statusCode);
       }
       const size = Number(response.headers["content-length"] ?? 0);
-      if (size > MAX_CLIP_BYTES) {
+      if (size > maxBytes) {
         response.body.destroy();
-        throw refusal(`clip ${clipId}: ${size} bytes is not a clip`, 422);
+        throw refusal(`${what}: ${size} bytes is too large`, 422);
       }
       await pipeline(response.body, createWriteStream(path));
     },
@@ -51,14 +68,9 @@ export async function fetchClip(
       retries: 3,
       minTimeout: 300,
       onFailedAttempt: ({ error, attemptNumber }) =>
-        log.warn({ clipId, attempt: attemptNumber, err: error.message }, "clip fetch failed"),
+        log.warn({ file: what, attempt: attemptNumber, err: error.message }, "output fetch failed"),
     },
   );
-  if (!(await isWav(path))) {
-    await rm(path, { force: true });
-    throw new Error(`clip ${clipId} is not a WAV file`);
-  }
-  return path;
 }
 
 async function isWav(path: string): Promise<boolean> {

@@ -1,0 +1,135 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, it } from "vitest";
+import { eventually, startStack } from "../helpers/stack.js";
+
+/**
+ * The bot's camera (issue 22 §2) with real bots in real Chromium against the mock pages of all
+ * three platforms, which see the bot's camera as a real meeting does (the colour it shows): a bot
+ * created with output.image joins with its camera on, showing that picture; POST /output-image
+ * changes the picture; DELETE turns the camera off.
+ */
+let stack: Awaited<ReturnType<typeof startStack>>;
+let dir: string;
+const pictures: Record<"red" | "green", Buffer> = {} as Record<"red" | "green", Buffer>;
+beforeAll(async () => {
+  stack = await startStack();
+  dir = await mkdtemp(join(tmpdir(), "meetbot-picture-"));
+  for (const colour of ["red", "green"] as const) {
+    const file = join(dir, `${colour}.png`);
+    const c = colour === "red" ? "0xff0000" : "0x00ff00";
+    execFileSync("ffmpeg", [
+      "-y",
+      "-loglevel",
+      "error",
+      "-f",
+      "lavfi",
+      "-i",
+      `color=c=${c}:s=640x360`,
+      "-frames:v",
+      "1",
+      file,
+    ]);
+    pictures[colour] = await readFile(file);
+  }
+});
+afterAll(async () => {
+  await stack?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+type PlatformName = "google" | "zoom" | "teams";
+
+function meeting(platform: PlatformName): { id: string; meetingInfo: Record<string, unknown> } {
+  switch (platform) {
+    case "google":
+      return {
+        id: "pic-ture-abc",
+        meetingInfo: { platform, meetingUrl: `${stack.mock.url}/meet/pic-ture-abc` },
+      };
+    case "zoom":
+      return { id: "83500000001", meetingInfo: { platform, meetingId: "83500000001" } };
+    case "teams":
+      return {
+        id: "picturemeeting0001",
+        meetingInfo: {
+          platform,
+          meetingId: "picturemeeting0001",
+          tenantId: "pic-tenant",
+          organizerId: "pic-org",
+        },
+      };
+  }
+}
+
+interface Camera {
+  on: boolean;
+  color: { r: number; g: number; b: number } | null;
+  changes: Array<{ at: string; on: boolean }>;
+}
+
+const cameraOf = async (platform: PlatformName, id: string) =>
+  ((await stack.control.state(platform, id)) as { attendees: Array<{ camera: Camera }> }).attendees[0]
+    ?.camera;
+
+/** Waits until the meeting sees the bot's camera as `check` wants; answers what it saw. */
+const seen = (platform: PlatformName, id: string, what: string, check: (camera: Camera) => boolean) =>
+  eventually(
+    async () => {
+      const camera = await cameraOf(platform, id);
+      return camera && check(camera) ? camera : undefined;
+    },
+    what,
+    20_000,
+  );
+
+const isRed = (c: Camera) => c.on && c.color !== null && c.color.r > 200 && c.color.g < 60 && c.color.b < 60;
+const isGreen = (c: Camera) =>
+  c.on && c.color !== null && c.color.g > 200 && c.color.r < 60 && c.color.b < 60;
+
+/** Waits until the command is done or failed. */
+const outcomeOf = (botId: number, commandId: number) =>
+  eventually(
+    async () => {
+      const command = await stack.api.command(botId, commandId);
+      return ["done", "failed"].includes(command.status) ? command : undefined;
+    },
+    `command ${commandId}`,
+    30_000,
+  );
+
+// One bot at a time: each paints and sends a camera, besides its recording.
+describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 120_000 }, (platform) => {
+  it("joins showing output.image, shows another picture on POST, turns the camera off on DELETE", async ({
+    expect,
+  }) => {
+    const { id, meetingInfo } = meeting(platform);
+    await stack.control.configure(platform, id, { admit: "open", participants: 1, media: "silent" });
+    const image = `data:image/png;base64,${pictures.red.toString("base64")}`;
+    const bot = await stack.api.createBot({ meetingInfo, botDisplayName: "Picture Bot", output: { image } });
+    await stack.api.deploy(bot.id);
+
+    // On from the admission (the pre-join kept it on), showing the picture.
+    const red = await seen(platform, id, "the red picture", isRed);
+    expect(red.changes[0]?.on).toBe(true);
+
+    const shown = await outcomeOf(
+      bot.id,
+      (await stack.api.showImage(bot.id, pictures.green, "image/png")).commandId,
+    );
+    expect(shown, JSON.stringify(shown.error)).toMatchObject({
+      status: "done",
+      result: { shown: true, width: 640, height: 360 },
+    });
+    await seen(platform, id, "the green picture", isGreen);
+
+    const hidden = await outcomeOf(bot.id, (await stack.api.hideImage(bot.id)).commandId);
+    expect(hidden, JSON.stringify(hidden.error)).toMatchObject({ status: "done", result: { wasOn: true } });
+    const off = await seen(platform, id, "the camera off", (c) => !c.on && c.color === null);
+    expect(off.changes.map((c) => c.on)).toEqual([true, false]);
+
+    await stack.api.leave(bot.id);
+  });
+});
