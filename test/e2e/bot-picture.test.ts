@@ -3,13 +3,14 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { eventually, startStack } from "../helpers/stack.js";
+import { commandOutcome, eventually, startStack } from "../helpers/stack.js";
 
 /**
  * The bot's camera (issue 22 §2) with real bots in real Chromium against the mock pages of all
  * three platforms, which see the bot's camera as a real meeting does (the colour it shows): a bot
  * created with output.image joins with its camera on, showing that picture; POST /output-image
- * changes the picture; DELETE turns the camera off.
+ * changes the picture; DELETE turns the camera off; POST turns it on again (the page asks for a
+ * camera again, as real pages do once they let theirs go).
  */
 let stack: Awaited<ReturnType<typeof startStack>>;
 let dir: string;
@@ -89,20 +90,11 @@ const isRed = (c: Camera) => c.on && c.color !== null && c.color.r > 200 && c.co
 const isGreen = (c: Camera) =>
   c.on && c.color !== null && c.color.g > 200 && c.color.r < 60 && c.color.b < 60;
 
-/** Waits until the command is done or failed. */
-const outcomeOf = (botId: number, commandId: number) =>
-  eventually(
-    async () => {
-      const command = await stack.api.command(botId, commandId);
-      return ["done", "failed"].includes(command.status) ? command : undefined;
-    },
-    `command ${commandId}`,
-    30_000,
-  );
+const outcomeOf = (botId: number, commandId: number) => commandOutcome(stack.api, botId, commandId, 30_000);
 
 // One bot at a time: each paints and sends a camera, besides its recording.
 describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 120_000 }, (platform) => {
-  it("joins showing output.image, shows another picture on POST, turns the camera off on DELETE", async ({
+  it("joins showing output.image, shows another picture on POST, turns the camera off on DELETE and on again", async ({
     expect,
   }) => {
     const { id, meetingInfo } = meeting(platform);
@@ -129,6 +121,15 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 120_000 
     expect(hidden, JSON.stringify(hidden.error)).toMatchObject({ status: "done", result: { wasOn: true } });
     const off = await seen(platform, id, "the camera off", (c) => !c.on && c.color === null);
     expect(off.changes.map((c) => c.on)).toEqual([true, false]);
+
+    // On again: the page, which let its camera go, asks for one again and gets the picture.
+    const again = await outcomeOf(
+      bot.id,
+      (await stack.api.showImage(bot.id, pictures.red, "image/png")).commandId,
+    );
+    expect(again, JSON.stringify(again.error)).toMatchObject({ status: "done" });
+    const back = await seen(platform, id, "the red picture again", isRed);
+    expect(back.changes.map((c) => c.on)).toEqual([true, false, true]);
 
     await stack.api.leave(bot.id);
   });

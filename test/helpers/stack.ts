@@ -184,3 +184,14 @@ export async function eventually<T>(
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
+
+/** Waits until a command is done or failed (its result is in); answers it. */
+export const commandOutcome = (api: ApiClient, botId: number, commandId: number, timeoutMs = 60_000) =>
+  eventually(
+    async () => {
+      const command = await api.command(botId, commandId);
+      return ["done", "failed"].includes(command.status) ? command : undefined;
+    },
+    `command ${commandId}`,
+    timeoutMs,
+  );

@@ -1,5 +1,4 @@
 import { execFile } from "node:child_process";
-import { connect } from "node:net";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -9,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BotConfig, COMMAND_DEADLINE_MS, ShowImagePayload } from "../../src/core/index.js";
 import { MAX_OUTPUT_IMAGE_BYTES } from "../../src/server/schemas/picture.js";
 import { type BuiltApp, startBuiltApp } from "../helpers/built-app.js";
+import { expectUploadLimit } from "../helpers/uploads.js";
 import { Api, deployedBot, registerUser, type TestServer, type TestUser } from "../helpers/server-harness.js";
 
 /**
@@ -233,43 +233,14 @@ describe("POST /v1/bots/{id}/output-image", () => {
       expect(res.body).toEqual({ detail: "Content-Type must be one of image/png, image/jpeg" });
     }
 
-    const { port } = new URL(server.url);
-    const socket = connect(Number(port), "127.0.0.1");
-    const answer = new Promise<string>((resolve, reject) => {
-      let text = "";
-      socket.on("data", (chunk) => (text += chunk.toString()));
-      socket.on("end", () => resolve(text));
-      socket.on("error", reject);
+    await expectUploadLimit({
+      baseUrl: server.url,
+      path: `/v1/bots/${botId}/output-image`,
+      token: owner.token,
+      contentType: "image/png",
+      limit: MAX_OUTPUT_IMAGE_BYTES,
+      head: "\x89PNG",
     });
-    socket.write(
-      `POST /v1/bots/${botId}/output-image HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
-        `Authorization: Bearer ${owner.token}\r\nContent-Type: image/png\r\n` +
-        `Content-Length: ${MAX_OUTPUT_IMAGE_BYTES + 1}\r\n\r\n\x89PNG`,
-    );
-    const text = await answer;
-    socket.destroy();
-    expect(text).toMatch(/^HTTP\/1\.1 413 /);
-    expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4))).toEqual({
-      detail: `Upload declares ${MAX_OUTPUT_IMAGE_BYTES + 1} bytes; the limit is ${MAX_OUTPUT_IMAGE_BYTES}`,
-    });
-
-    const chunk = new Uint8Array(1024 * 1024);
-    let sent = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (sent > MAX_OUTPUT_IMAGE_BYTES + 2 * chunk.length) return controller.close();
-        sent += chunk.length;
-        controller.enqueue(chunk);
-      },
-    });
-    const streamed = await fetch(new URL(`/v1/bots/${botId}/output-image`, server.url), {
-      method: "POST",
-      headers: { authorization: `Bearer ${owner.token}`, "content-type": "image/png" },
-      body,
-      duplex: "half",
-    } as RequestInit);
-    expect(streamed.status).toBe(413);
-    expect(await streamed.json()).toEqual({ detail: `Upload exceeds ${MAX_OUTPUT_IMAGE_BYTES} bytes` });
     expect(await pollNow(config)).toEqual([]);
     expect(await storedFiles(botId)).toEqual([]);
   });

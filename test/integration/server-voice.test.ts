@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
 import { createServer, type IncomingHttpHeaders } from "node:http";
-import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -18,6 +17,7 @@ import { embeddedTranscriber, wordAccuracy } from "../../src/intelligence/index.
 import { sharedWith } from "../../src/server/app.js";
 import { MAX_OUTPUT_AUDIO_BYTES } from "../../src/server/services/voice.js";
 import { type BuiltApp, startBuiltApp } from "../helpers/built-app.js";
+import { expectUploadLimit } from "../helpers/uploads.js";
 import {
   Api,
   deployedBot,
@@ -352,44 +352,14 @@ describe("POST /v1/bots/{id}/output-audio", () => {
 
   it("is 413 for a body over 20 MiB: declared, before it is read; streamed, once past the limit", async () => {
     const { botId, config } = await botInCall();
-    const { port } = new URL(server.url);
-    const socket = connect(Number(port), "127.0.0.1");
-    const answer = new Promise<string>((resolve, reject) => {
-      let text = "";
-      socket.on("data", (chunk) => (text += chunk.toString()));
-      socket.on("end", () => resolve(text)); // the server closes: it will not drain the rest
-      socket.on("error", reject);
+    await expectUploadLimit({
+      baseUrl: server.url,
+      path: `/v1/bots/${botId}/output-audio`,
+      token: owner.token,
+      contentType: "audio/wav",
+      limit: MAX_OUTPUT_AUDIO_BYTES,
+      head: "RIFF",
     });
-    socket.write(
-      `POST /v1/bots/${botId}/output-audio HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
-        `Authorization: Bearer ${owner.token}\r\nContent-Type: audio/wav\r\n` +
-        `Content-Length: ${MAX_OUTPUT_AUDIO_BYTES + 1}\r\n\r\nRIFF`,
-    );
-    const text = await answer;
-    socket.destroy();
-    expect(text).toMatch(/^HTTP\/1\.1 413 /);
-    expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4))).toEqual({
-      detail: `Upload declares ${MAX_OUTPUT_AUDIO_BYTES + 1} bytes; the limit is ${MAX_OUTPUT_AUDIO_BYTES}`,
-    });
-
-    // No Content-Length: cut off as it streams in.
-    const chunk = new Uint8Array(1024 * 1024);
-    let sent = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (sent > MAX_OUTPUT_AUDIO_BYTES + 2 * chunk.length) return controller.close();
-        sent += chunk.length;
-        controller.enqueue(chunk);
-      },
-    });
-    const streamed = await fetch(new URL(`/v1/bots/${botId}/output-audio`, server.url), {
-      method: "POST",
-      headers: { authorization: `Bearer ${owner.token}`, "content-type": "audio/wav" },
-      body,
-      duplex: "half",
-    } as RequestInit);
-    expect(streamed.status).toBe(413);
-    expect(await streamed.json()).toEqual({ detail: `Upload exceeds ${MAX_OUTPUT_AUDIO_BYTES} bytes` });
     expect(await pollNow(config)).toEqual([]);
     expect(await storedClips(botId)).toEqual([]);
   });

@@ -1,53 +1,32 @@
-import type { Readable } from "node:stream";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
-import { UnsupportedMediaTypeError } from "../errors.js";
 import { Command, SpeakBody } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { MAX_OUTPUT_AUDIO_BYTES, OUTPUT_AUDIO_TYPES } from "../services/voice.js";
 import { IdParam } from "../validation.js";
-import { fileUploadGate, mediaType } from "./uploads.js";
+import { fileCommandRoute } from "./uploads.js";
 
 const BotParams = z.object({ id: IdParam });
-const AUDIO_TYPES = Object.keys(OUTPUT_AUDIO_TYPES);
 
-/** POST /bots/{id}/output-audio: the file reaches the route as the raw request stream, never buffered. */
-const outputAudioUpload: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
-  app.addContentTypeParser(/^(audio\/|application\/ogg)/i, (_request, payload, done) => done(null, payload));
-
-  app.post(
-    "/bots/:id/output-audio",
-    {
-      bodyLimit: MAX_OUTPUT_AUDIO_BYTES,
-      onRequest: fileUploadGate(AUDIO_TYPES, MAX_OUTPUT_AUDIO_BYTES),
-      schema: {
-        operationId: "playOutputAudio",
-        summary: "Play an audio file in the meeting",
-        description:
-          `The body is the file (WAV, MP3 or OGG, as its Content-Type says; at most ${MAX_OUTPUT_AUDIO_BYTES} ` +
-          "bytes). The server decodes it into a clip and queues a `play_audio` command (202): `payload` " +
-          '`{clipId, durationMs, source: "upload"}`. A file that cannot be decoded, has no audio or is empty is 422 ' +
-          "saying why, and nothing is queued; another Content-Type is 415; a larger file 413; 409 unless the bot is `IN_CALL`.",
-        params: BotParams,
-        upload: { types: AUDIO_TYPES, description: "The audio file" },
-        response: { 202: Command },
-      },
-    },
-    async (request, reply) => {
-      const format = OUTPUT_AUDIO_TYPES[mediaType(request.headers["content-type"])];
-      if (!format) throw new UnsupportedMediaTypeError(`one of ${AUDIO_TYPES.join(", ")}`);
-      const command = await services.voice.playUpload(
-        currentUser(request).id,
-        request.params.id,
-        format,
-        request.body as Readable,
-      );
-      reply.code(202);
-      return command;
-    },
-  );
-};
+/** POST /bots/{id}/output-audio. */
+const outputAudioUpload = fileCommandRoute({
+  url: "/bots/:id/output-audio",
+  types: OUTPUT_AUDIO_TYPES,
+  parser: /^(audio\/|application\/ogg)/i,
+  limit: MAX_OUTPUT_AUDIO_BYTES,
+  schema: {
+    operationId: "playOutputAudio",
+    summary: "Play an audio file in the meeting",
+    description:
+      `The body is the file (WAV, MP3 or OGG, as its Content-Type says; at most ${MAX_OUTPUT_AUDIO_BYTES} ` +
+      "bytes). The server decodes it into a clip and queues a `play_audio` command (202): `payload` " +
+      '`{clipId, durationMs, source: "upload"}`. A file that cannot be decoded, has no audio or is empty is 422 ' +
+      "saying why, and nothing is queued; another Content-Type is 415; a larger file 413; 409 unless the bot is `IN_CALL`.",
+    file: "The audio file",
+  },
+  queue: (services, userId, botId, format, body) => services.voice.playUpload(userId, botId, format, body),
+});
 
 /**
  * A bot that speaks (authenticated by the enclosing plugin): text it says, files it plays, and
