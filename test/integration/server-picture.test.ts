@@ -327,8 +327,11 @@ describe("the bot option output.image", () => {
     expect(patched.status).toBe(200);
     expect(patched.body.output).toEqual({ image: { imageId: expect.any(String), width: 640, height: 360 } });
     expect(patched.body.output.image.imageId).not.toBe(created.body.output.image.imageId);
+    // The picture replaced is gone; then none at all.
+    expect(await storedFiles(botId)).toEqual([`${patched.body.output.image.imageId}.png`]);
     const cleared = await server.api.patch(`/v1/bots/${botId}`, { token: owner.token, body: { output: {} } });
     expect(cleared.body.output).toEqual({});
+    expect(await storedFiles(botId)).toEqual([]);
 
     const before = (await server.api.get("/v1/bots?limit=100", { token: owner.token })).body.bots.length;
     const bad: [string, RegExp][] = [
@@ -353,7 +356,7 @@ describe("the bot option output.image", () => {
     );
   });
 
-  it("takes a data URL of nearly 5 MiB (past the 1 MiB of other JSON bodies), and its pictures go with a deleted bot", async () => {
+  it("takes a data URL of nearly 5 MiB (past the 1 MiB of other JSON bodies, which the rest still keeps), and its pictures go with a deleted bot", async () => {
     // Noise does not compress: a PNG of about 4.5 MB.
     const file = path.join(scratch, "noise.png");
     await run("ffmpeg", [
@@ -382,6 +385,17 @@ describe("the bot option output.image", () => {
     expect(created.body.output.image).toMatchObject({ width: 916, height: 720 });
     const botId = created.body.id as number;
     expect(await storedFiles(botId)).toEqual([`${created.body.output.image.imageId}.png`]);
+    // Only the picture may take a body past 1 MiB.
+    const padded = await server.api.post("/v1/bots", {
+      token: owner.token,
+      body: {
+        meetingInfo: { platform: "zoom", meetingId: "81234567890" },
+        meetingTitle: "x".repeat(1024 * 1024),
+        output: { image: dataUrl("image/png", greenPng) },
+      },
+    });
+    expect(padded.status).toBe(413);
+    expect(padded.body.detail).toMatch(/^Request body is larger than 1048576 bytes \(besides output.image/);
     expect((await server.api.delete(`/v1/bots/${botId}`, { token: owner.token })).status).toBe(204);
     expect(await storedFiles(botId)).toEqual([]);
   });

@@ -37,6 +37,7 @@ const PUBLIC_ROUTES = [
   "PUT /v1/bot-callbacks/{id}/artifacts/{name}",
   "PUT /v1/bot-callbacks/{id}/login-session",
   "GET /v1/bot-callbacks/{id}/output-clips/{clipId}",
+  "GET /v1/bot-callbacks/{id}/output-images/{imageId}",
   "GET /v1/recordings/{bot_id}/file",
   "GET /v1/share/{token}",
   "GET /v1/share/{token}/stream",

@@ -271,9 +271,24 @@ export class BotService {
   async update(userId: number, botId: number, input: UpdateBotBody): Promise<BotDetail> {
     if (input.meetingInfo) this.checkMeetingHost(input.meetingInfo);
     this.checkCallbackTarget(input.callbackUrl);
+    // A picture the new output option replaces goes once the bot no longer names it.
+    const replaced =
+      input.output === undefined
+        ? undefined
+        : parseJson<OutputOptions>((await this.requireOwned(userId, botId)).output_options)?.image;
+    const updated = await this.changeOutput(userId, botId, input);
+    if (replaced && updated.output.image?.imageId !== replaced.imageId) {
+      await this.outputImages()
+        .remove(botId, replaced.imageId)
+        .catch((err: unknown) => this.ctx.log.warn({ err, botId }, "could not remove a replaced picture"));
+    }
+    return updated;
+  }
+
+  /** `change` with the output option's picture (a data URL) made and kept first; dropped if the change fails. */
+  private async changeOutput(userId: number, botId: number, input: UpdateBotBody): Promise<BotDetail> {
     const picture = input.output?.image;
     if (!picture) return this.change(userId, botId, input, input.output && outputOf(input.output));
-    await this.requireOwned(userId, botId);
     const images = this.outputImages();
     const image = await images.inTemporaryDir(async (dir) =>
       images.keep(botId, await this.pictureFrom(picture, dir, ["body", "output", "image"])),
