@@ -74,4 +74,50 @@ describe("the runner's command lanes", () => {
     expect(order).toEqual(["start 1", "start 3", "end 3", "end 1", "start 2", "end 2"]);
     expect(reported.map((body) => body.type === "command.result" && body.data.commandId)).toEqual([3, 1, 2]);
   });
+
+  it("pictures run in their own lane: shown while a sound plays, a hide after the show before it", async () => {
+    const done = new Set<number>();
+    const baseUrl = await pollServer(
+      [
+        play(1),
+        { commandId: 2, kind: "show_image", payload: {} },
+        { commandId: 3, kind: "hide_image", payload: {} },
+      ],
+      done,
+    );
+    const order: string[] = [];
+    let endSound!: () => void;
+    const sound = new Promise<void>((resolve) => {
+      endSound = resolve;
+    });
+    let endShow!: () => void;
+    const showing = new Promise<void>((resolve) => {
+      endShow = resolve;
+    });
+    channel = new CommandChannel(
+      { botId: 1, callback: { baseUrl, token: "t".repeat(32) } },
+      async (command) => {
+        order.push(`start ${command.commandId}`);
+        if (command.commandId === 1) await sound;
+        if (command.commandId === 2) await showing;
+        order.push(`end ${command.commandId}`);
+        if (command.commandId === 3) endSound();
+        return undefined;
+      },
+      {
+        report: (body) => {
+          if (body.type === "command.result") done.add(body.data.commandId);
+          return done.size;
+        },
+      },
+      pino({ level: "silent" }),
+      1,
+    );
+    channel.start();
+    // The show started beside the sound; the hide waits for the show, not for the sound.
+    await expect.poll(() => order, { timeout: 5_000 }).toEqual(["start 1", "start 2"]);
+    endShow();
+    await expect.poll(() => done.size, { timeout: 5_000 }).toBe(3);
+    expect(order).toEqual(["start 1", "start 2", "end 2", "start 3", "end 3", "end 1"]);
+  });
 });
