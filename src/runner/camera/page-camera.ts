@@ -90,6 +90,7 @@ function cameraInPage({ binding, setterKey }: { binding: string; setterKey: stri
   const REDRAW_MS = 100;
   const CAMERA_ID = "meetbot-camera";
   const GROUP_ID = "meetbot-camera-group";
+  const CAMERA_LABEL = "meetbot camera";
 
   const canvas = document.createElement("canvas");
   canvas.width = WIDTH;
@@ -141,8 +142,9 @@ function cameraInPage({ binding, setterKey }: { binding: string; setterKey: stri
     const [track] = canvas.captureStream(DECLARED_FPS).getVideoTracks();
     if (!track) throw new DOMException("the camera gave no track", "NotReadableError");
     const settings = track.getSettings.bind(track);
-    // Pages match a track to its device by these.
+    // Pages match a track to its device by these, and show its label as the camera's name.
     track.getSettings = () => ({ ...settings(), deviceId: CAMERA_ID, groupId: GROUP_ID });
+    Object.defineProperty(track, "label", { value: CAMERA_LABEL });
     live.add(track);
     paint();
     timer ??= setInterval(tick, REDRAW_MS);
@@ -164,7 +166,7 @@ function cameraInPage({ binding, setterKey }: { binding: string; setterKey: stri
     const list = await enumerateDevices();
     if (list.some((device) => device.kind === "videoinput")) return list;
     // Labels show only once the page was given a device; then the camera has one too.
-    const label = list.some((device) => device.label !== "") ? "meetbot camera" : "";
+    const label = list.some((device) => device.label !== "") ? CAMERA_LABEL : "";
     const fields = { deviceId: CAMERA_ID, groupId: GROUP_ID, kind: "videoinput" as const, label };
     const camera = Object.create(MediaDeviceInfo.prototype) as MediaDeviceInfo;
     for (const [name, value] of Object.entries(fields)) {
