@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, it } from "vitest";
 import { SILENCE_LEVEL_DBFS } from "../../src/core/index.js";
 import { inspectRecording, probeDuration } from "../../src/runner/probe.js";
 import { eventually, startStack } from "../helpers/stack.js";
+import { type MockMeeting, mockMeeting, type PlatformName } from "../helpers/mock-meetings.js";
 
 /**
  * Every way a meeting goes, on all three platforms (issue 3 §7): each cell sets the meeting up
@@ -24,7 +25,6 @@ afterAll(async () => {
   await stack?.close();
 });
 
-type PlatformName = "google" | "zoom" | "teams";
 type Stack = typeof stack;
 
 interface Cell {
@@ -211,27 +211,10 @@ const CELLS: Cell[] = [
 
 let serial = 0;
 
-/** A fresh meeting id in the platform's own format, and the meetingInfo that joins it. */
-function newMeeting(platform: PlatformName): { id: string; meetingInfo: Record<string, unknown> } {
+/** A fresh meeting in the platform's own format, and the meetingInfo that joins it. */
+function newMeeting(platform: PlatformName): MockMeeting {
   serial += 1;
-  const letters = (n: number) => String.fromCharCode(97 + (Math.floor(n / 26) % 26), 97 + (n % 26));
-  switch (platform) {
-    case "google": {
-      const id = `mtx-cell-f${letters(serial)}`;
-      return { id, meetingInfo: { platform, meetingUrl: `${stack.mock.url}/meet/${id}` } };
-    }
-    case "zoom": {
-      const id = `8200000${String(serial).padStart(4, "0")}`;
-      return { id, meetingInfo: { platform, meetingId: id } };
-    }
-    case "teams": {
-      const id = `matrixmeeting${String(serial).padStart(4, "0")}`;
-      return {
-        id,
-        meetingInfo: { platform, meetingId: id, tenantId: "matrix-tenant", organizerId: "matrix-org" },
-      };
-    }
-  }
+  return mockMeeting(stack.mock.url, platform, "mtx", serial);
 }
 
 describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
