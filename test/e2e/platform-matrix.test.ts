@@ -52,6 +52,8 @@ interface Cell {
   sound?: "audible" | "silent";
   /** How the host sees the bot at the end, when it matters. */
   attendeesAtEnd?: string[];
+  /** PARTICIPANT_JOINED events due, when `whileRecording` adds someone; else the scenario's participants. */
+  participantsJoined?: number;
 }
 
 const RECORDED = ["JOINING_CALL", "IN_CALL", "RECORDING", "CALL_ENDED", "DONE"];
@@ -141,6 +143,22 @@ const CELLS: Cell[] = [
     statuses: RECORDED,
     subCode: "REMOVED",
     recording: true,
+  },
+  {
+    name: "only a notetaker left",
+    scenario: { admit: "open", participants: 1 },
+    body: { automaticLeave: { onlyBotsTimeout: 2000, everyoneLeftTimeout: 600_000 } },
+    whileRecording: async ({ stack, platform, meetingId, botId }) => {
+      await recordedOnDisk(stack, botId, 1000);
+      const before = (await stack.control.state(platform, meetingId)).participants as { id: string }[];
+      await stack.control.addParticipant(platform, meetingId, "Otter.ai Notetaker");
+      for (const person of before) await stack.control.removeParticipant(platform, meetingId, person.id);
+    },
+    statuses: RECORDED,
+    subCode: "ONLY_BOTS_LEFT",
+    recording: true,
+    participantsJoined: 2,
+    attendeesAtEnd: ["left"],
   },
   {
     name: "meeting not found",
@@ -249,7 +267,7 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
       }
       const joinedCall = cell.statuses.includes("IN_CALL");
       expect(events.filter((e) => e.eventType === "BOT_JOINED")).toHaveLength(joinedCall ? 1 : 0);
-      const participants = Number(cell.scenario.participants ?? 0);
+      const participants = cell.participantsJoined ?? Number(cell.scenario.participants ?? 0);
       if (joinedCall) {
         const joined = events.filter((e) => e.eventType === "PARTICIPANT_JOINED");
         expect(joined).toHaveLength(participants);
