@@ -15,19 +15,21 @@ import { z } from "zod";
  * "failed" although it was done).
  */
 
-export const COMMAND_KINDS = ["leave", "chat", "play_audio", "stop_audio"] as const;
+export const COMMAND_KINDS = ["leave", "chat", "play_audio", "stop_audio", "screenshot"] as const;
 export const CommandKind = z.enum(COMMAND_KINDS);
 export type CommandKind = z.infer<typeof CommandKind>;
 
 /**
  * Commands that wait their turn behind each other in the runner (one lane each): sounds play one
- * after another, while a leave, a chat message or a stop never waits for a sound to finish.
+ * after another, while a leave, a chat message or a stop never waits for a sound to finish, and a
+ * look at the page never waits for either.
  */
-export const COMMAND_LANES: Record<CommandKind, "output" | "control"> = {
+export const COMMAND_LANES: Record<CommandKind, "output" | "control" | "view"> = {
   leave: "control",
   chat: "control",
   play_audio: "output",
   stop_audio: "control",
+  screenshot: "view",
 };
 
 export const COMMAND_STATUSES = ["queued", "sent", "done", "failed"] as const;
@@ -46,7 +48,22 @@ export const COMMAND_DEADLINE_MS: Record<CommandKind, number> = {
   // Fetching the clip and unmuting, besides the playing itself.
   play_audio: 60_000,
   stop_audio: 30_000,
+  // One screenshot and its upload; someone is waiting for it (GET /v1/bots/{id}/screenshot).
+  screenshot: 15_000,
 };
+
+/**
+ * A screenshot command's picture: the runner uploads it as this artifact of the bot (each one
+ * replaces the one before) and answers ScreenshotResult.
+ */
+export const SCREENSHOT_ARTIFACT = "live-view.png";
+
+export const ScreenshotResult = z.object({
+  artifact: z.literal(SCREENSHOT_ARTIFACT),
+  sizeBytes: z.number().int().positive(),
+  takenAt: z.iso.datetime(),
+});
+export type ScreenshotResult = z.infer<typeof ScreenshotResult>;
 
 /** A play_audio command's deadline from its queueing: its wait behind earlier sounds, its length, the margin. */
 export function outputDeadlineMs(durationMs: number, queuedBeforeMs: number): number {

@@ -156,6 +156,16 @@ class FakeStage implements StagePort {
     return this.held;
   }
 
+  /** The screenshots taken; a page that cannot be shot throws `screenshotFailure`. */
+  screenshots: string[] = [];
+  screenshotFailure: Error | null = null;
+
+  async screenshot(path: string): Promise<{ sizeBytes: number }> {
+    if (this.screenshotFailure) throw this.screenshotFailure;
+    this.screenshots.push(path);
+    return { sizeBytes: 4321 };
+  }
+
   async saveFailureArtifacts(dir: string): Promise<SavedArtifact[]> {
     return ["failure.png", "failure.html"].map((name) => ({ name, path: `${dir}/${name}` }));
   }
@@ -537,6 +547,31 @@ describe("BotLifecycle: leaving the call", () => {
     expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED LEFT_ON_REQUEST", "DONE"]);
     expect(bot.adapter.leave).toHaveBeenCalledTimes(1);
     expect(bot.uploads).toHaveLength(1);
+  });
+
+  it("a screenshot command shoots the page, uploads it as live-view.png and answers its size", async () => {
+    const bot = setUp({ waitingRoomTimeout: 60_000 });
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("lobby")));
+    bot.start();
+    await elapse(1_000);
+    // In the lobby already: a view of the page is most useful while a join is stuck.
+    await expect(
+      bot.lifecycle.handleCommand({ commandId: 3, kind: "screenshot", payload: {} }),
+    ).resolves.toEqual({ artifact: "live-view.png", sizeBytes: 4321, takenAt: expect.any(String) });
+    expect(bot.stage.screenshots).toEqual(["/work/bot-1/live-view.png"]);
+    expect(bot.artifacts).toEqual(["live-view.png"]);
+    bot.stage.screenshotFailure = new Error("page crashed");
+    await expect(
+      bot.lifecycle.handleCommand({ commandId: 4, kind: "screenshot", payload: {} }),
+    ).rejects.toThrow("page crashed");
+  });
+
+  it("a screenshot command before the browser opened the meeting fails NOT_IN_CALL", async () => {
+    const bot = setUp();
+    await expect(
+      bot.lifecycle.handleCommand({ commandId: 3, kind: "screenshot", payload: {} }),
+    ).rejects.toMatchObject({ code: "NOT_IN_CALL" });
+    expect(bot.artifacts).toEqual([]);
   });
 
   describe("the bot's voice (play_audio, stop_audio)", () => {
