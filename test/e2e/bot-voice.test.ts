@@ -9,7 +9,7 @@ import { eventually, startStack } from "../helpers/stack.js";
 import { type MockMeeting, mockMeeting, type PlatformName } from "../helpers/mock-meetings.js";
 
 /**
- * A bot that speaks (issue 22 §1) with real bots in real Chromium against the mock pages of all
+ * A bot that speaks with real bots in real Chromium against the mock pages of all
  * three platforms, which hear the bot's microphone as a real meeting does: `speak` is heard by the
  * meeting (its capture, transcribed, matches the text), the bot unmutes for it and mutes again
  * after, and the bot's words are in its recording and its transcript once, as the bot's; sound

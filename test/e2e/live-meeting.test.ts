@@ -6,7 +6,7 @@ import { type SseEvent, StreamClient } from "../helpers/sse-client.js";
 import { type MockMeeting, mockMeeting, type PlatformName } from "../helpers/mock-meetings.js";
 
 /**
- * The live meeting (issue 21 §2 captions, §3 chat) with real bots in real Chromium against the
+ * The live meeting with real bots in real Chromium against the
  * mock pages of all three platforms: a bot with `liveTranscript: {source: "captions"}` turns its
  * captions on the platform's way and streams partials and finals of what the scripted participants
  * say, with the right speakers; it reads the chat once per message with its senders, sends its

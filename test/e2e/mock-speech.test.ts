@@ -4,7 +4,7 @@ import { eventually, startStack } from "../helpers/stack.js";
 import { type MockMeeting, mockMeeting, type PlatformName } from "../helpers/mock-meetings.js";
 
 /**
- * Scripted mock meetings (issue 11 §4) in real Chromium, on all three platforms: Alice and Bob
+ * Scripted mock meetings in real Chromium, on all three platforms: Alice and Bob
  * each read a line, a real bot records the call, and the recording has their speech in it with
  * the platform's speaking indicator (the speaker timeline) on each reader while the line played.
  */

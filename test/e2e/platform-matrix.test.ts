@@ -7,7 +7,7 @@ import { eventually, startStack } from "../helpers/stack.js";
 import { type MockMeeting, mockMeeting, type PlatformName } from "../helpers/mock-meetings.js";
 
 /**
- * Every way a meeting goes, on all three platforms (issue 3 §7): each cell sets the meeting up
+ * Every way a meeting goes, on all three platforms: each cell sets the meeting up
  * through the mock's control API, runs a real runner against it and asserts the exact status
  * sequence, the subCode, the events and the recording. Platform-specific outcomes (passcodes,
  * launchers, a host who has not started) are in meet-bot-*, zoom-bot and teams-bot; the control
