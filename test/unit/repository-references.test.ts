@@ -53,3 +53,45 @@ describe("the repository's references", () => {
     }
   });
 });
+
+describe("the README's Layout", () => {
+  /** The paths the Layout block names at the start of its lines (`platforms/meet|zoom|teams/` is three). */
+  function layoutPaths(): string[] {
+    const readme = readFileSync("README.md", "utf8");
+    const block = /## Layout\n\n```\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    return block
+      .split("\n")
+      .map((line) => /^(\S+)/.exec(line)?.[1])
+      .filter((first): first is string => first !== undefined)
+      .flatMap((first) => {
+        const alternatives = /^(.*\/)([\w-]+(?:\|[\w-]+)+)(\/)$/.exec(first);
+        if (!alternatives) return [first];
+        const [, parent, names, slash] = alternatives;
+        return (names as string).split("|").map((name) => `${parent}${name}${slash}`);
+      });
+  }
+
+  it("names paths that exist, and every folder of src/ and of the top level", () => {
+    const named = layoutPaths();
+    expect(named.length).toBeGreaterThan(10);
+    const tracked = new Set(execFileSync("git", ["ls-files"], { encoding: "utf8" }).split("\n"));
+    for (const path of named) {
+      const exists = path.endsWith("/")
+        ? [...tracked].some((file) => file.startsWith(path))
+        : tracked.has(path);
+      expect(exists, `${path} is in the Layout but not in the repository`).toBe(true);
+    }
+    const folders = new Set(
+      [...tracked]
+        .filter((file) => file.includes("/"))
+        .map((file) => {
+          const parts = file.split("/");
+          return parts[0] === "src" && parts.length > 2 ? `src/${parts[1]}/` : `${parts[0]}/`;
+        }),
+    );
+    const covered = (folder: string) =>
+      named.some((path) => path.startsWith(folder) || folder.startsWith(path));
+    const missing = [...folders].filter((folder) => !covered(folder) && !folder.startsWith("."));
+    expect(missing).toEqual([]);
+  });
+});
