@@ -1,5 +1,5 @@
 /**
- * Live transcripts from pocketsphinx (issue 21 §2) with a real bot in a scripted Meet mock: Alice
+ * Live transcripts from pocketsphinx with a real bot in a scripted Meet mock: Alice
  * and Bob read nine lines, one of them long enough to be cut into pieces. Reports, per line:
  * - speech → first partial: the first partial's report (the runner's clock, its eventTime) after
  *   the speech's onset in the bot's own sound (the utterance's startMs on the recording's clock);

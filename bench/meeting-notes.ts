@@ -1,5 +1,5 @@
 /**
- * Meeting notes through the whole pipeline (issue 11 §6): a real bot records the scripted mock
+ * Meeting notes through the whole pipeline: a real bot records the scripted mock
  * meeting (Alice and Bob read four lines, a commitment and a decision among them), the server
  * transcribes it with the embedded engine and summarizes it, all through the API. Reports the time
  * from the recording being stored (recording.ready) to the transcript and the summary completed,

@@ -1,5 +1,5 @@
 /**
- * `make bench`: the bot's camera (issue 22 §2). A real bot (runner, Chromium, the control plane)
+ * `make bench`: the bot's camera. A real bot (runner, Chromium, the control plane)
  * is in a mock Meet call whose page sees the bot's camera as a real meeting does (its average
  * colour, posted every 500 ms). Prints:
  *

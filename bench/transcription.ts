@@ -6,7 +6,7 @@
  * against the script, and attribution: the share of words given to the person who read them, with
  * a speaker timeline lagging like a platform's indicator (on 200 ms late, off 400 ms late).
  *
- * Runs on its own (`node --import tsx bench/transcription.ts`). Goal (issue 11): a real-time
+ * Runs on its own (`node --import tsx bench/transcription.ts`). Goal: a real-time
  * factor of at most 0.5 on this 2-core machine.
  */
 import { execFile } from "node:child_process";

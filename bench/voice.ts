@@ -1,5 +1,5 @@
 /**
- * `make bench`: a bot that speaks (issue 22 §6). A real bot (runner, Chromium, the control plane)
+ * `make bench`: a bot that speaks. A real bot (runner, Chromium, the control plane)
  * is in a mock Meet call whose page hears the bot's microphone as a real meeting does. Prints:
  *
  * - `POST /v1/bots/{id}/speak` → the first sound the meeting hears, p50/p95/max over BENCH_SPEAKS

@@ -88,7 +88,7 @@ export interface JoinOptions {
  * Where a person signs in to the platform once, and what proves they did (`meetbot login`): the
  * page opened, and the session cookies that appear for the platform's domain once signed in (one
  * is enough; a pre-sign-in cookie such as Zoom's `_zm_ssid` is never one of them). Names from
- * shared/notes/getting-in-2026.md; a platform that renames its cookies is a fix to its selectors.ts.
+ * docs/notes/getting-in-2026.md; a platform that renames its cookies is a fix to its selectors.ts.
  */
 export interface SignInHooks {
   /** The sign-in page opened by default (`--sign-in-url` replaces it, e.g. with a mock's). */

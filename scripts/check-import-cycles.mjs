@@ -2,7 +2,7 @@
 // Fails (exit 1) when the relative imports under src/, platforms/ and fixtures/ form a cycle.
 //
 // Every import counts, `import type` and `import()` included: a type-only import does not run
-// code, but it ties two modules together just the same (the services cycle issue 10 names went
+// code, but it ties two modules together just the same (a cycle between the services went
 // through `import type { BotService }`), and a layering with cycles in it is no layering. Only
 // relative specifiers are followed; packages cannot import us back.
 //

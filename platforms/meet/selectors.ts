@@ -2,7 +2,7 @@ import type { SignInHooks } from "../adapter.js";
 
 /**
  * Every Google Meet hook the bot relies on, in one place: when Meet changes its UI, this is
- * the file to fix. Sources: the hooks public meeting bots depend on (shared/notes/platform-hooks.md).
+ * the file to fix. Sources: the hooks public meeting bots depend on (docs/notes/platform-hooks.md).
  */
 export const MEET_HOOKS = {
   nameInput: 'input[type="text"][aria-label="Your name"]',
@@ -108,7 +108,7 @@ export const MEET_HOOKS = {
 
 /**
  * Signing a bot account in once (`meetbot login google`): Google's accounts page, and the cookies
- * a Google sign-in sets on google.com (shared/notes/getting-in-2026.md).
+ * a Google sign-in sets on google.com (docs/notes/getting-in-2026.md).
  */
 export const MEET_SIGN_IN: SignInHooks = {
   url: "https://accounts.google.com/",
@@ -127,7 +127,7 @@ export const MEET_SIGN_IN: SignInHooks = {
 };
 
 /**
- * Captions and chat (shared/notes/live-meeting.md; read by platforms/live.ts, clicked by
+ * Captions and chat (docs/notes/live-meeting.md; read by platforms/live.ts, clicked by
  * captions.ts and chat.ts): when Meet changes them, this is the file to fix.
  */
 export const MEET_LIVE_HOOKS = {

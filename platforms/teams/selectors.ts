@@ -3,7 +3,7 @@ import type { SignInHooks } from "../adapter.js";
 /**
  * Every Microsoft Teams hook the bot relies on, in one place: when Teams changes its web client,
  * this is the file to fix. Sources: the hooks public meeting bots depend on
- * (shared/notes/platform-hooks.md), plus the texts and attributes noted per entry.
+ * (docs/notes/platform-hooks.md), plus the texts and attributes noted per entry.
  */
 export const TEAMS_HOOKS = {
   /**
@@ -178,7 +178,7 @@ export const TEAMS_SIGN_IN: SignInHooks = {
 };
 
 /**
- * Captions and chat (shared/notes/live-meeting.md; read by platforms/live.ts, clicked by
+ * Captions and chat (docs/notes/live-meeting.md; read by platforms/live.ts, clicked by
  * captions.ts and chat.ts): when Teams changes them, this is the file to fix.
  */
 export const TEAMS_LIVE_HOOKS = {

@@ -105,7 +105,7 @@ export function teamsMeetingUrl(info: MeetingInfo, baseOverride: string | undefi
 
 /**
  * The meeting URL with Teams' bot-identification token in its fragment (`#token=<TOKEN>`, as
- * registered bots join: notes/getting-in-2026.md), replacing any fragment it had; unchanged
+ * registered bots join: docs/notes/getting-in-2026.md), replacing any fragment it had; unchanged
  * without a token. The fragment never leaves the browser in a request.
  */
 export function withBotToken(url: string, token: string | undefined): string {

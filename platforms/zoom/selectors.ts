@@ -3,7 +3,7 @@ import type { SignInHooks } from "../adapter.js";
 /**
  * Every Zoom web client hook the bot relies on, in one place: when Zoom changes its UI, this is
  * the file to fix. The React client at https://app.zoom.us/wc/<id>/join. Sources: the hooks
- * public meeting bots depend on (shared/notes/platform-hooks.md), Zoom's developer forum for
+ * public meeting bots depend on (docs/notes/platform-hooks.md), Zoom's developer forum for
  * "Passcode wrong", and public bots' Zoom selector files for the labels noted below.
  *
  * Texts are matched case-insensitively as substrings of the page's rendered text.
@@ -181,7 +181,7 @@ export const ZOOM_SIGN_IN: SignInHooks = {
 };
 
 /**
- * Captions and chat (shared/notes/live-meeting.md; read by platforms/live.ts, clicked by
+ * Captions and chat (docs/notes/live-meeting.md; read by platforms/live.ts, clicked by
  * captions.ts and chat.ts): when Zoom changes them, this is the file to fix.
  */
 export const ZOOM_LIVE_HOOKS = {

@@ -155,6 +155,17 @@ export class ApiClient {
     return parsed;
   }
 
+  /** What a running bot's page shows now: a PNG, and when the bot took it. */
+  async screenshot(botId: number): Promise<{ png: Buffer; takenAt: string }> {
+    const path = `/v1/bots/${botId}/screenshot`;
+    const response = await this.fetchRaw(path);
+    if (!response.ok) throw new ApiError(response.status, await response.json(), `GET ${path}`);
+    return {
+      png: Buffer.from(await response.arrayBuffer()),
+      takenAt: response.headers.get("x-screenshot-taken-at") ?? "",
+    };
+  }
+
   /** The meeting's chat as the bot read it, oldest first (one page of up to `pageSize`). */
   chatMessages(botId: number, pageSize = 100): Promise<{ messages: ChatMessageView[]; total: number }> {
     return this.call("GET", `/v1/bots/${botId}/chat-messages?page_size=${pageSize}`);

@@ -23,6 +23,33 @@ export const DEFAULT_SILENCE_TIMEOUT_MS = 1_800_000;
 export const SILENCE_LEVEL_DBFS = -60;
 
 /** All durations are milliseconds (the spec leaves the unit open; we chose ms everywhere). */
+/**
+ * Words in the names other meeting bots join under (notetakers, recorders): a participant whose
+ * name holds one of them as a whole word is a bot for automaticLeave.onlyBotsTimeout. Only words
+ * no person is named: "Grain", "Fellow" or "Jamie" would make people bots.
+ */
+export const DEFAULT_BOT_NAMES = [
+  "bot",
+  "notetaker",
+  "note taker",
+  "recorder",
+  "fireflies",
+  "otter",
+  "fathom",
+  "read.ai",
+  "tactiq",
+  "tldv",
+  "tl;dv",
+  "avoma",
+  "airgram",
+  "sembly",
+  "meetgeek",
+  "supernormal",
+  "bluedot",
+  "krisp",
+] as const;
+export const DEFAULT_ONLY_BOTS_TIMEOUT_MS = 60_000;
+
 export const AutomaticLeave = z.object({
   waitingRoomTimeout: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_AUTOMATIC_LEAVE_MS),
   noOneJoinedTimeout: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_AUTOMATIC_LEAVE_MS),
@@ -44,6 +71,24 @@ export const AutomaticLeave = z.object({
       `ms; leave after this long with no recorded sound above ${SILENCE_LEVEL_DBFS} dBFS (CALL_ENDED SILENCE); 0 = never`,
     )
     .default(DEFAULT_SILENCE_TIMEOUT_MS),
+  /** Ours: words that make a participant a bot (see DEFAULT_BOT_NAMES); [] = nobody is. */
+  botNames: z
+    .array(z.string().trim().min(1).max(100))
+    .max(100)
+    .describe("words (case-insensitive, matched as whole words) in the names other bots join under")
+    .default([...DEFAULT_BOT_NAMES]),
+  /** Ours: leave once everyone in the call has been a bot this long (CALL_ENDED ONLY_BOTS_LEFT). */
+  onlyBotsTimeout: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400_000)
+    .refine((ms) => ms === 0 || ms >= 1_000, {
+      message: "must be 0 (bots count as people) or at least 1000",
+      when: (payload) => payload.issues.length === 0,
+    })
+    .describe("ms; leave after this long with only bots in the call (CALL_ENDED ONLY_BOTS_LEFT); 0 = off")
+    .default(DEFAULT_ONLY_BOTS_TIMEOUT_MS),
 });
 export type AutomaticLeave = z.infer<typeof AutomaticLeave>;
 

@@ -20,6 +20,7 @@ export const COMMAND_KINDS = [
   "chat",
   "play_audio",
   "stop_audio",
+  "screenshot",
   "show_image",
   "hide_image",
 ] as const;
@@ -28,15 +29,17 @@ export type CommandKind = z.infer<typeof CommandKind>;
 
 /**
  * Commands that wait their turn behind each other in the runner (one lane each): sounds play one
- * after another, while a leave, a chat message or a stop never waits for a sound to finish. The
- * camera has a lane of its own: a picture shown then hidden must land in that order, and neither
- * a sound nor a chat message (which can take seconds each) holds it up, nor it them.
+ * after another, while a leave, a chat message or a stop never waits for a sound to finish, and a
+ * look at the page never waits for either. The camera has a lane of its own: a picture shown then
+ * hidden must land in that order, and neither a sound nor a chat message (which can take seconds
+ * each) holds it up, nor it them.
  */
-export const COMMAND_LANES: Record<CommandKind, "output" | "control" | "camera"> = {
+export const COMMAND_LANES: Record<CommandKind, "output" | "control" | "view" | "camera"> = {
   leave: "control",
   chat: "control",
   play_audio: "output",
   stop_audio: "control",
+  screenshot: "view",
   show_image: "camera",
   hide_image: "camera",
 };
@@ -57,10 +60,25 @@ export const COMMAND_DEADLINE_MS: Record<CommandKind, number> = {
   // Fetching the clip and unmuting, besides the playing itself.
   play_audio: 60_000,
   stop_audio: 30_000,
+  // One screenshot and its upload; someone is waiting for it (GET /v1/bots/{id}/screenshot).
+  screenshot: 15_000,
   // Fetching the picture and a click on the camera toggle (or two, the page asking for the camera again).
   show_image: 30_000,
   hide_image: 30_000,
 };
+
+/**
+ * A screenshot command's picture: the runner uploads it as this artifact of the bot (each one
+ * replaces the one before) and answers ScreenshotResult.
+ */
+export const SCREENSHOT_ARTIFACT = "live-view.png";
+
+export const ScreenshotResult = z.object({
+  artifact: z.literal(SCREENSHOT_ARTIFACT),
+  sizeBytes: z.number().int().positive(),
+  takenAt: z.iso.datetime(),
+});
+export type ScreenshotResult = z.infer<typeof ScreenshotResult>;
 
 /** A play_audio command's deadline from its queueing: its wait behind earlier sounds, its length, the margin. */
 export function outputDeadlineMs(durationMs: number, queuedBeforeMs: number): number {

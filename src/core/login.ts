@@ -6,7 +6,7 @@ import { z } from "zod";
  *
  * The session is Playwright's storage state: what `context.storageState()` writes and
  * `browser.newContext({storageState})` reads, the format a person's "sign in once" script saves
- * (notes/getting-in-2026.md). Fields Playwright may add beside these (IndexedDB, OPFS snapshots)
+ * (docs/notes/getting-in-2026.md). Fields Playwright may add beside these (IndexedDB, OPFS snapshots)
  * are dropped: only cookies and localStorage travel.
  *
  * Bounds: a whole session's JSON is at most MAX_SESSION_BYTES (the routes' body limit checks it);

@@ -57,6 +57,8 @@ export const SUB_CODES = [
   "MEETING_ENDED",
   "REMOVED",
   "EVERYONE_LEFT",
+  // Everyone left in the call is a bot (a notetaker, by name): automaticLeave.onlyBotsTimeout.
+  "ONLY_BOTS_LEFT",
   "NO_ONE_JOINED",
   "MAX_DURATION",
   "SILENCE",

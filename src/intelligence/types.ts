@@ -1,5 +1,5 @@
 /**
- * The contract of the intelligence engines (DESIGN.md: "pure functions of audio/transcript in,
+ * The contract of the intelligence engines (docs/design.md: "pure functions of audio/transcript in,
  * result out: no database, no HTTP server"). The server's job worker picks an engine by name, hands
  * it a file and settings, and stores what comes back. Times are milliseconds from the recording's
  * start: the clock of the recording's `speakerTimeline`.

@@ -13,7 +13,7 @@ import { normalizeEmail } from "../server/services/users.js";
 import { HOURLY_LIMITS, isPlan, type Plan, UNLIMITED_HEADER_VALUE } from "./plans.js";
 
 /**
- * Issue 12 §5: each user of the notes interface has an hourly budget set by their plan, shared by
+ * Each user of the notes interface has an hourly budget set by their plan, shared by
  * all of their API keys and access tokens. Windows are clock hours, as in the bot API's limiter
  * (src/server/http/rate-limit.ts), with its header names and Retry-After; unlike it, the count is
  * a row in the database, so that every server process on one PostgreSQL spends the same budget.

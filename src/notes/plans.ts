@@ -1,5 +1,5 @@
 /**
- * The notes interface's plans (issue 12 §5) and their hourly request budgets. A leaf module: the
+ * The notes interface's plans and their hourly request budgets. A leaf module: the
  * server's environment schema names the plans too, and must not import the limiter.
  */
 export const PLANS = ["free", "pro", "enterprise"] as const;

@@ -11,7 +11,15 @@ import {
   type PlatformAdapter,
   WAITING_PHASES,
 } from "../../platforms/adapter.js";
-import type { AccountCheckReport, BotConfig, PendingCommand, StorageState, SubCode } from "../core/index.js";
+import {
+  type AccountCheckReport,
+  type BotConfig,
+  type PendingCommand,
+  SCREENSHOT_ARTIFACT,
+  type ScreenshotResult,
+  type StorageState,
+  type SubCode,
+} from "../core/index.js";
 import { CommandRefusal } from "./commands.js";
 import { BotFailure } from "./errors.js";
 import { LiveMeeting } from "./live-meeting/index.js";
@@ -132,12 +140,29 @@ export class BotLifecycle {
           throw new CommandRefusal("NOT_IN_CALL", `the bot is not in the call (${this.lastStatus})`);
         return command.kind === "show_image" ? camera.show(command.payload) : camera.hide();
       }
+      case "screenshot":
+        return this.screenshot();
       default:
         throw new CommandRefusal(
           "UNKNOWN_COMMAND",
           `this runner does not know the command "${command.kind}"`,
         );
     }
+  }
+
+  /**
+   * What the page shows now, as the artifact SCREENSHOT_ARTIFACT (replacing the one before):
+   * from the moment the browser opened the meeting until the bot leaves, the lobby included.
+   */
+  private async screenshot(): Promise<ScreenshotResult> {
+    const stage = this.stage;
+    if (!stage || this.liveStopping)
+      throw new CommandRefusal("NOT_IN_CALL", `the bot has no meeting page (${this.lastStatus})`);
+    const path = join(this.workDir, SCREENSHOT_ARTIFACT);
+    const takenAt = new Date().toISOString();
+    const { sizeBytes } = await stage.screenshot(path);
+    await this.ports.uploader.uploadArtifact(SCREENSHOT_ARTIFACT, path);
+    return { artifact: SCREENSHOT_ARTIFACT, sizeBytes, takenAt };
   }
 
   async run(): Promise<Outcome> {

@@ -15,6 +15,9 @@ import { uploadArtifact, uploadRecording, writeBackSession } from "./upload.js";
 import { fetchClip, playWav } from "./voice/clips.js";
 import { fetchImage } from "./camera/images.js";
 
+/** A screenshot of a busy page takes a few hundred ms; far longer means the page is stuck. */
+const SCREENSHOT_TIMEOUT_MS = 5_000;
+
 /**
  * The lifecycle's ports as a real run has them: Chromium on Xvfb and PulseAudio, ffmpeg, and the
  * control plane over HTTP. `stage`: one a warm runner prepared before it got its config; without
@@ -129,6 +132,11 @@ class LiveStage implements StagePort {
     const state = await this.stage.browser.context.storageState();
     // Only cookies and localStorage travel (src/core/login.ts): the schema drops the rest.
     return StorageState.parse({ cookies: state.cookies, origins: state.origins });
+  }
+
+  async screenshot(path: string): Promise<{ sizeBytes: number }> {
+    const png = await this.page.screenshot({ path, type: "png", timeout: SCREENSHOT_TIMEOUT_MS });
+    return { sizeBytes: png.length };
   }
 
   saveFailureArtifacts(dir: string) {

@@ -44,6 +44,8 @@ export interface StagePort {
   restoreSession(session: StorageState): Promise<void>;
   /** The browser's current storage state (cookies and localStorage), to write a session back. */
   sessionState(): Promise<StorageState>;
+  /** Writes a PNG of what the page shows now to `path`; answers its size. */
+  screenshot(path: string): Promise<{ sizeBytes: number }>;
   /** Saves what the page shows (screenshot, HTML, trace) into `dir`; best effort. */
   saveFailureArtifacts(dir: string): Promise<SavedArtifact[]>;
   /** A recorder of this stage's display and sound card, writing to `path`. */

@@ -46,7 +46,7 @@ const LEVEL_FD = 3;
  * directly: we need stdin for a clean 'q', signals, and the progress stream, which is most of
  * what a wrapper like fluent-ffmpeg would hide (and it is no longer maintained).
  *
- * The choices below answer traps measured on this stack (shared/notes/media-stack-measured.md):
+ * The choices below answer traps measured on this stack (docs/notes/media-stack-measured.md):
  * - `-copyts` + `setpts=PTS-T0/TB` on both streams, T0 = wall clock at the start: both devices
  *   stamp packets with the wall clock, so one shared origin keeps audio and video in sync (the
  *   default per-input zeroing left audio ~0.77 s early).

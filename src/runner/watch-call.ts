@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { END_PHASES, type PageSnapshot, type Participant } from "../../platforms/adapter.js";
 import type { AutomaticLeave, SubCode } from "../core/index.js";
 import { BotFailure } from "./errors.js";
+import { botNameMatcher } from "./other-bots.js";
 import type { PageWatcher } from "./page-watcher.js";
 import type { ReporterPort } from "./ports.js";
 import { type AudioLevels, watchSilence } from "./silence.js";
@@ -10,10 +11,13 @@ import { type AudioLevels, watchSilence } from "./silence.js";
  * The bot's time in the call: reports everyone who joins or leaves and who speaks when, and
  * resolves with the
  * CALL_ENDED subCode once the call is over for the bot: the meeting ended, the bot was removed,
- * nobody came (noOneJoinedTimeout), everyone left (everyoneLeftTimeout), nothing was heard
+ * nobody came (noOneJoinedTimeout), everyone left (everyoneLeftTimeout), only other bots stayed
+ * (onlyBotsTimeout, bots told by automaticLeave.botNames), nothing was heard
  * (silenceTimeout, from the recorder's `levels`), it stayed maxDuration, or a stop was requested.
  * A browser crash rejects with its BotFailure.
  */
+type AloneReason = Extract<SubCode, "NO_ONE_JOINED" | "EVERYONE_LEFT" | "ONLY_BOTS_LEFT">;
+
 export function watchCall(opts: {
   watcher: PageWatcher;
   reporter: ReporterPort;
@@ -25,8 +29,11 @@ export function watchCall(opts: {
   const { watcher, reporter, automaticLeave, levels, signal, log } = opts;
   const present = new Map<string, Participant>();
   const speaking = new Map<string, Participant>();
-  let anyoneSeen = false;
+  // With onlyBotsTimeout 0 bots count as people, as everyone did before bots were told apart.
+  const isBot = automaticLeave.onlyBotsTimeout > 0 ? botNameMatcher(automaticLeave.botNames) : () => false;
+  let personSeen = false;
   let aloneTimer: NodeJS.Timeout | undefined;
+  let aloneReason: AloneReason | undefined;
   let maxDurationTimer: NodeJS.Timeout | undefined;
   let stopSilenceClock = () => {};
 
@@ -42,22 +49,33 @@ export function watchCall(opts: {
       else resolve(outcome);
     };
 
-    // Alone in the call: before anyone came, wait noOneJoinedTimeout; after everyone left,
-    // everyoneLeftTimeout. Someone (re)joining cancels it.
+    // No person in the call (bots are not people): before any person came, wait
+    // noOneJoinedTimeout; once everyone left, everyoneLeftTimeout; with only bots left,
+    // onlyBotsTimeout. A person (re)joining cancels it; a change of reason starts the new clock.
     const updateAloneTimer = () => {
-      if (present.size > 0) {
-        clearTimeout(aloneTimer);
-        aloneTimer = undefined;
-        return;
-      }
-      if (aloneTimer) return;
-      const [timeout, subCode]: [number, SubCode] = anyoneSeen
-        ? [automaticLeave.everyoneLeftTimeout, "EVERYONE_LEFT"]
-        : [automaticLeave.noOneJoinedTimeout, "NO_ONE_JOINED"];
+      const people = [...present.values()].filter((p) => !isBot(p.name)).length;
+      const reason: AloneReason | undefined =
+        people > 0
+          ? undefined
+          : !personSeen
+            ? "NO_ONE_JOINED"
+            : present.size === 0
+              ? "EVERYONE_LEFT"
+              : "ONLY_BOTS_LEFT";
+      if (reason === aloneReason) return;
+      clearTimeout(aloneTimer);
+      aloneTimer = undefined;
+      aloneReason = reason;
+      if (!reason) return;
+      const timeout: Record<AloneReason, number> = {
+        NO_ONE_JOINED: automaticLeave.noOneJoinedTimeout,
+        EVERYONE_LEFT: automaticLeave.everyoneLeftTimeout,
+        ONLY_BOTS_LEFT: automaticLeave.onlyBotsTimeout,
+      };
       aloneTimer = setTimeout(() => {
-        log.info({ subCode, timeoutMs: timeout }, "leaving: alone in the call");
-        finish(subCode);
-      }, timeout);
+        log.info({ subCode: reason, timeoutMs: timeout[reason] }, "leaving: no person in the call");
+        finish(reason);
+      }, timeout[reason]);
     };
 
     const onChange = (snap: PageSnapshot) => {
@@ -68,7 +86,7 @@ export function watchCall(opts: {
       for (const [id, p] of now) {
         if (present.has(id)) continue;
         present.set(id, p);
-        anyoneSeen = true;
+        if (!isBot(p.name)) personSeen = true;
         reporter.report({ type: "participant.joined", data: { participantId: id, participantName: p.name } });
       }
       for (const [id, p] of present) {

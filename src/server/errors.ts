@@ -80,6 +80,13 @@ export class BadGatewayError extends ApiError {
   }
 }
 
+/** Something the answer waits for (a running bot) did not answer in time. */
+export class GatewayTimeoutError extends ApiError {
+  constructor(detail: string) {
+    super(504, detail);
+  }
+}
+
 export class ServiceUnavailableError extends ApiError {
   constructor(detail: string) {
     super(503, detail);

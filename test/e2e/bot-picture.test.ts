@@ -3,10 +3,11 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, it } from "vitest";
+import { type PlatformName, mockMeeting } from "../helpers/mock-meetings.js";
 import { commandOutcome, eventually, startStack } from "../helpers/stack.js";
 
 /**
- * The bot's camera (issue 22 §2) with real bots in real Chromium against the mock pages of all
+ * The bot's camera with real bots in real Chromium against the mock pages of all
  * three platforms, which see the bot's camera as a real meeting does (the colour it shows): a bot
  * created with output.image joins with its camera on, showing that picture; POST /output-image
  * changes the picture; DELETE turns the camera off; POST turns it on again (the page asks for a
@@ -41,29 +42,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-type PlatformName = "google" | "zoom" | "teams";
-
-function meeting(platform: PlatformName): { id: string; meetingInfo: Record<string, unknown> } {
-  switch (platform) {
-    case "google":
-      return {
-        id: "pic-ture-abc",
-        meetingInfo: { platform, meetingUrl: `${stack.mock.url}/meet/pic-ture-abc` },
-      };
-    case "zoom":
-      return { id: "83500000001", meetingInfo: { platform, meetingId: "83500000001" } };
-    case "teams":
-      return {
-        id: "picturemeeting0001",
-        meetingInfo: {
-          platform,
-          meetingId: "picturemeeting0001",
-          tenantId: "pic-tenant",
-          organizerId: "pic-org",
-        },
-      };
-  }
-}
+/** One meeting per platform, of this file's family. */
+const meeting = (platform: PlatformName) => mockMeeting(stack.mock.url, platform, "pic", 0);
 
 interface Camera {
   on: boolean;

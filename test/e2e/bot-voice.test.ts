@@ -6,9 +6,10 @@ import { afterAll, beforeAll, describe, it } from "vitest";
 import { embeddedTranscriber } from "../../src/intelligence/index.js";
 import { wordAccuracy } from "../../src/intelligence/word-error-rate.js";
 import { eventually, startStack } from "../helpers/stack.js";
+import { type MockMeeting, mockMeeting, type PlatformName } from "../helpers/mock-meetings.js";
 
 /**
- * A bot that speaks (issue 22 §1) with real bots in real Chromium against the mock pages of all
+ * A bot that speaks with real bots in real Chromium against the mock pages of all
  * three platforms, which hear the bot's microphone as a real meeting does: `speak` is heard by the
  * meeting (its capture, transcribed, matches the text), the bot unmutes for it and mutes again
  * after, and the bot's words are in its recording and its transcript once, as the bot's; sound
@@ -37,30 +38,12 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-type PlatformName = "google" | "zoom" | "teams";
-
 /** A sentence flite's rms voice says so that pocketsphinx gets every word of its clip (measured). */
 const SAID = "I will send the report to the team tomorrow and we will meet again next week";
 const LONG = "This is a long announcement that the host will cut short before it ends, ".repeat(4);
 
-function meeting(platform: PlatformName, n: number): { id: string; meetingInfo: Record<string, unknown> } {
-  switch (platform) {
-    case "google": {
-      const id = `voi-cebo-ta${String.fromCharCode(97 + n)}`;
-      return { id, meetingInfo: { platform, meetingUrl: `${stack.mock.url}/meet/${id}` } };
-    }
-    case "zoom": {
-      const id = `8340000000${n}`;
-      return { id, meetingInfo: { platform, meetingId: id } };
-    }
-    case "teams": {
-      const id = `voicemeeting000${n}`;
-      return {
-        id,
-        meetingInfo: { platform, meetingId: id, tenantId: "voice-tenant", organizerId: "voice-org" },
-      };
-    }
-  }
+function meeting(platform: PlatformName, n: number): MockMeeting {
+  return mockMeeting(stack.mock.url, platform, "voi", n);
 }
 
 interface Attendee {

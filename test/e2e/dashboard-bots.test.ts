@@ -111,6 +111,14 @@ describe("a real bot, created through the form", () => {
       await participants.getByRole("cell", { name }).waitFor({ timeout: 20_000 });
     }
     await expect.poll(() => timelineStatuses(page)).toContain("RECORDING");
+    // What the bot sees: its page, fetched with the token, shot again and again while in the call.
+    const view = page.getByRole("img", { name: "What the bot's meeting page shows now" });
+    await expect
+      .poll(() => view.evaluate((img: HTMLImageElement) => img.naturalWidth), { timeout: 20_000 })
+      .toBeGreaterThanOrEqual(1280);
+    const firstShot = await view.getAttribute("src");
+    expect(firstShot).toMatch(/^blob:/);
+    await expect.poll(() => view.getAttribute("src"), { timeout: 20_000 }).not.toBe(firstShot);
     await stack.control.end("google", code);
 
     // The page fetches the bot's status and timeline again only on its live events.
@@ -130,6 +138,7 @@ describe("a real bot, created through the form", () => {
     for (const item of items) expect(item).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/);
     expect(items[at("CALL_ENDED")]).toContain("MEETING_ENDED");
     expect(await page.title()).toMatch(/^Dash Bot · Bot #\d+ · meetbot$/);
+    expect(await view.count()).toBe(0); // no page to show once the bot left
 
     // Back on the list, the row says DONE too; the page was never reloaded.
     await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Bots" }).click();

@@ -25,7 +25,7 @@ describe("meetbot demo", () => {
         expect(output).toMatch(new RegExp(`webhook ${event.replace(".", "\\.")} \\(signed whdel_`));
       }
       expect(output).toMatch(/webhooks: \d+ deliveries to the callbackUrl, every signature verified/);
-      // Issue 12 §8: it ends with the meeting as the meeting-notes interface serves it.
+      // It ends with the meeting as the meeting-notes interface serves it.
       expect(output).toMatch(/summary completed( 100%)?\n/);
       expect(output).toMatch(/meeting mtg_[0-9a-f]{24} from http:\/\/127\.0\.0\.1:\d+\/v1\/meetings\n/);
       expect(output).toMatch(/ {2}"Demo meeting", \d{4}-\d\d-\d\dT[\d:.]+Z, \d+ s\n/);

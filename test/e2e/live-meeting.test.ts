@@ -3,9 +3,10 @@ import type { SpokenLine } from "../../fixtures/host/script.js";
 import { wordAccuracy } from "../../src/intelligence/word-error-rate.js";
 import { eventually, startStack } from "../helpers/stack.js";
 import { type SseEvent, StreamClient } from "../helpers/sse-client.js";
+import { type MockMeeting, mockMeeting, type PlatformName } from "../helpers/mock-meetings.js";
 
 /**
- * The live meeting (issue 21 §2 captions, §3 chat) with real bots in real Chromium against the
+ * The live meeting with real bots in real Chromium against the
  * mock pages of all three platforms: a bot with `liveTranscript: {source: "captions"}` turns its
  * captions on the platform's way and streams partials and finals of what the scripted participants
  * say, with the right speakers; it reads the chat once per message with its senders, sends its
@@ -19,8 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.close();
 });
-
-type PlatformName = "google" | "zoom" | "teams";
 
 const SCRIPT = [
   { participant: "Alice Example", text: "I will send the report to the team tomorrow" },
@@ -37,24 +36,8 @@ const CHAT = [
 const ON_JOIN = "Hello, I am taking notes";
 const FROM_API = "A message sent through the API";
 
-function meeting(platform: PlatformName, n: number): { id: string; meetingInfo: Record<string, unknown> } {
-  switch (platform) {
-    case "google": {
-      const id = `liv-capt-aa${String.fromCharCode(97 + n)}`;
-      return { id, meetingInfo: { platform, meetingUrl: `${stack.mock.url}/meet/${id}` } };
-    }
-    case "zoom": {
-      const id = `8320000000${n}`;
-      return { id, meetingInfo: { platform, meetingId: id } };
-    }
-    case "teams": {
-      const id = `livemeeting000${n}`;
-      return {
-        id,
-        meetingInfo: { platform, meetingId: id, tenantId: "live-tenant", organizerId: "live-org" },
-      };
-    }
-  }
+function meeting(platform: PlatformName, n: number): MockMeeting {
+  return mockMeeting(stack.mock.url, platform, "liv", n);
 }
 
 /** A bot's live stream from before its deploy, read until the bot ended. */

@@ -8,7 +8,7 @@ import { openDatabase } from "../../src/server/db/database.js";
 import { startStack } from "../helpers/stack.js";
 
 /**
- * The live transcript from pocketsphinx (issue 21 §2) with a real bot in a scripted mock Meet:
+ * The live transcript from pocketsphinx with a real bot in a scripted mock Meet:
  * three lines read by flite voices, the bot's runner recognizing its own meeting sound as it
  * plays. What the runner reported is read from its spool (`events.jsonl` in its work dir: every
  * event it reported, in order, with its seq), and the server's receipts show it took each one.

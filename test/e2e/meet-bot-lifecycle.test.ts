@@ -100,6 +100,12 @@ describe("a bot in a mock Google Meet, end to end", () => {
       attendees: Array<{ name: string; state: string }>;
     };
     expect(waiting.attendees).toEqual([expect.objectContaining({ name: "Lobby Bot", state: "lobby" })]);
+    // What the bot sees while it waits: its whole page, at least the recorded 1280x720 (a PNG's
+    // IHDR holds width and height).
+    const { png } = await api.screenshot(bot.id);
+    expect(png.subarray(1, 4).toString()).toBe("PNG");
+    expect(png.readUInt32BE(16)).toBeGreaterThanOrEqual(1280);
+    expect(png.readUInt32BE(20)).toBeGreaterThanOrEqual(720);
 
     await control.admit("google", code);
     await api.waitForStatus(bot.id, ["IN_CALL", "FATAL"], { timeoutMs: 30_000 });

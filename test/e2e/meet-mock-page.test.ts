@@ -16,7 +16,7 @@ import {
   watchCaptions,
 } from "../helpers/mock-browser.js";
 
-// The hooks as real-Meet adapters use them (see /work/shared/notes/platform-hooks.md).
+// The hooks as real-Meet adapters use them (see docs/notes/platform-hooks.md).
 const NAME_INPUT = 'div[jscontroller] input[type="text"][aria-label="Your name"]';
 const CALL_CONTROLS = 'div[role="region"][aria-label="Call controls"]';
 const LEAVE_CALL = `${CALL_CONTROLS} button[aria-label="Leave call"]`;
@@ -286,7 +286,7 @@ describe("dead ends", () => {
   });
 });
 
-describe("captions and chat (shared/notes/live-meeting.md)", () => {
+describe("captions and chat (docs/notes/live-meeting.md)", () => {
   const CAPTIONS_ON = 'button[aria-label="Turn on captions"]';
   const CAPTIONS_OFF = 'button[aria-label="Turn off captions"]';
   const REGION = 'div[role="region"][aria-label="Captions"]';

@@ -15,7 +15,7 @@ import { startStack } from "../helpers/stack.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
 
 /**
- * Meeting notes end to end (issue 11 §5), on all three platforms: Alice and Bob read a script with
+ * Meeting notes end to end, on all three platforms: Alice and Bob read a script with
  * a commitment and a decision in a mock meeting, a real bot records it, and the server transcribes
  * it with the embedded engine and summarizes it on its own. The mock's record of who read which
  * line when is the ground truth.

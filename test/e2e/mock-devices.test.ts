@@ -2,10 +2,11 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright";
+import type { Browser, BrowserContext, Page } from "playwright";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { MeetingState } from "../../fixtures/host/meetings.js";
 import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
+import { launchTestChromium } from "../helpers/mock-browser.js";
 import { MockControl } from "../helpers/stack.js";
 
 /**
@@ -143,23 +144,8 @@ beforeAll(async () => {
   ffmpeg("-f", "lavfi", "-i", "color=c=red:s=320x240:r=10:d=1", "-pix_fmt", "yuv420p", red);
   host = await startMockHost();
   control = new MockControl(host.url);
-  browser = await chromium.launch({
-    executablePath: process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-quic",
-      "--no-first-run",
-      "--autoplay-policy=no-user-gesture-required",
-      "--use-fake-ui-for-media-stream",
-      "--use-fake-device-for-media-stream",
-      `--use-file-for-fake-audio-capture=${tone}`,
-      `--use-file-for-fake-video-capture=${red}`,
-    ],
+  browser = await launchTestChromium({
+    extraArgs: [`--use-file-for-fake-audio-capture=${tone}`, `--use-file-for-fake-video-capture=${red}`],
   });
 });
 

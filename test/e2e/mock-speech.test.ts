@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, it } from "vitest";
 import type { SpokenLine } from "../../fixtures/host/script.js";
 import { eventually, startStack } from "../helpers/stack.js";
+import { type MockMeeting, mockMeeting, type PlatformName } from "../helpers/mock-meetings.js";
 
 /**
- * Scripted mock meetings (issue 11 §4) in real Chromium, on all three platforms: Alice and Bob
+ * Scripted mock meetings in real Chromium, on all three platforms: Alice and Bob
  * each read a line, a real bot records the call, and the recording has their speech in it with
  * the platform's speaking indicator (the speaker timeline) on each reader while the line played.
  */
@@ -15,31 +16,13 @@ afterAll(async () => {
   await stack?.close();
 });
 
-type PlatformName = "google" | "zoom" | "teams";
-
 const SCRIPT = [
   { participant: "Alice Example", text: "I will send the report to the team tomorrow" },
   { participant: "Bob Example", text: "We decided to ship the new version on Friday" },
 ];
 
-function newMeeting(platform: PlatformName): { id: string; meetingInfo: Record<string, unknown> } {
-  switch (platform) {
-    case "google": {
-      const id = "spk-line-aaa";
-      return { id, meetingInfo: { platform, meetingUrl: `${stack.mock.url}/meet/${id}` } };
-    }
-    case "zoom": {
-      const id = "83100000001";
-      return { id, meetingInfo: { platform, meetingId: id } };
-    }
-    case "teams": {
-      const id = "scriptedmeeting0001";
-      return {
-        id,
-        meetingInfo: { platform, meetingId: id, tenantId: "speech-tenant", organizerId: "speech-org" },
-      };
-    }
-  }
+function newMeeting(platform: PlatformName): MockMeeting {
+  return mockMeeting(stack.mock.url, platform, "spk", 1);
 }
 
 describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 180_000 }, (platform) => {

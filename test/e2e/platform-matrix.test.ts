@@ -4,9 +4,10 @@ import { afterAll, beforeAll, describe, it } from "vitest";
 import { SILENCE_LEVEL_DBFS } from "../../src/core/index.js";
 import { inspectRecording, probeDuration } from "../../src/runner/probe.js";
 import { eventually, startStack } from "../helpers/stack.js";
+import { type MockMeeting, mockMeeting, type PlatformName } from "../helpers/mock-meetings.js";
 
 /**
- * Every way a meeting goes, on all three platforms (issue 3 §7): each cell sets the meeting up
+ * Every way a meeting goes, on all three platforms: each cell sets the meeting up
  * through the mock's control API, runs a real runner against it and asserts the exact status
  * sequence, the subCode, the events and the recording. Platform-specific outcomes (passcodes,
  * launchers, a host who has not started) are in meet-bot-*, zoom-bot and teams-bot; the control
@@ -24,7 +25,6 @@ afterAll(async () => {
   await stack?.close();
 });
 
-type PlatformName = "google" | "zoom" | "teams";
 type Stack = typeof stack;
 
 interface Cell {
@@ -52,6 +52,8 @@ interface Cell {
   sound?: "audible" | "silent";
   /** How the host sees the bot at the end, when it matters. */
   attendeesAtEnd?: string[];
+  /** PARTICIPANT_JOINED events due, when `whileRecording` adds someone; else the scenario's participants. */
+  participantsJoined?: number;
 }
 
 const RECORDED = ["JOINING_CALL", "IN_CALL", "RECORDING", "CALL_ENDED", "DONE"];
@@ -143,6 +145,22 @@ const CELLS: Cell[] = [
     recording: true,
   },
   {
+    name: "only a notetaker left",
+    scenario: { admit: "open", participants: 1 },
+    body: { automaticLeave: { onlyBotsTimeout: 2000, everyoneLeftTimeout: 600_000 } },
+    whileRecording: async ({ stack, platform, meetingId, botId }) => {
+      await recordedOnDisk(stack, botId, 1000);
+      const before = (await stack.control.state(platform, meetingId)).participants as { id: string }[];
+      await stack.control.addParticipant(platform, meetingId, "Otter.ai Notetaker");
+      for (const person of before) await stack.control.removeParticipant(platform, meetingId, person.id);
+    },
+    statuses: RECORDED,
+    subCode: "ONLY_BOTS_LEFT",
+    recording: true,
+    participantsJoined: 2,
+    attendeesAtEnd: ["left"],
+  },
+  {
     name: "meeting not found",
     scenario: { page: "not_found" },
     statuses: DEAD_END,
@@ -211,27 +229,10 @@ const CELLS: Cell[] = [
 
 let serial = 0;
 
-/** A fresh meeting id in the platform's own format, and the meetingInfo that joins it. */
-function newMeeting(platform: PlatformName): { id: string; meetingInfo: Record<string, unknown> } {
+/** A fresh meeting in the platform's own format, and the meetingInfo that joins it. */
+function newMeeting(platform: PlatformName): MockMeeting {
   serial += 1;
-  const letters = (n: number) => String.fromCharCode(97 + (Math.floor(n / 26) % 26), 97 + (n % 26));
-  switch (platform) {
-    case "google": {
-      const id = `mtx-cell-f${letters(serial)}`;
-      return { id, meetingInfo: { platform, meetingUrl: `${stack.mock.url}/meet/${id}` } };
-    }
-    case "zoom": {
-      const id = `8200000${String(serial).padStart(4, "0")}`;
-      return { id, meetingInfo: { platform, meetingId: id } };
-    }
-    case "teams": {
-      const id = `matrixmeeting${String(serial).padStart(4, "0")}`;
-      return {
-        id,
-        meetingInfo: { platform, meetingId: id, tenantId: "matrix-tenant", organizerId: "matrix-org" },
-      };
-    }
-  }
+  return mockMeeting(stack.mock.url, platform, "mtx", serial);
 }
 
 describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
@@ -266,7 +267,7 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
       }
       const joinedCall = cell.statuses.includes("IN_CALL");
       expect(events.filter((e) => e.eventType === "BOT_JOINED")).toHaveLength(joinedCall ? 1 : 0);
-      const participants = Number(cell.scenario.participants ?? 0);
+      const participants = cell.participantsJoined ?? Number(cell.scenario.participants ?? 0);
       if (joinedCall) {
         const joined = events.filter((e) => e.eventType === "PARTICIPANT_JOINED");
         expect(joined).toHaveLength(participants);

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, startStack } from "../helpers/stack.js";
 
 /**
- * The control plane goes away for 20 s while a bot on each platform is in its call (issue 3 §7):
+ * The control plane goes away for 20 s while a bot on each platform is in its call:
  * the runners carry on, spool what happens meanwhile, and resend it when the server is back, so
  * that nothing is lost and nothing is applied twice. The three bots share one outage.
  *
- * Commands cross it too (issue 21 §1): a chat message asked for just before the server stops is
+ * Commands cross it too: a chat message asked for just before the server stops is
  * sent once and reported done. The runner gets it at once and sends it while the server is away,
  * so its result reaches the restarted server from the runner's retries; had the runner missed it,
  * the restarted server would hand it over from the table. Either way it is sent once.

@@ -16,7 +16,7 @@ import {
   watchCaptions,
 } from "../helpers/mock-browser.js";
 
-// The hooks as real-Teams bots use them (see /work/shared/notes/platform-hooks.md).
+// The hooks as real-Teams bots use them (see docs/notes/platform-hooks.md).
 const JOIN_ON_WEB = 'button[data-tid="joinOnWeb"]';
 const NAME_INPUT = 'input[data-tid="prejoin-display-name-input"]';
 const MIC_SWITCH = '[data-tid="toggle-mute"]';
@@ -548,7 +548,7 @@ describe("drifted layouts (ui=, fixtures/teams/ui-variants.ts) and the adapter o
   });
 });
 
-describe("captions and chat (shared/notes/live-meeting.md)", () => {
+describe("captions and chat (docs/notes/live-meeting.md)", () => {
   const MORE = "#callingButtons-showMoreBtn";
   const WRAPPER = '[data-tid="closed-caption-renderer-wrapper"]';
   const CHAT_BUTTON = "button#chat-button";

@@ -3,7 +3,7 @@ import { UI_VARIANTS } from "../../fixtures/host/scenario.js";
 import { startStack } from "../helpers/stack.js";
 
 /**
- * The drift suite (issue 10 §1): each adapter against every drifted layout of its mock page
+ * The drift suite: each adapter against every drifted layout of its mock page
  * (fixtures/<platform>/ui-variants.ts), pages that use the real platforms' hooks but arrange them
  * differently from our default mocks. Each must reach DONE with the participants named, who spoke
  * when, and sound in the recording.

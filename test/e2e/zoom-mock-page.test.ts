@@ -16,7 +16,7 @@ import {
   watchCaptions,
 } from "../helpers/mock-browser.js";
 
-// The real web client's hooks (see platforms/zoom/selectors.ts and shared/notes/platform-hooks.md).
+// The real web client's hooks (see platforms/zoom/selectors.ts and docs/notes/platform-hooks.md).
 const PANEL_NAMES = "#participants-ul .participants-item__display-name";
 const TILE_NAMES = ".gallery-video-container__video-frame .video-avatar__avatar-footer";
 const ACTIVE_TILE = ".gallery-video-container__video-frame--active";
@@ -534,7 +534,7 @@ describe("the host's passcode and start, through its APIs", () => {
   });
 });
 
-describe("captions and chat (shared/notes/live-meeting.md)", () => {
+describe("captions and chat (docs/notes/live-meeting.md)", () => {
   const MORE = '#wc-footer button[aria-label="More meeting control"]';
   const MENU_ITEMS = '[role="menu"] [role="menuitem"]';
   const SUBTITLES = "#live-transcription-subtitle";

@@ -5,7 +5,7 @@ import { SCRIPTED_MEETING } from "./spoken-meeting.js";
 import type { startStack } from "./stack.js";
 
 /**
- * Meeting notes from a real bot in a scripted mock meeting (issue 11 §5, §6): the script, a user
+ * Meeting notes from a real bot in a scripted mock meeting: the script, a user
  * who can read the content routes, the meeting itself, and the ground truth each transcript is
  * scored against. Shared by test/e2e/meeting-notes.test.ts and bench/meeting-notes.ts.
  */

@@ -29,13 +29,18 @@ const CHROMIUM_ARGS = [
   "--use-fake-device-for-media-stream",
 ];
 
-/** Debian's Chromium, headless, with the flags above (never a downloaded browser). */
-export function launchTestChromium(options: { ignoreDefaultArgs?: string[] } = {}): Promise<Browser> {
+/**
+ * Debian's Chromium, headless, with the flags above (never a downloaded browser) and `extraArgs`
+ * (e.g. the files the fake devices play).
+ */
+export function launchTestChromium(
+  options: { ignoreDefaultArgs?: string[]; extraArgs?: string[] } = {},
+): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.MEETBOT_CHROMIUM_PATH ?? "/usr/bin/chromium",
     headless: true,
-    args: CHROMIUM_ARGS,
-    ...options,
+    args: [...CHROMIUM_ARGS, ...(options.extraArgs ?? [])],
+    ignoreDefaultArgs: options.ignoreDefaultArgs,
   });
 }
 

@@ -138,6 +138,9 @@ export class MockControl {
   addParticipant(platform: string, id: string, name: string) {
     return this.call("POST", platform, id, "/participants", { name });
   }
+  removeParticipant(platform: string, id: string, participantId: string) {
+    return this.call("DELETE", platform, id, `/participants/${participantId}`);
+  }
   /** The host mutes an attendee in the call (by default the first), as a real host can. */
   muteAttendee(platform: string, id: string, attendeeId?: string) {
     return this.call("POST", platform, id, "/mute-attendee", attendeeId ? { attendeeId } : undefined);

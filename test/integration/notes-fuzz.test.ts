@@ -39,7 +39,7 @@ import { recordMeeting } from "../helpers/recorded-meeting.js";
 import { alicesReport, storeCompletedContent } from "../helpers/stored-content.js";
 
 /**
- * Issue 12 §8: the fuzz test over the meeting-notes interface, its routes read from its own
+ * The fuzz test over the meeting-notes interface, its routes read from its own
  * /openapi.json (so routes added later, the notes webhooks among them, are fuzzed too). Hostile
  * path ids, paths, query strings, credentials, headers and bodies, from a seeded PRNG; whatever
  * comes in: no 5xx, every error is one of the spec's two bodies, every answer has the

@@ -17,7 +17,7 @@ import { recordMeeting, type TimedEvent } from "../helpers/recorded-meeting.js";
 import { storeCompletedContent } from "../helpers/stored-content.js";
 
 /**
- * The meeting-notes interface (issue 12 §1-3) on its own port: the bot API's credentials, meetings
+ * The meeting-notes interface on its own port: the bot API's credentials, meetings
  * made of the bots that reached IN_CALL, cursor pagination, filters and full-text search.
  */
 let scratch: string;

@@ -8,7 +8,7 @@ import {
 import { Api, registerUser, startTestServer, type TestServer } from "../helpers/server-harness.js";
 
 /**
- * Issue 12 §7 for the meeting-notes interface: its /openapi.json, as served on its own port, is a
+ * The meeting-notes interface's /openapi.json, as served on its own port, is a
  * good input for client generators (Redocly's recommended rules; a generated TypeScript client
  * compiles), and says what every answer carries: the credential, the rate-limit headers, the 429.
  */

@@ -32,7 +32,7 @@ import { type TestDatabase, testDatabaseFor } from "../helpers/postgres.js";
 import { Api, type ApiResponse, RecordingLauncher } from "../helpers/server-harness.js";
 
 /**
- * The notes interface's plan limits (issue 12 §5) on the real database, with the real auth hook
+ * The notes interface's plan limits on the real database, with the real auth hook
  * and API keys in front of them, over real HTTP, on an app from the builder both interfaces share
  * (createApiServer) with a stand-in route or two: the hooks as the notes app mounts them. The clock is the test's, set just after an
  * hour begins, so that no window ends during a test unless the test moves it on.

@@ -16,7 +16,7 @@ import {
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
 
 /**
- * The notes interface's webhooks (issue 12 §4): registered on its own address, delivered through
+ * The notes interface's webhooks: registered on its own address, delivered through
  * the bot API's outbox (same signature, retries and SSRF rules), verified by a real receiver.
  * Transcripts come from a Deepgram stand-in (a local server answering in Deepgram's format).
  */

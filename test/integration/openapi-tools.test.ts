@@ -3,7 +3,7 @@ import { type BuiltApp, startBuiltApp } from "../helpers/built-app.js";
 import { compileGeneratedClient, errorsOf, lintOpenApi } from "../helpers/openapi-tools.js";
 
 /**
- * Issue 12 §7: the bot API's /openapi.json is a good input for client generators. Redocly's
+ * The bot API's /openapi.json is a good input for client generators. Redocly's
  * recommended rules and a TypeScript client generated from it, both run on the served document.
  */
 

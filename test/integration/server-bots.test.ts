@@ -103,6 +103,11 @@ describe("POST /v1/bots", () => {
         { meetingInfo: TEST_MEETING, automaticLeave: { silenceTimeout: 500 } },
         "body.automaticLeave.silenceTimeout",
       ],
+      [
+        { meetingInfo: TEST_MEETING, automaticLeave: { onlyBotsTimeout: 500 } },
+        "body.automaticLeave.onlyBotsTimeout",
+      ],
+      [{ meetingInfo: TEST_MEETING, automaticLeave: { botNames: [" "] } }, "body.automaticLeave.botNames.0"],
       [{ meetingInfo: TEST_MEETING, callbackUrl: "ftp://example.com/hook" }, "body.callbackUrl"],
       // Private targets are refused unless MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS=1.
       [{ meetingInfo: TEST_MEETING, callbackUrl: "http://127.0.0.1:9/hook" }, "body.callbackUrl"],
@@ -362,6 +367,8 @@ describe("POST /v1/bots meetingInfo rules per platform", () => {
         noOneJoinedTimeout: 20_000,
         everyoneLeftTimeout: 30_000,
         silenceTimeout: 0,
+        botNames: ["Scribe"],
+        onlyBotsTimeout: 5_000,
       },
     });
     expect(config.heartbeatInterval).toBe(1_000);
@@ -371,6 +378,8 @@ describe("POST /v1/bots meetingInfo rules per platform", () => {
       everyoneLeftTimeout: 30_000,
       maxDuration: 14_400_000,
       silenceTimeout: 0,
+      botNames: ["Scribe"],
+      onlyBotsTimeout: 5_000,
     });
     const db = await openServerDatabase(server);
     try {
@@ -494,6 +503,7 @@ describe("PATCH /v1/bots/:id", () => {
       [{ heartbeatInterval: 10 }, "body.heartbeatInterval"],
       [{ automaticLeave: { everyoneLeftTimeout: 1 } }, "body.automaticLeave.everyoneLeftTimeout"],
       [{ automaticLeave: { silenceTimeout: 999 } }, "body.automaticLeave.silenceTimeout"],
+      [{ automaticLeave: { botNames: "otter" } }, "body.automaticLeave.botNames"],
       [{ automaticLeave: { snooze: 5 } }, "body.automaticLeave"],
       [{ meetingInfo: { platform: "teams", meetingId: "m" } }, "body.meetingInfo.tenantId"],
       [{ meetingInfo: { meetingUrl: "https://meet.google.com/x" } }, "body.meetingInfo.platform"],

@@ -12,7 +12,7 @@ import { expectUploadLimit } from "../helpers/uploads.js";
 import { Api, deployedBot, registerUser, type TestServer, type TestUser } from "../helpers/server-harness.js";
 
 /**
- * The bot's camera (issue 22 §2): POST /v1/bots/{id}/output-image makes the user's PNG or JPEG
+ * The bot's camera: POST /v1/bots/{id}/output-image makes the user's PNG or JPEG
  * into the server's PNG (at most 1280x720) and queues a show_image command; DELETE queues
  * hide_image; the bot option output.image (a data URL) is made into the same kind of picture at
  * create and handed to the runner in its BotConfig. The runner (played here by its own requests)

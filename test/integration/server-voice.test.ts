@@ -28,7 +28,7 @@ import {
 } from "../helpers/server-harness.js";
 
 /**
- * A bot that speaks (issue 22): POST /v1/bots/{id}/speak and /output-audio render a clip and queue
+ * A bot that speaks: POST /v1/bots/{id}/speak and /output-audio render a clip and queue
  * a play_audio command; the runner (played here by its own requests, with its BotConfig) polls
  * for it and fetches the clip with its callback token. The clips are checked as the runner will
  * get them: the format, the length the command says, and, for speech, what pocketsphinx hears.

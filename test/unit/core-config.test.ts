@@ -18,9 +18,20 @@ describe("BotConfig", () => {
       everyoneLeftTimeout: 300000,
       maxDuration: 14_400_000,
       silenceTimeout: 1_800_000,
+      botNames: expect.arrayContaining(["notetaker", "otter", "fireflies", "read.ai", "fathom", "tactiq"]),
+      onlyBotsTimeout: 60_000,
     });
     expect(config.recording).toEqual({ width: 1280, height: 720, frameRate: 25 });
     expect(config.botDisplayName).toBe("Meetbot");
+  });
+
+  it("takes onlyBotsTimeout 0 (off) or 1000 ms and more, and bot names of 1-100 characters", () => {
+    const leave = (automaticLeave: unknown) => BotConfig.safeParse({ ...minimal, automaticLeave });
+    expect(leave({ onlyBotsTimeout: 0 }).data?.automaticLeave.onlyBotsTimeout).toBe(0);
+    expect(leave({ onlyBotsTimeout: 999 }).success).toBe(false);
+    expect(leave({ botNames: [] }).data?.automaticLeave.botNames).toEqual([]);
+    expect(leave({ botNames: ["  "] }).success).toBe(false);
+    expect(leave({ botNames: ["x".repeat(101)] }).success).toBe(false);
   });
 
   it("takes silenceTimeout 0 (off) or 1000 ms and more, nothing in between", () => {

@@ -6,7 +6,7 @@ import * as teams from "../../platforms/teams/selectors.js";
 import * as zoom from "../../platforms/zoom/selectors.js";
 
 /**
- * Every hook of every platform's selectors.ts, checked without a browser (issue 10 §1), so that a
+ * Every hook of every platform's selectors.ts, checked without a browser, so that a
  * typo fails here in a second rather than in a customer's meeting. Selectors go through
  * lightningcss, a standards-following CSS parser: a syntax error throws, and a pseudo-class it does
  * not know (a misspelt `:not`, or Playwright-only syntax like `:has-text`, which the in-page

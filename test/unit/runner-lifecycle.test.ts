@@ -41,6 +41,9 @@ import type { RecordingResult } from "../../src/runner/recorder.js";
 const MEETING_URL = "https://meet.example.com/abc-defg-hij";
 const ALICE = { id: "p-1", name: "Alice" };
 const BOB = { id: "p-2", name: "Bob" };
+const OTTER = { id: "p-3", name: "Otter.ai" };
+const FIREFLIES = { id: "p-4", name: "Fireflies.ai Notetaker (Alice)" };
+const SCRIBE = { id: "p-5", name: "Team Scribe" };
 const SOUND_DBFS = -25;
 const QUIET_DBFS = -75;
 
@@ -161,6 +164,16 @@ class FakeStage implements StagePort {
 
   async sessionState(): Promise<StorageState> {
     return this.held;
+  }
+
+  /** The screenshots taken; a page that cannot be shot throws `screenshotFailure`. */
+  screenshots: string[] = [];
+  screenshotFailure: Error | null = null;
+
+  async screenshot(path: string): Promise<{ sizeBytes: number }> {
+    if (this.screenshotFailure) throw this.screenshotFailure;
+    this.screenshots.push(path);
+    return { sizeBytes: 4321 };
   }
 
   async saveFailureArtifacts(dir: string): Promise<SavedArtifact[]> {
@@ -451,6 +464,88 @@ describe("BotLifecycle: leaving the call", () => {
     ]);
   });
 
+  it("leaves onlyBotsTimeout after the last person left and only notetakers stay: ONLY_BOTS_LEFT", async () => {
+    const bot = setUp({ everyoneLeftTimeout: LONG, noOneJoinedTimeout: 1_000, onlyBotsTimeout: 60_000 });
+    bot.adapter.join.mockImplementationOnce(async () =>
+      bot.stage.watcher.update(snap("in_call", [ALICE, OTTER, FIREFLIES])),
+    );
+    bot.start();
+    await elapse(10_000);
+    bot.stage.watcher.update(snap("in_call", [OTTER, FIREFLIES]));
+    await elapse(30_000);
+    bot.stage.watcher.update(snap("in_call", [ALICE, OTTER, FIREFLIES])); // back: the clock stops
+    await elapse(40_000);
+    bot.stage.watcher.update(snap("in_call", [OTTER, FIREFLIES]));
+    await elapse(59_999);
+    expect(bot.statuses()).toEqual(RECORDED);
+    await elapse(1);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED ONLY_BOTS_LEFT", "DONE"]);
+    expect(bot.adapter.leave).toHaveBeenCalledTimes(1);
+  });
+
+  it("bots alone from the start are no one: NO_ONE_JOINED, not ONLY_BOTS_LEFT", async () => {
+    const bot = setUp({ noOneJoinedTimeout: 120_000, onlyBotsTimeout: 1_000 });
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("in_call", [OTTER])));
+    bot.start();
+    await elapse(119_999);
+    expect(bot.statuses()).toEqual(RECORDED);
+    await elapse(1);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED NO_ONE_JOINED", "DONE"]);
+  });
+
+  it("a bot that stays once everyone left, then leaves too: EVERYONE_LEFT counts from then", async () => {
+    const bot = setUp({ everyoneLeftTimeout: 60_000, onlyBotsTimeout: 300_000 });
+    bot.adapter.join.mockImplementationOnce(async () =>
+      bot.stage.watcher.update(snap("in_call", [ALICE, OTTER])),
+    );
+    bot.start();
+    await elapse(1_000);
+    bot.stage.watcher.update(snap("in_call", [OTTER]));
+    await elapse(100_000);
+    bot.stage.watcher.update(snap("in_call", []));
+    await elapse(59_999);
+    expect(bot.statuses()).toEqual(RECORDED);
+    await elapse(1);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED EVERYONE_LEFT", "DONE"]);
+  });
+
+  it("onlyBotsTimeout 0: a notetaker counts as a person and the bot stays with it", async () => {
+    const bot = setUp({
+      everyoneLeftTimeout: 60_000,
+      noOneJoinedTimeout: 60_000,
+      onlyBotsTimeout: 0,
+      silenceTimeout: 0,
+    });
+    bot.adapter.join.mockImplementationOnce(async () =>
+      bot.stage.watcher.update(snap("in_call", [ALICE, OTTER])),
+    );
+    bot.start();
+    await elapse(1_000);
+    bot.stage.watcher.update(snap("in_call", [OTTER]));
+    await elapse(3_600_000);
+    expect(bot.statuses()).toEqual(RECORDED);
+  });
+
+  it("botNames replaces the list: a name outside it is a person", async () => {
+    const bot = setUp({
+      everyoneLeftTimeout: LONG,
+      onlyBotsTimeout: 5_000,
+      botNames: ["scribe"],
+      silenceTimeout: 0,
+    });
+    bot.adapter.join.mockImplementationOnce(async () =>
+      bot.stage.watcher.update(snap("in_call", [ALICE, OTTER, SCRIBE])),
+    );
+    bot.start();
+    await elapse(1_000);
+    bot.stage.watcher.update(snap("in_call", [OTTER, SCRIBE]));
+    await elapse(3_600_000);
+    expect(bot.statuses()).toEqual(RECORDED); // Otter is a person here
+    bot.stage.watcher.update(snap("in_call", [SCRIBE]));
+    await elapse(5_000);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED ONLY_BOTS_LEFT", "DONE"]);
+  });
+
   it("leaves after maxDuration whatever happens in the call: MAX_DURATION", async () => {
     const bot = setUp({ maxDuration: 300_000 });
     bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("in_call", [ALICE])));
@@ -504,6 +599,31 @@ describe("BotLifecycle: leaving the call", () => {
     expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED LEFT_ON_REQUEST", "DONE"]);
     expect(bot.adapter.leave).toHaveBeenCalledTimes(1);
     expect(bot.uploads).toHaveLength(1);
+  });
+
+  it("a screenshot command shoots the page, uploads it as live-view.png and answers its size", async () => {
+    const bot = setUp({ waitingRoomTimeout: 60_000 });
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("lobby")));
+    bot.start();
+    await elapse(1_000);
+    // In the lobby already: a view of the page is most useful while a join is stuck.
+    await expect(
+      bot.lifecycle.handleCommand({ commandId: 3, kind: "screenshot", payload: {} }),
+    ).resolves.toEqual({ artifact: "live-view.png", sizeBytes: 4321, takenAt: expect.any(String) });
+    expect(bot.stage.screenshots).toEqual(["/work/bot-1/live-view.png"]);
+    expect(bot.artifacts).toEqual(["live-view.png"]);
+    bot.stage.screenshotFailure = new Error("page crashed");
+    await expect(
+      bot.lifecycle.handleCommand({ commandId: 4, kind: "screenshot", payload: {} }),
+    ).rejects.toThrow("page crashed");
+  });
+
+  it("a screenshot command before the browser opened the meeting fails NOT_IN_CALL", async () => {
+    const bot = setUp();
+    await expect(
+      bot.lifecycle.handleCommand({ commandId: 3, kind: "screenshot", payload: {} }),
+    ).rejects.toMatchObject({ code: "NOT_IN_CALL" });
+    expect(bot.artifacts).toEqual([]);
   });
 
   describe("the bot's voice (play_audio, stop_audio)", () => {

@@ -5,6 +5,7 @@ import { BotActions } from "../components/bot-actions.js";
 import { BotLogs, Participants, StatusTimeline } from "../components/bot-activity.js";
 import { BotArtifacts } from "../components/bot-artifacts.js";
 import { LiveMeeting } from "../components/live-meeting.js";
+import { LiveView, WITH_A_PAGE } from "../components/live-view.js";
 import { useBotLive } from "../bot-live.js";
 import { MeetingPlace, PLATFORM_LABELS, RUNNING } from "../components/bot-meeting.js";
 import { RecordingSection } from "../components/recording-section.js";
@@ -118,6 +119,11 @@ export function BotPage({ botId }: { botId: number }) {
           ) : (
             <p class="muted">The bot left no screenshot or page to look at.</p>
           )}
+        </Panel>
+      ) : null}
+      {WITH_A_PAGE.includes(data.status) ? (
+        <Panel title="What the bot sees">
+          <LiveView botId={botId} />
         </Panel>
       ) : null}
       <div class="columns">

@@ -5,7 +5,7 @@ import type { BrowserContext } from "playwright";
  * has no camera here (its fake capture device beeps into the call and shows a test pattern), so
  * an init script, in every frame before the page's own scripts, wraps
  * `navigator.mediaDevices.getUserMedia`: a request with `video` gets a fresh
- * `canvas.captureStream()` track (a cached stream breaks `replaceTrack`, shared/notes), and its
+ * `canvas.captureStream()` track (a cached stream breaks `replaceTrack`: docs/notes/live-meeting.md), and its
  * `audio`, if any, still comes from the real microphone (the bot's PulseAudio source). Without a
  * picture the canvas is black: the join flows turn such a camera off at pre-join, as they did
  * when there was no camera at all, and a page that let it go asks for it again when the bot
@@ -79,7 +79,7 @@ function cameraInPage({ binding, setterKey }: { binding: string; setterKey: stri
   if (!devices?.getUserMedia) return;
   const WIDTH = 1280;
   const HEIGHT = 720;
-  /** "NEEDS to be 30 or Google Meet complains" (shared/notes): the frame rate the track declares. */
+  /** "NEEDS to be 30 or Google Meet complains" (docs/notes/live-meeting.md): the frame rate the track declares. */
   const DECLARED_FPS = 30;
   /**
    * A canvas track only carries a frame when the canvas is drawn, and a track that stops carrying

@@ -42,6 +42,33 @@ export const commandRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
   );
 
   app.get(
+    "/bots/:id/screenshot",
+    {
+      schema: {
+        operationId: "getBotScreenshot",
+        summary: "What a running bot's meeting page shows now (a PNG)",
+        description:
+          "The bot takes a screenshot of its page (a `screenshot` command) and the answer is that PNG, with " +
+          "`X-Screenshot-Taken-At`. From the bot's first join step until it leaves (`JOINING_CALL`, " +
+          "`IN_WAITING_ROOM`, `IN_CALL`); otherwise 409. At most one screenshot a second per bot: an ask " +
+          "within a second of the last screenshot gets that one, and asks while one is on its way wait for " +
+          "it. 504 when the bot does not answer within 15 s, 502 when it could not take one.",
+        params: BotParams,
+        file: { types: ["image/png"], ranges: false },
+      },
+    },
+    async (request, reply) => {
+      const shot = await services.screenshots.take(currentUser(request).id, request.params.id);
+      reply
+        .header("content-type", "image/png")
+        .header("content-length", shot.png.length)
+        .header("cache-control", "no-store")
+        .header("x-screenshot-taken-at", shot.takenAt);
+      return reply.send(shot.png);
+    },
+  );
+
+  app.get(
     "/bots/:id/commands/:commandId",
     {
       schema: {

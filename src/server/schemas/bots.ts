@@ -153,6 +153,8 @@ const AutomaticLeavePatch = z.strictObject({
   everyoneLeftTimeout: AutomaticLeave.shape.everyoneLeftTimeout.unwrap().optional(),
   maxDuration: AutomaticLeave.shape.maxDuration.unwrap().optional(),
   silenceTimeout: AutomaticLeave.shape.silenceTimeout.unwrap().optional(),
+  botNames: AutomaticLeave.shape.botNames.unwrap().optional(),
+  onlyBotsTimeout: AutomaticLeave.shape.onlyBotsTimeout.unwrap().optional(),
 });
 
 /**

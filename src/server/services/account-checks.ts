@@ -26,7 +26,7 @@ import type { ServiceContext } from "./context.js";
  * session, confirms the pre-join shows the account as a signed-in bot does, reports to
  * POST /v1/bot-account-checks/{id}/result with a per-check token, and exits.
  *
- * One durable task (DESIGN.md), on bot_account_checks:
+ * One durable task (docs/design.md), on bot_account_checks:
  *
  *   queued ──claim (lease)──▶ launch ──▶ running ──result──▶ completed
  *     ▲          │                          └──deadline passed──▶ failed (the account unchanged)

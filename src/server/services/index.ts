@@ -24,6 +24,7 @@ import { OAuthService } from "./oauth.js";
 import { ProfileService } from "./profile.js";
 import { RecordingSegmentService } from "./recording-segments.js";
 import { RecordingService } from "./recordings.js";
+import { ScreenshotService } from "./screenshots.js";
 import { ShareService } from "./shares.js";
 import { SummaryService } from "./summaries.js";
 import { TranscriptService } from "./transcripts.js";
@@ -62,6 +63,8 @@ export interface Services {
   /** A bot that speaks: speech and files rendered into clips, queued as play_audio commands. */
   voice: VoiceService;
   picture: PictureService;
+  /** What a running bot's page shows now (a screenshot command). */
+  screenshots: ScreenshotService;
   recordings: RecordingService;
   /** The recording uploaded in segments during the call, and its salvage when the runner is lost. */
   segments: RecordingSegmentService;
@@ -110,6 +113,7 @@ export function createServices(ctx: ServiceContext): Services {
     createSpeechEngine(ctx.config.speech),
     new OutputClipStore(ctx.config.paths.outputs),
   );
+  const artifacts = new ArtifactService(ctx, bots, ctx.artifactStore);
   // One outbound client for the worker and the test sends; the worker's stop() closes it.
   const outbound = new OutboundClient({
     ...ctx.config.outbound,
@@ -133,11 +137,12 @@ export function createServices(ctx: ServiceContext): Services {
       commands,
       new OutputImages(new OutputClipStore(ctx.config.paths.outputs)),
     ),
+    screenshots: new ScreenshotService(ctx, bots, commands, artifacts),
     recordings,
     segments,
     shares: new ShareService(ctx, recordings, transcripts),
     watchdog: new BotWatchdog(ctx, bots, segments, voice),
-    artifacts: new ArtifactService(ctx, bots, ctx.artifactStore),
+    artifacts,
     apiLogs,
     profile: new ProfileService(ctx, apiLogs, users),
     webhooks: new WebhookService(ctx, new Deliverer({ db: ctx.db, now: ctx.now, outbound })),
