@@ -110,6 +110,7 @@ describe("every operation", () => {
         "POST /v1/bot-callbacks/{id}/event",
         "GET /v1/bot-callbacks/{id}/commands",
         "GET /v1/bot-callbacks/{id}/output-clips/{clipId}",
+        "GET /v1/bot-callbacks/{id}/output-images/{imageId}",
         "PUT /v1/bot-callbacks/{id}/recording",
         "PUT /v1/bot-callbacks/{id}/recording/segments/{seq}",
         "POST /v1/bot-callbacks/{id}/recording/complete",

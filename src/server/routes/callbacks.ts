@@ -191,7 +191,7 @@ export const callbackRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
     {
       schema: {
         operationId: "fetchOutputImage",
-        summary: "Runner: fetch a picture to show (a show_image command's, or the bot option output.image)",
+        summary: "Runner: fetch a picture to show (show_image, output.image)",
         description:
           "The picture a `show_image` command or the bot's `output.image` names: a PNG of at most 1280x720, " +
           "made by the server. 404 for a picture that is not this bot's (or no longer kept: the bot has ended).",
