@@ -3,7 +3,7 @@ import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { inputArgs, probeDurationMs as probeUntrusted } from "../media/untrusted-input.js";
+import { inputArgs, probeDurationMs } from "../media/untrusted-input.js";
 import { readableFormat, runFfmpeg, SAMPLE_RATE, withoutDirectories } from "./audio.js";
 import { EngineError } from "./types.js";
 
@@ -34,7 +34,7 @@ export async function prepareUploadAudio(
   signal?: AbortSignal,
 ): Promise<UploadAudio> {
   const format = await readableFormat(mediaPath);
-  const durationMs = await probeDurationMs(mediaPath, signal);
+  const durationMs = await durationOrEngineError(mediaPath, signal);
   const oneChunk = chunkSeconds === undefined || durationMs <= chunkSeconds * 1000;
   if (oneChunk && format === "wav") {
     return { durationMs, chunks: [{ path: mediaPath, startMs: 0, durationMs }] };
@@ -62,9 +62,10 @@ export async function prepareUploadAudio(
   return { durationMs, chunks };
 }
 
-export async function probeDurationMs(path: string, signal?: AbortSignal): Promise<number> {
+/** probeDurationMs, its failure an engine's media_unreadable. */
+async function durationOrEngineError(path: string, signal?: AbortSignal): Promise<number> {
   try {
-    return await probeUntrusted(path, signal);
+    return await probeDurationMs(path, signal);
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     throw new EngineError(

@@ -38,14 +38,15 @@ export function spawnTied(
 
 /**
  * Runs a short helper (ffprobe, pactl, a remux) to its end; resolves with its output, rejects when
- * it exits non-zero (the error carries `stderr`).
+ * it exits non-zero (the error carries `stderr`). `env`: what it needs beyond the allowlist.
  */
 export function runToEnd(
   file: string,
   args: readonly string[],
-  options: { maxBuffer?: number; signal?: AbortSignal } = {},
+  options: { maxBuffer?: number; signal?: AbortSignal; env?: Readonly<Record<string, string>> } = {},
 ): Promise<{ stdout: string; stderr: string }> {
-  return execFileAsync(file, args, { ...options, env: childEnv() });
+  const { env, ...rest } = options;
+  return execFileAsync(file, args, { ...rest, env: childEnv(env) });
 }
 
 /**

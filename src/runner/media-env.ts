@@ -1,10 +1,9 @@
-import { type ChildProcess, execFile } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
-import { childEnv, spawnTied, tailOutput, terminate, waitForExit } from "../media/processes.js";
+import { runToEnd, spawnTied, tailOutput, terminate, waitForExit } from "../media/processes.js";
 import { BotFailure } from "./errors.js";
 
 /**
@@ -35,7 +34,6 @@ export interface MediaEnvironment {
 const SINK = "meetbot";
 const VOICE_SINK = "meetbot_voice";
 const MIC_SOURCE = "meetbot_mic";
-const execFileAsync = promisify(execFile);
 const START_TIMEOUT_MS = 10_000;
 
 export async function startMediaEnvironment(opts: {
@@ -136,12 +134,11 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
   const ready = await waitForPulse(pulseEnv, pulse);
   if (!ready) throw new BotFailure("MEDIA_SETUP_FAILED", `PulseAudio failed to start\n${output()}`);
   // Checked: a default source left on a monitor would send the meeting back into the call.
-  const env = childEnv(pulseEnv);
   for (const args of [
     ["set-default-sink", SINK],
     ["set-default-source", MIC_SOURCE],
   ]) {
-    await execFileAsync("pactl", args, { env }).catch((error: Error) => {
+    await runToEnd("pactl", args, { env: pulseEnv }).catch((error: Error) => {
       throw new BotFailure("MEDIA_SETUP_FAILED", `pactl ${args.join(" ")}: ${error.message}\n${output()}`);
     });
   }
@@ -161,10 +158,9 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
  * late or not at all (measured: nothing in a 1.6 s capture), after it about 10 ms after playing.
  */
 async function warmUp(pulseEnv: Record<string, string>, sink: string, source: string): Promise<ChildProcess> {
-  const env = childEnv(pulseEnv);
   const readers = async () =>
-    (await pactl(env, ["list", "short", "source-outputs"])).trim().split("\n").length;
-  const before = (await pactl(env, ["list", "short", "source-outputs"])).trim() ? await readers() : 0;
+    (await pactl(pulseEnv, ["list", "short", "source-outputs"])).trim().split("\n").length;
+  const before = (await pactl(pulseEnv, ["list", "short", "source-outputs"])).trim() ? await readers() : 0;
   const devNull = openSync("/dev/null", "w");
   const reader = spawnTied("parec", ["--raw", "--latency-msec=20", "-d", source], {
     env: pulseEnv,
@@ -176,13 +172,14 @@ async function warmUp(pulseEnv: Record<string, string>, sink: string, source: st
   while (Date.now() < deadline && (await readers()) <= before) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  await pactl(env, ["suspend-sink", sink, "1"]);
-  await pactl(env, ["suspend-sink", sink, "0"]);
+  await pactl(pulseEnv, ["suspend-sink", sink, "1"]);
+  await pactl(pulseEnv, ["suspend-sink", sink, "0"]);
   return reader;
 }
 
-async function pactl(env: Record<string, string>, args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync("pactl", args, { env }).catch(() => ({ stdout: "" }));
+/** pactl's output, or "" when it fails (the daemon is still starting). */
+async function pactl(pulseEnv: Record<string, string>, args: string[]): Promise<string> {
+  const { stdout } = await runToEnd("pactl", args, { env: pulseEnv }).catch(() => ({ stdout: "" }));
   return stdout;
 }
 

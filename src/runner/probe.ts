@@ -1,19 +1,5 @@
 import { runToEnd } from "../media/processes.js";
 
-/** Duration of a media file in ms, as ffprobe reads it (0 when unreadable). */
-export async function probeDuration(path: string): Promise<number> {
-  try {
-    const { stdout } = await runToEnd("ffprobe", [
-      ...["-v", "error", "-show_entries", "format=duration", "-of", "default=noprint_wrappers=1:nokey=1"],
-      path,
-    ]);
-    const seconds = Number.parseFloat(stdout.trim());
-    return Number.isFinite(seconds) ? Math.round(seconds * 1000) : 0;
-  } catch {
-    return 0;
-  }
-}
-
 export interface RecordingInspection {
   durationSeconds: number;
   streams: Array<{ type: string; codec: string; width?: number; height?: number }>;

@@ -5,8 +5,8 @@ import type { Readable } from "node:stream";
 import type { Logger } from "pino";
 import type { RecordingOptions } from "../core/index.js";
 import { runToEnd, spawnTied, tailOutput, waitForExit } from "../media/processes.js";
+import { probeDurationMs } from "../media/untrusted-input.js";
 import { BotFailure } from "./errors.js";
-import { probeDuration } from "./probe.js";
 
 export interface RecordingResult {
   path: string;
@@ -125,7 +125,8 @@ export class Recorder {
     }
     if (this.segments.length > 1) await this.joinSegments();
     const { size } = await stat(this.path);
-    const durationMs = await probeDuration(this.path);
+    // 0 when ffprobe cannot read it: the file is still delivered, and the server probes it again.
+    const durationMs = await probeDurationMs(this.path).catch(() => 0);
     const sum = (key: keyof FrameCounters) => this.counters.reduce((total, c) => total + c[key], 0);
     return {
       path: this.path,

@@ -1,7 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { probeDuration } from "../../src/runner/probe.js";
+import { probeDurationMs } from "../../src/media/untrusted-input.js";
+
+/** How much of a recording being written is on disk (0 before ffprobe can read it). */
+const onDiskMs = (file: string) => probeDurationMs(file).catch(() => 0);
 import { eventually, startStack } from "../helpers/stack.js";
 
 let stack: Awaited<ReturnType<typeof startStack>>;
@@ -36,7 +39,7 @@ describe("a bot whose browser or recorder dies mid-call", () => {
     const { api, launcher } = stack;
     const { botId } = await botRecording("bro-kenb-rwz");
     await eventually(
-      async () => ((await probeDuration(recordingOnDisk(botId))) >= 3000 ? true : undefined),
+      async () => ((await onDiskMs(recordingOnDisk(botId))) >= 3000 ? true : undefined),
       "3 s",
     );
     const runnerPid = launcher.pid(botId) as number;
@@ -62,7 +65,7 @@ describe("a bot whose browser or recorder dies mid-call", () => {
     const { botId, recordingStartedAt } = await botRecording(code);
     const exited = launcher.waitForExit(botId);
     const file = recordingOnDisk(botId);
-    await eventually(async () => ((await probeDuration(file)) >= 3000 ? true : undefined), "3 s");
+    await eventually(async () => ((await onDiskMs(file)) >= 3000 ? true : undefined), "3 s");
     const ffmpegPid = Number(execFileSync("pgrep", ["-f", `ffmpeg.*${file}`], { encoding: "utf8" }).trim());
     process.kill(ffmpegPid, "SIGKILL");
     await eventually(

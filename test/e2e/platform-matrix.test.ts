@@ -2,7 +2,8 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { SILENCE_LEVEL_DBFS } from "../../src/core/index.js";
-import { inspectRecording, probeDuration } from "../../src/runner/probe.js";
+import { probeDurationMs } from "../../src/media/untrusted-input.js";
+import { inspectRecording } from "../../src/runner/probe.js";
 import { eventually, startStack } from "../helpers/stack.js";
 import { type MockMeeting, mockMeeting, type PlatformName } from "../helpers/mock-meetings.js";
 
@@ -305,7 +306,10 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
 /** Waits until the bot's recording on disk holds `ms` of media; returns its path. */
 async function recordedOnDisk(stack: Stack, botId: number, ms: number): Promise<string> {
   const file = join(stack.dataDir, "bots", String(botId), "work", "recording.mp4");
-  await eventually(async () => ((await probeDuration(file)) >= ms ? true : undefined), `${ms} ms on disk`);
+  await eventually(
+    async () => ((await probeDurationMs(file).catch(() => 0)) >= ms ? true : undefined),
+    `${ms} ms on disk`,
+  );
   return file;
 }
 
