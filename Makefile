@@ -90,7 +90,7 @@ NO_DATABASE := mock-host intelligence-embedded intelligence-providers runner-con
 # the login command, start-up failures, TLS, kill, a lost runner): two files at a time.
 E2E_LIGHT := $(addprefix test/e2e/,dashboard-bots dashboard-recording dashboard-sign-in dashboard-account \
   login-command runner-startup-failures server-tls account-checks teams-bot-identification bot-kill \
-  bot-accounts-deploy runner-lost meet-bot-warm runner-microphone)
+  bot-accounts-deploy runner-lost meet-bot-warm runner-microphone scheduled-bot)
 E2E_LIGHT_FILES := $(addsuffix .test.ts,$(E2E_LIGHT))
 test: setup test-packages lint typecheck
 	@rm -rf test-results && mkdir -p test-results

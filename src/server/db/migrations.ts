@@ -650,6 +650,19 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.alterTable("bots").addColumn("output_options", "text").execute();
       },
     },
+    "0019_bot_schedule": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // A scheduled bot (services/schedules.ts): deployed by the server at join_at minus the
+        // lead. The schedule's claim is a lease on the bot row, as the other durable tasks have.
+        await db.schema.alterTable("bots").addColumn("join_at", "varchar(40)").execute();
+        await db.schema.alterTable("bots").addColumn("schedule_claim_token", "varchar(40)").execute();
+        await db.schema.alterTable("bots").addColumn("schedule_lease_until", "varchar(40)").execute();
+        // The claim and GET /v1/bots?scheduled=true read only the bots still waiting for their time.
+        await sql`create index bots_schedule_idx on bots (join_at)
+          where status = 'READY_TO_DEPLOY' and join_at is not null`.execute(db);
+      },
+    },
   };
 }
 

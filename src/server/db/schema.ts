@@ -188,6 +188,11 @@ export interface BotsTable {
   chat_options: string | null;
   /** The bot option output (core OutputOptions), JSON; null: none asked. */
   output_options: string | null;
+  /** When a scheduled bot should be in its meeting (ISO, UTC); null: deployed by hand only. */
+  join_at: string | null;
+  /** The schedule's claim (services/schedules.ts): who deploys it, and until when it holds. */
+  schedule_claim_token: string | null;
+  schedule_lease_until: string | null;
   created_at: string;
   updated_at: string;
 }

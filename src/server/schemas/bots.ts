@@ -107,6 +107,9 @@ export const Bot = z.object({
   ),
   chat: ChatOptions.describe("the meeting's chat (ours): a message sent once in the call"),
   output: OutputOptions.describe("what the bot sends into the meeting (ours)"),
+  joinAt: Timestamp.nullable().describe(
+    "when the bot is to be in its meeting: the server deploys it by itself shortly before (ours); null: deployed by hand",
+  ),
 });
 export type Bot = z.infer<typeof Bot>;
 
@@ -115,6 +118,15 @@ export const BotDetail = Bot.extend({
   lastHeartbeat: Timestamp.nullable(),
 });
 export type BotDetail = z.infer<typeof BotDetail>;
+
+/**
+ * Ours: a scheduled bot. It stays READY_TO_DEPLOY and the server deploys it by itself a lead
+ * (MEETBOT_SCHEDULE_LEAD_MS) before this time. 30 s to 90 days ahead, checked against the
+ * server's clock by the service (services/schedules.ts, checkJoinAt).
+ */
+const JoinAt = Timestamp.describe(
+  "schedule the bot: ISO 8601 UTC, at least 30 s and at most 90 days ahead; the server deploys it by itself shortly before (ours)",
+);
 
 /** Same rules and defaults as the runner's BotConfig; durations in milliseconds. */
 export const CreateBotBody = z.object({
@@ -142,6 +154,7 @@ export const CreateBotBody = z.object({
   output: OutputOptions.prefault({}).describe(
     "output.keepMicOn: the microphone stays on once the bot has spoken (ours)",
   ),
+  joinAt: JoinAt.optional(),
 });
 export type CreateBotBody = z.infer<typeof CreateBotBody>;
 
@@ -170,10 +183,20 @@ export const UpdateBotBody = z.strictObject({
   liveTranscript: LiveTranscriptOptions.nullable().optional().describe("null: no live transcript"),
   chat: ChatOptions.optional().describe("replaced whole"),
   output: OutputOptions.optional().describe("replaced whole"),
+  joinAt: JoinAt.nullable().optional().describe("moves the schedule; null: deployed by hand only"),
 });
 export type UpdateBotBody = z.infer<typeof UpdateBotBody>;
 
-export const BotListQuery = z.object({ ...Pagination, status: BotStatus.optional() });
+export const BotListQuery = z.object({
+  ...Pagination,
+  status: BotStatus.optional(),
+  scheduled: z
+    .enum(["true", "false"])
+    .optional()
+    .describe(
+      "true: only the bots waiting for their joinAt, soonest first (ours); false or absent: every bot",
+    ),
+});
 export type BotListQuery = z.infer<typeof BotListQuery>;
 
 export const BotList = z.object({

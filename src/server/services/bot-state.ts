@@ -175,8 +175,12 @@ export async function applyStatusChange(
   bot: Pick<BotRow, "id" | "status">,
   data: StatusData,
   now: string,
+  opts: { missedSchedule?: boolean } = {},
 ): Promise<boolean> {
-  if (!canTransition(bot.status as BotStatus, data.status)) return false;
+  // The one move the table does not list: a scheduled bot the server could not deploy in time
+  // fails before it was ever deployed (services/schedules.ts).
+  const missed = opts.missedSchedule === true && bot.status === "READY_TO_DEPLOY" && data.status === "FATAL";
+  if (!missed && !canTransition(bot.status as BotStatus, data.status)) return false;
   const result = await db
     .updateTable("bots")
     .set({

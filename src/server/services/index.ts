@@ -24,6 +24,7 @@ import { OAuthService } from "./oauth.js";
 import { ProfileService } from "./profile.js";
 import { RecordingSegmentService } from "./recording-segments.js";
 import { RecordingService } from "./recordings.js";
+import { ScheduleService } from "./schedules.js";
 import { ShareService } from "./shares.js";
 import { SummaryService } from "./summaries.js";
 import { TranscriptService } from "./transcripts.js";
@@ -49,6 +50,8 @@ export interface Services {
   botAccounts: BotAccountService;
   /** Bot account checks: their queue, schedule and results; the app starts its worker. */
   accountChecks: AccountCheckService;
+  /** Scheduled bots (joinAt): deployed by the server itself; the app starts its worker. */
+  schedules: ScheduleService;
   events: EventService;
   /** Live event streams (GET /v1/events/stream); the app ends them all before it closes. */
   eventStreams: EventStreams;
@@ -119,6 +122,7 @@ export function createServices(ctx: ServiceContext): Services {
     bots,
     botAccounts,
     accountChecks: new AccountCheckService(ctx, botAccounts, ctx.config.accountChecks),
+    schedules: new ScheduleService(ctx, bots, ctx.config.schedule),
     events,
     eventStreams: new EventStreams(events, ctx.db, ctx.config.eventStream, eventsAppended, ctx.log),
     callbacks: new CallbackService(ctx, eventsAppended),

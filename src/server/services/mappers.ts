@@ -55,6 +55,7 @@ export function toBot(row: BotRow, recording: RecordingColumns | null): Bot {
     liveTranscript: parseJson<LiveTranscriptOptions>(row.live_transcript),
     chat: parseJson<ChatOptions>(row.chat_options) ?? {},
     output: parseJson<OutputOptions>(row.output_options) ?? {},
+    joinAt: row.join_at,
   };
 }
 
