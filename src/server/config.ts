@@ -65,6 +65,8 @@ export interface StartServerOptions {
   accountChecks?: Partial<AccountChecksConfig>;
   /** Scheduled bots (joinAt); defaults from env (see ScheduleConfig). */
   schedule?: Partial<ScheduleConfig>;
+  /** Deleting meeting data after a while; defaults from env (see RetentionConfig). */
+  retention?: Partial<RetentionConfig>;
   /** The meeting-notes interface; defaults from env (see NotesConfig). */
   notes?: Partial<NotesConfig>;
   /** GET /v1/events/stream; defaults from env (see EventStreamConfig). */
@@ -140,6 +142,19 @@ export interface ScheduleConfig {
   /** How often this process looks for bots due; default 1000. */
   pollIntervalMs: number;
   /** Run the schedule's worker in this process: with the job worker (MEETBOT_JOB_WORKER). */
+  worker: boolean;
+}
+
+/** Deleting a bot's meeting data some hours after it ended (services/retention.ts). */
+export interface RetentionConfig {
+  /**
+   * For bots created without `retention`: their data is deleted this many hours after they
+   * ended. Env MEETBOT_RETENTION_HOURS; undefined (unset): kept until deleted.
+   */
+  hours: number | undefined;
+  /** How often this process looks for data due for deletion. Env MEETBOT_RETENTION_SWEEP_INTERVAL_MS, default 600000. */
+  sweepIntervalMs: number;
+  /** Run the sweeper in this process: with the job worker (MEETBOT_JOB_WORKER). */
   worker: boolean;
 }
 
@@ -255,6 +270,7 @@ export interface ServerConfig {
   jobs: JobsConfig;
   accountChecks: AccountChecksConfig;
   schedule: ScheduleConfig;
+  retention: RetentionConfig;
   notes: NotesConfig;
   eventStream: EventStreamConfig;
   /** `outputs`: the clips bots play (<dataDir>/outputs/<botId>/<clipId>.wav), kept until the bot ends. */
@@ -348,6 +364,11 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       graceMs: opts.schedule?.graceMs ?? env.MEETBOT_SCHEDULE_GRACE_MS,
       pollIntervalMs: opts.schedule?.pollIntervalMs ?? 1_000,
       worker: opts.schedule?.worker ?? opts.jobs?.worker ?? env.MEETBOT_JOB_WORKER,
+    },
+    retention: {
+      hours: opts.retention && "hours" in opts.retention ? opts.retention.hours : env.MEETBOT_RETENTION_HOURS,
+      sweepIntervalMs: opts.retention?.sweepIntervalMs ?? env.MEETBOT_RETENTION_SWEEP_INTERVAL_MS,
+      worker: opts.retention?.worker ?? opts.jobs?.worker ?? env.MEETBOT_JOB_WORKER,
     },
     notes: {
       port: opts.notes?.port ?? env.MEETBOT_NOTES_PORT,

@@ -50,6 +50,8 @@ describe("POST /v1/bots", () => {
       chat: {},
       output: {},
       joinAt: null,
+      retention: null,
+      dataDeletedAt: null,
     });
   });
 
@@ -426,6 +428,8 @@ describe("PATCH /v1/bots/:id", () => {
       chat: {},
       output: {},
       joinAt: null,
+      retention: null,
+      dataDeletedAt: null,
       deploymentError: null,
       lastHeartbeat: null,
     });

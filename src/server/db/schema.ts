@@ -193,6 +193,15 @@ export interface BotsTable {
   /** The schedule's claim (services/schedules.ts): who deploys it, and until when it holds. */
   schedule_claim_token: string | null;
   schedule_lease_until: string | null;
+  /** The bot option retention.hours; null: MEETBOT_RETENTION_HOURS (unset: kept). */
+  retention_hours: number | null;
+  /** When the bot ended (DONE or FATAL); null while it has not. */
+  ended_at: string | null;
+  /** ended_at + retention_hours, set as the bot ends; null without its own retention. */
+  data_expires_at: string | null;
+  /** The retention sweep's claim (services/retention.ts). */
+  retention_claim_token: string | null;
+  retention_lease_until: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -89,6 +89,15 @@ export function storedLogin(login: BotLoginOption): StoredLogin {
 }
 export type StoredLogin = { mode: LoginMode } & ({ accountId: number } | { group: string });
 
+/**
+ * Ours: the bot's meeting data (recording, transcript, summary, chat, live transcript, speaker
+ * timeline, share link) is deleted this many hours after the bot ended (services/retention.ts).
+ */
+export const RetentionOption = z.strictObject({
+  hours: z.number().positive().max(876_000).describe("hours after the bot ended (DONE or FATAL)"),
+});
+export type RetentionOption = z.infer<typeof RetentionOption>;
+
 export const Bot = z.object({
   id: z.number().int(),
   botDisplayName: z.string(),
@@ -109,6 +118,12 @@ export const Bot = z.object({
   output: OutputOptions.describe("what the bot sends into the meeting (ours)"),
   joinAt: Timestamp.nullable().describe(
     "when the bot is to be in its meeting: the server deploys it by itself shortly before (ours); null: deployed by hand",
+  ),
+  retention: RetentionOption.nullable().describe(
+    "as created: its meeting data is deleted this long after it ended (ours); null: the server's MEETBOT_RETENTION_HOURS, unset: kept",
+  ),
+  dataDeletedAt: Timestamp.nullable().describe(
+    "when its meeting data was deleted (retention, or on request); null: not deleted",
   ),
 });
 export type Bot = z.infer<typeof Bot>;
@@ -155,6 +170,9 @@ export const CreateBotBody = z.object({
     "output.keepMicOn: the microphone stays on once the bot has spoken (ours)",
   ),
   joinAt: JoinAt.optional(),
+  retention: RetentionOption.optional().describe(
+    "delete the bot's meeting data this many hours after it ended (ours); absent: the server's MEETBOT_RETENTION_HOURS, unset: kept",
+  ),
 });
 export type CreateBotBody = z.infer<typeof CreateBotBody>;
 
@@ -184,6 +202,7 @@ export const UpdateBotBody = z.strictObject({
   chat: ChatOptions.optional().describe("replaced whole"),
   output: OutputOptions.optional().describe("replaced whole"),
   joinAt: JoinAt.nullable().optional().describe("moves the schedule; null: deployed by hand only"),
+  retention: RetentionOption.nullable().optional().describe("null: the server's MEETBOT_RETENTION_HOURS"),
 });
 export type UpdateBotBody = z.infer<typeof UpdateBotBody>;
 

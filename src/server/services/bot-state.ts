@@ -172,7 +172,7 @@ export function deploymentErrorOf(data: StatusData, botId: number): DeploymentEr
  */
 export async function applyStatusChange(
   db: Kysely<Database>,
-  bot: Pick<BotRow, "id" | "status">,
+  bot: Pick<BotRow, "id" | "status" | "retention_hours">,
   data: StatusData,
   now: string,
   opts: { missedSchedule?: boolean } = {},
@@ -188,6 +188,16 @@ export async function applyStatusChange(
       updated_at: now,
       ...(data.status === "FATAL"
         ? { deployment_error: JSON.stringify(deploymentErrorOf(data, bot.id)) }
+        : {}),
+      // The bot's own retention counts from here (services/retention.ts).
+      ...(isTerminal(data.status)
+        ? {
+            ended_at: now,
+            data_expires_at:
+              bot.retention_hours === null
+                ? null
+                : new Date(Date.parse(now) + bot.retention_hours * 3_600_000).toISOString(),
+          }
         : {}),
     })
     .where("id", "=", bot.id)

@@ -131,6 +131,7 @@ export class BotService {
         chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat),
         output_options: outputColumn(input.output),
         join_at: joinAt,
+        retention_hours: input.retention?.hours ?? null,
         created_at: now,
         updated_at: now,
       })
@@ -322,6 +323,7 @@ export class BotService {
             ? { chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat) }
             : {}),
           ...(input.output !== undefined ? { output_options: outputColumn(input.output) } : {}),
+          ...(input.retention !== undefined ? { retention_hours: input.retention?.hours ?? null } : {}),
           // A schedule moved or removed: a claim on the old time no longer deploys the bot.
           ...(joinAt !== undefined
             ? { join_at: joinAt, schedule_claim_token: null, schedule_lease_until: null }

@@ -67,79 +67,69 @@ export async function claimDueSchedules(
   return (rows as ClaimedSchedule[]).sort((a, b) => a.join_at.localeCompare(b.join_at));
 }
 
-export class ScheduleService {
-  private readonly worker: PollingWorker<ClaimedSchedule>;
+/**
+ * The schedule's worker: deploys each bot it claims, or fails it SCHEDULE_MISSED when its time
+ * passed more than the grace ago. The app starts it where the job worker runs; tests call runDue().
+ */
+export function scheduleWorker(
+  ctx: ServiceContext,
+  bots: BotService,
+  settings: ScheduleConfig,
+): PollingWorker<ClaimedSchedule> {
+  return new PollingWorker({
+    name: "schedule worker",
+    log: ctx.log,
+    claim: async (limit) =>
+      runnersCanReachUs(ctx)
+        ? claimDueSchedules(ctx.db, ctx.dialect, {
+            now: ctx.now(),
+            limit,
+            leadMs: settings.leadMs,
+            leaseMs: SCHEDULE_LEASE_MS,
+          })
+        : [],
+    run: (claimed) => deployOrMiss(ctx, bots, settings, claimed),
+    // Launches are short (a process, a container request): a few at once.
+    concurrency: 4,
+    pollIntervalMs: settings.pollIntervalMs,
+  });
+}
 
-  constructor(
-    private readonly ctx: ServiceContext,
-    private readonly bots: BotService,
-    private readonly settings: ScheduleConfig,
-  ) {
-    this.worker = new PollingWorker({
-      name: "schedule worker",
-      log: ctx.log,
-      claim: async (limit) =>
-        this.runnersCanReachUs()
-          ? claimDueSchedules(ctx.db, ctx.dialect, {
-              now: ctx.now(),
-              limit,
-              leadMs: settings.leadMs,
-              leaseMs: SCHEDULE_LEASE_MS,
-            })
-          : [],
-      run: (claimed) => this.run(claimed),
-      // Launches are short (a process, a container request): a few at once.
-      concurrency: 4,
-      pollIntervalMs: settings.pollIntervalMs,
+/**
+ * A runner is given the server's address, which is not known before the server listens (on
+ * port 0, say); the worker starts with the app, so until then it claims nothing.
+ */
+function runnersCanReachUs(ctx: ServiceContext): boolean {
+  if (ctx.config.runner.callbackBaseUrl) return true;
+  try {
+    ctx.publicBaseUrl();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function deployOrMiss(
+  ctx: ServiceContext,
+  bots: BotService,
+  settings: ScheduleConfig,
+  claimed: ClaimedSchedule,
+): Promise<void> {
+  const botId = claimed.id;
+  const lateMs = ctx.now().getTime() - new Date(claimed.join_at).getTime();
+  if (lateMs > settings.graceMs) {
+    const message = `the bot was to join at ${claimed.join_at}, but no server could deploy it until ${Math.round(lateMs / 1000)} s later`;
+    const failed = await bots.failFromServer(botId, "SCHEDULE_MISSED", message, {
+      scheduleClaim: claimed.schedule_claim_token,
     });
+    if (failed) ctx.log.warn({ botId, joinAt: claimed.join_at }, "scheduled bot missed its time");
+    return;
   }
-
-  start(): void {
-    if (this.settings.worker) this.worker.start();
-  }
-
-  stop(): Promise<void> {
-    return this.worker.stop();
-  }
-
-  /** Deploys (or fails) every scheduled bot due by the injected clock; how many it claimed. For tests and tools. */
-  runDue(): Promise<number> {
-    return this.worker.runDue();
-  }
-
-  /**
-   * A runner is given the server's address, which is not known before the server listens (on
-   * port 0, say); the worker starts with the app, so until then it claims nothing.
-   */
-  private runnersCanReachUs(): boolean {
-    if (this.ctx.config.runner.callbackBaseUrl) return true;
-    try {
-      this.ctx.publicBaseUrl();
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  private async run(claimed: ClaimedSchedule): Promise<void> {
-    const botId = claimed.id;
-    const lateMs = this.ctx.now().getTime() - new Date(claimed.join_at).getTime();
-    if (lateMs > this.settings.graceMs) {
-      const message = `the bot was to join at ${claimed.join_at}, but no server could deploy it until ${Math.round(lateMs / 1000)} s later`;
-      if (
-        await this.bots.failFromServer(botId, "SCHEDULE_MISSED", message, {
-          scheduleClaim: claimed.schedule_claim_token,
-        })
-      )
-        this.ctx.log.warn({ botId, joinAt: claimed.join_at }, "scheduled bot missed its time");
-      return;
-    }
-    try {
-      const started = await this.bots.deployScheduled(botId, claimed.schedule_claim_token);
-      if (started) this.ctx.log.info({ botId, joinAt: claimed.join_at }, "scheduled bot deployed");
-    } catch (err) {
-      // The deploy left the bot FATAL with the reason (LAUNCH_FAILED, LOGIN_UNAVAILABLE).
-      this.ctx.log.warn({ botId, reason: (err as Error).message }, "scheduled bot could not be deployed");
-    }
+  try {
+    const started = await bots.deployScheduled(botId, claimed.schedule_claim_token);
+    if (started) ctx.log.info({ botId, joinAt: claimed.join_at }, "scheduled bot deployed");
+  } catch (err) {
+    // The deploy left the bot FATAL with the reason (LAUNCH_FAILED, LOGIN_UNAVAILABLE).
+    ctx.log.warn({ botId, reason: (err as Error).message }, "scheduled bot could not be deployed");
   }
 }
