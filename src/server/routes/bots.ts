@@ -138,7 +138,7 @@ export const botRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (a
     {
       schema: {
         operationId: "deleteBotData",
-        summary: "Delete a bot's meeting data now (recording, transcript, summary, chat, …); the bot stays",
+        summary: "Delete a bot's meeting data now (the bot and its events stay)",
         params: BotParams,
         response: { 200: BotDetail },
       },

@@ -41,7 +41,7 @@ export const recordingRoutes: FastifyPluginAsyncZod<{ services: Services }> = as
     {
       schema: {
         operationId: "deleteRecording",
-        summary: "Delete a recording, with all of its meeting's data (as POST /v1/bots/{id}/delete-data)",
+        summary: "Delete a recording with all of its meeting's data",
         params: RecordingParams,
         response: { 204: z.null().describe("deleted") },
       },
