@@ -31,13 +31,15 @@ async function main(): Promise<void> {
       const bot = await server.api.createBot({
         meetingInfo: {
           platform: "google",
-          meetingUrl: `${mock.url}/meet/sch-benc-h0${i}?admit=open&endAfterMs=2000`,
+          // Meet codes are letters only: abc-defg-hij.
+          meetingUrl: `${mock.url}/meet/sch-benc-${String.fromCharCode(97 + i).repeat(3)}?admit=open&endAfterMs=2000`,
         },
         botDisplayName: "Scheduled bench bot",
         joinAt,
       });
       const done = await server.api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 120_000 });
-      if (done.status !== "DONE") throw new Error(`bot ${bot.id} ended ${done.status}`);
+      if (done.status !== "DONE")
+        throw new Error(`bot ${bot.id} ended ${done.status}: ${JSON.stringify(done.deploymentError)}`);
       // The API's log entries carry createdAt; the client's type names only what it shows.
       const logs = (await server.api.botLogs(bot.id)) as { message: string; createdAt?: string }[];
       const deployedAt = Date.parse(
