@@ -90,7 +90,7 @@ NO_DATABASE := mock-host intelligence-embedded intelligence-providers runner-con
 # the login command, start-up failures, TLS, kill, a lost runner): two files at a time.
 E2E_LIGHT := $(addprefix test/e2e/,dashboard-bots dashboard-recording dashboard-sign-in dashboard-account \
   login-command runner-startup-failures server-tls account-checks teams-bot-identification bot-kill \
-  bot-accounts-deploy runner-lost meet-bot-warm runner-microphone bot-picture)
+  bot-accounts-deploy runner-lost meet-bot-warm runner-microphone bot-picture scheduled-bot)
 E2E_LIGHT_FILES := $(addsuffix .test.ts,$(E2E_LIGHT))
 test: setup test-packages lint typecheck
 	@rm -rf test-results && mkdir -p test-results
@@ -112,6 +112,7 @@ bench: setup
 	node --import tsx bench/transcription.ts
 	node --import tsx bench/meeting-notes.ts
 	node --import tsx bench/segment-upload.ts
+	node --import tsx bench/scheduled-bot.ts
 	node --import tsx bench/live-captions.ts
 	node --import tsx bench/live-pocketsphinx.ts
 	node --import tsx bench/live-meeting.ts

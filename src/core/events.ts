@@ -500,6 +500,14 @@ export function recordingReadyWebhookEvent(recording: {
   return { event: "recording.ready", data: { ...recordingFigures(recording), format: "mp4" } };
 }
 
+/** Why a bot's meeting data was deleted: its retention ran out, or its owner asked. */
+export type DataDeletionReason = "retention" | "request";
+
+/** `recording.deleted`: the bot's recording and all its meeting content are gone for good. */
+export function recordingDeletedWebhookEvent(botId: number, reason: DataDeletionReason): WebhookEventData {
+  return { event: "recording.deleted", data: { botId, reason } };
+}
+
 /**
  * `transcript.ready`: the transcript can be read at GET /v1/transcripts/{bot_id}. `utterances` is
  * how many there are (the transcript itself may be megabytes: it is fetched, not delivered).

@@ -97,6 +97,8 @@ export const SUB_CODES = [
   "EVICTED",
   "UNSCHEDULABLE",
   "KILLED",
+  // Set by the server: a scheduled bot's joinAt passed (no server ran) longer ago than the grace.
+  "SCHEDULE_MISSED",
   "INTERNAL_ERROR",
 ] as const;
 export const SubCode = z.enum(SUB_CODES);

@@ -86,6 +86,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.config.webhooks.worker) services.webhookWorker.start();
   if (deps.config.jobs.worker) services.jobWorker.start();
   services.accountChecks.start();
+  if (deps.config.schedule.worker) services.schedules.start();
+  if (deps.config.retention.worker) services.retention.start();
   // Open event streams would keep the server's close waiting for ever.
   app.addHook("preClose", async () => services.eventStreams.closeAll());
   // Runners' long polls answer at once (they poll again, the next server process answers).
@@ -93,6 +95,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("onClose", async () => {
     await services.watchdog.stop();
     await services.accountChecks.stop();
+    await services.schedules.stop();
+    await services.retention.stop();
     await leftovers;
     await services.segments.settled();
     // Hands running transcripts and summaries back to the queue, to be resumed after a restart.

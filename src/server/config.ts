@@ -63,6 +63,10 @@ export interface StartServerOptions {
   jobs?: Partial<JobsConfig>;
   /** Bot account checks; defaults from env (see AccountChecksConfig). */
   accountChecks?: Partial<AccountChecksConfig>;
+  /** Scheduled bots (joinAt); defaults from env (see ScheduleConfig). */
+  schedule?: Partial<ScheduleConfig>;
+  /** Deleting meeting data after a while; defaults from env (see RetentionConfig). */
+  retention?: Partial<RetentionConfig>;
   /** The meeting-notes interface; defaults from env (see NotesConfig). */
   notes?: Partial<NotesConfig>;
   /** GET /v1/events/stream; defaults from env (see EventStreamConfig). */
@@ -120,6 +124,37 @@ export interface AccountChecksConfig {
   /** A check's runner that has not reported this long after its launch fails the check; default 180000. */
   deadlineMs: number;
   /** Run the checks' worker in this process: with the job worker (MEETBOT_JOB_WORKER). */
+  worker: boolean;
+}
+
+/** Scheduled bots: deployed by the server before their joinAt (services/schedules.ts). */
+export interface ScheduleConfig {
+  /**
+   * A scheduled bot is deployed this long before its joinAt, so that it is in the meeting when the
+   * meeting starts (a cold start takes seconds). Env MEETBOT_SCHEDULE_LEAD_MS, default 60000.
+   */
+  leadMs: number;
+  /**
+   * A bot whose joinAt passed while no server ran is still deployed up to this long after it;
+   * later it is FATAL SCHEDULE_MISSED. Env MEETBOT_SCHEDULE_GRACE_MS, default 300000 (5 min).
+   */
+  graceMs: number;
+  /** How often this process looks for bots due; default 1000. */
+  pollIntervalMs: number;
+  /** Run the schedule's worker in this process: with the job worker (MEETBOT_JOB_WORKER). */
+  worker: boolean;
+}
+
+/** Deleting a bot's meeting data some hours after it ended (services/retention.ts). */
+export interface RetentionConfig {
+  /**
+   * For bots created without `retention`: their data is deleted this many hours after they
+   * ended. Env MEETBOT_RETENTION_HOURS; undefined (unset): kept until deleted.
+   */
+  hours: number | undefined;
+  /** How often this process looks for data due for deletion. Env MEETBOT_RETENTION_SWEEP_INTERVAL_MS, default 600000. */
+  sweepIntervalMs: number;
+  /** Run the sweeper in this process: with the job worker (MEETBOT_JOB_WORKER). */
   worker: boolean;
 }
 
@@ -234,6 +269,8 @@ export interface ServerConfig {
   webhooks: WebhooksConfig;
   jobs: JobsConfig;
   accountChecks: AccountChecksConfig;
+  schedule: ScheduleConfig;
+  retention: RetentionConfig;
   notes: NotesConfig;
   eventStream: EventStreamConfig;
   /** `outputs`: the clips bots play (<dataDir>/outputs/<botId>/<clipId>.wav), kept until the bot ends. */
@@ -321,6 +358,17 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       pollIntervalMs: opts.accountChecks?.pollIntervalMs ?? 5_000,
       deadlineMs: opts.accountChecks?.deadlineMs ?? 180_000,
       worker: opts.accountChecks?.worker ?? opts.jobs?.worker ?? env.MEETBOT_JOB_WORKER,
+    },
+    schedule: {
+      leadMs: opts.schedule?.leadMs ?? env.MEETBOT_SCHEDULE_LEAD_MS,
+      graceMs: opts.schedule?.graceMs ?? env.MEETBOT_SCHEDULE_GRACE_MS,
+      pollIntervalMs: opts.schedule?.pollIntervalMs ?? 1_000,
+      worker: opts.schedule?.worker ?? opts.jobs?.worker ?? env.MEETBOT_JOB_WORKER,
+    },
+    retention: {
+      hours: opts.retention && "hours" in opts.retention ? opts.retention.hours : env.MEETBOT_RETENTION_HOURS,
+      sweepIntervalMs: opts.retention?.sweepIntervalMs ?? env.MEETBOT_RETENTION_SWEEP_INTERVAL_MS,
+      worker: opts.retention?.worker ?? opts.jobs?.worker ?? env.MEETBOT_JOB_WORKER,
     },
     notes: {
       port: opts.notes?.port ?? env.MEETBOT_NOTES_PORT,

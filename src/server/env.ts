@@ -179,6 +179,15 @@ export const ServerEnv = z.object({
   MEETBOT_JOB_WORKER: flag(true),
   MEETBOT_BOT_ACCOUNT_CHECK_INTERVAL_MS: wholeFrom(86_400_000, 0, MAX_TIMER_MS),
   MEETBOT_JOB_CONCURRENCY: wholeFrom(1, 1, 64),
+  MEETBOT_SCHEDULE_LEAD_MS: wholeFrom(60_000, 0, 3_600_000),
+  MEETBOT_SCHEDULE_GRACE_MS: wholeFrom(300_000, 0, 86_400_000),
+  /** Unset: a bot's data is kept until deleted (unless the bot has its own retention). */
+  MEETBOT_RETENTION_HOURS: fromText<number | undefined>(
+    undefined,
+    (raw) => (/^\d*\.?\d+$/.test(raw) && Number(raw) > 0 ? Number(raw) : undefined),
+    "a positive number of hours",
+  ),
+  MEETBOT_RETENTION_SWEEP_INTERVAL_MS: milliseconds(600_000),
   MEETBOT_JOB_POLL_INTERVAL_MS: milliseconds(2000),
   MEETBOT_TRANSCRIPTION_ENGINE: oneOf(TRANSCRIPTION_ENGINES, "pocketsphinx"),
   MEETBOT_SUMMARY_ENGINE: oneOf(SUMMARY_ENGINES, "extractive"),

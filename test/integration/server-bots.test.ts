@@ -49,6 +49,9 @@ describe("POST /v1/bots", () => {
       liveTranscript: null,
       chat: {},
       output: {},
+      joinAt: null,
+      retention: null,
+      dataDeletedAt: null,
     });
   });
 
@@ -433,6 +436,9 @@ describe("PATCH /v1/bots/:id", () => {
       liveTranscript: null,
       chat: {},
       output: {},
+      joinAt: null,
+      retention: null,
+      dataDeletedAt: null,
       deploymentError: null,
       lastHeartbeat: null,
     });

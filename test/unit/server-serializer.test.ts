@@ -41,6 +41,9 @@ const zoomBot = {
   liveTranscript: { source: "captions", language: "en-US", fallback: true },
   chat: { onJoin: "This meeting is recorded" },
   output: { keepMicOn: true },
+  joinAt: "2026-11-22T03:59:00.000Z",
+  retention: { hours: 0.5 },
+  dataDeletedAt: "2026-11-22T05:00:00.000Z",
 };
 
 const meetBot = {
@@ -56,6 +59,9 @@ const meetBot = {
   liveTranscript: null,
   chat: {},
   output: {},
+  joinAt: null,
+  retention: null,
+  dataDeletedAt: null,
 };
 
 describe("response serializer", () => {

@@ -71,7 +71,8 @@ type TextField =
   | "botDisplayName"
   | "meetingTitle"
   | "language"
-  | "loginGroup";
+  | "loginGroup"
+  | "joinAt";
 
 interface Fields {
   platform: Platform;
@@ -94,6 +95,8 @@ interface Fields {
   /** An account's id, or "": any free account of loginGroup. */
   loginAccount: string;
   loginGroup: string;
+  /** A datetime-local value (the browser's time zone); "": deployed now, or by hand. */
+  joinAt: string;
 }
 
 const LOGIN_MODES = [
@@ -121,6 +124,7 @@ const EMPTY: Fields = {
   loginMode: "",
   loginAccount: "",
   loginGroup: "",
+  joinAt: "",
 };
 
 /** POST /v1/bots's body: only what was filled in, so that the server's defaults apply to the rest. */
@@ -151,6 +155,8 @@ function bodyOf(f: Fields): Record<string, unknown> {
     };
   }
   if (f.summarize) body.summary = f.summaryEngine ? { engine: f.summaryEngine } : {};
+  // The API takes UTC; the input shows the browser's local time.
+  if (f.joinAt) body.joinAt = new Date(f.joinAt).toISOString();
   if (f.loginMode) {
     body.login = f.loginAccount
       ? { mode: f.loginMode, accountId: Number(f.loginAccount) }
@@ -162,7 +168,8 @@ function bodyOf(f: Fields): Record<string, unknown> {
 export type CreateOutcome = "deployed" | "created" | "failed to deploy";
 
 /**
- * Creates a bot, and deploys it unless "Create only" was pressed. The API's refusals are shown
+ * Creates a bot, and deploys it unless "Create only" was pressed or it is scheduled (the server
+ * deploys a scheduled bot by itself shortly before its time). The API's refusals are shown
  * beside the fields they name, and all together above the buttons.
  */
 export function CreateBotForm({
@@ -183,7 +190,7 @@ export function CreateBotForm({
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    const deploy = (event as SubmitEvent).submitter?.getAttribute("value") !== "create";
+    const deploy = (event as SubmitEvent).submitter?.getAttribute("value") !== "create" && !fields.joinAt;
     setError(undefined);
     setFieldErrors({});
     let bot: Bot | undefined;
@@ -200,6 +207,7 @@ export function CreateBotForm({
         meetingId: "",
         meetingPassword: "",
         meetingTitle: "",
+        joinAt: "",
       }));
       onCreated(bot, deploy ? "deployed" : "created");
     } catch (failure) {
@@ -353,6 +361,10 @@ export function CreateBotForm({
           hint: "For you: shown in lists and webhooks.",
         })}
       </div>
+      {text("joinAt", "joinAt", "Join at (optional)", {
+        type: "datetime-local",
+        hint: "Schedule the bot: the server deploys it by itself a minute before. Empty: now, or by hand.",
+      })}
 
       <fieldset>
         <legend>Join</legend>
@@ -519,7 +531,13 @@ export function CreateBotForm({
       <ErrorNote error={error} />
       <div class="actions">
         <button type="submit" value="deploy" disabled={busy}>
-          {phase === "creating" ? "Creating…" : phase === "deploying" ? "Deploying…" : "Create and deploy"}
+          {phase === "creating"
+            ? "Creating…"
+            : phase === "deploying"
+              ? "Deploying…"
+              : fields.joinAt
+                ? "Create and schedule"
+                : "Create and deploy"}
         </button>
         <button type="submit" value="create" class="secondary" disabled={busy}>
           Create only

@@ -103,6 +103,12 @@ export function BotPage({ botId }: { botId: number }) {
           <dd>{joinedAs(data, events.data)}</dd>
           <dt>Created</dt>
           <dd>{formatTime(data.createdAt)}</dd>
+          {data.joinAt ? (
+            <>
+              <dt>Joins at</dt>
+              <dd>{formatTime(data.joinAt)}</dd>
+            </>
+          ) : null}
           <dt>Last heartbeat</dt>
           <dd>{formatTime(data.lastHeartbeat)}</dd>
           <dt>After the call</dt>

@@ -650,6 +650,38 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.alterTable("bots").addColumn("output_options", "text").execute();
       },
     },
+    "0019_bot_schedule": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // A scheduled bot (services/schedules.ts): deployed by the server at join_at minus the
+        // lead. The schedule's claim is a lease on the bot row, as the other durable tasks have.
+        await db.schema.alterTable("bots").addColumn("join_at", "varchar(40)").execute();
+        await db.schema.alterTable("bots").addColumn("schedule_claim_token", "varchar(40)").execute();
+        await db.schema.alterTable("bots").addColumn("schedule_lease_until", "varchar(40)").execute();
+        // The claim and GET /v1/bots?scheduled=true read only the bots still waiting for their time.
+        await sql`create index bots_schedule_idx on bots (join_at)
+          where status = 'READY_TO_DEPLOY' and join_at is not null`.execute(db);
+      },
+    },
+    "0021_bot_retention": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // The bot option retention.hours, and when the bot ended (DONE or FATAL): its data is
+        // deleted that long after (services/retention.ts). data_expires_at: ended_at + the bot's
+        // own hours, set as it ends; bots without their own go by MEETBOT_RETENTION_HOURS.
+        await db.schema.alterTable("bots").addColumn("retention_hours", "double precision").execute();
+        await db.schema.alterTable("bots").addColumn("ended_at", "varchar(40)").execute();
+        await db.schema.alterTable("bots").addColumn("data_expires_at", "varchar(40)").execute();
+        // The sweep's claim: a lease on the bot row, as the other durable tasks have.
+        await db.schema.alterTable("bots").addColumn("retention_claim_token", "varchar(40)").execute();
+        await db.schema.alterTable("bots").addColumn("retention_lease_until", "varchar(40)").execute();
+        // Bots that ended before this migration: their last change is when they ended, near enough.
+        await sql`update bots set ended_at = updated_at where status in ('DONE', 'FATAL')`.execute(db);
+        // The sweep reads only the ended bots whose data is still there.
+        await sql`create index bots_retention_idx on bots (ended_at)
+          where ended_at is not null and data_deleted_at is null`.execute(db);
+      },
+    },
   };
 }
 

@@ -188,6 +188,20 @@ export interface BotsTable {
   chat_options: string | null;
   /** The bot option output (core OutputOptions), JSON; null: none asked. */
   output_options: string | null;
+  /** When a scheduled bot should be in its meeting (ISO, UTC); null: deployed by hand only. */
+  join_at: string | null;
+  /** The schedule's claim (services/schedules.ts): who deploys it, and until when it holds. */
+  schedule_claim_token: string | null;
+  schedule_lease_until: string | null;
+  /** The bot option retention.hours; null: MEETBOT_RETENTION_HOURS (unset: kept). */
+  retention_hours: number | null;
+  /** When the bot ended (DONE or FATAL); null while it has not. */
+  ended_at: string | null;
+  /** ended_at + retention_hours, set as the bot ends; null without its own retention. */
+  data_expires_at: string | null;
+  /** The retention sweep's claim (services/retention.ts). */
+  retention_claim_token: string | null;
+  retention_lease_until: string | null;
   created_at: string;
   updated_at: string;
 }

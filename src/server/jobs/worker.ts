@@ -4,6 +4,7 @@ import { EngineError } from "../../intelligence/types.js";
 import { toIso } from "../db/database.js";
 import type { Database, DialectName } from "../db/schema.js";
 import type { WakeSignal } from "../wake-signal.js";
+import { holdLease, PollingWorker, WorkerStopping } from "../durable/polling-worker.js";
 import {
   type ClaimedJob,
   claimDueJobs,
@@ -64,35 +65,33 @@ class ClaimLost extends Error {
     super("the job's claim was lost (deleted, or taken over after its lease ran out)");
   }
 }
-class WorkerStopping extends Error {
-  constructor() {
-    super("the job worker is stopping");
-  }
-}
 
 /**
- * Runs the content jobs (src/server/jobs/queue.ts): woken when this process queues one, polling for
- * the rest (retries coming due, other processes' jobs, jobs whose worker died). Each running job
- * renews its lease and writes its progress; a lost claim aborts it. Any number of processes may
- * run a worker on one database. Tests call `runDue()` on a worker that was not started.
+ * Runs the content jobs (src/server/jobs/queue.ts) on the polling worker: woken when this process
+ * queues one, polling for the rest (retries coming due, other processes' jobs, jobs whose worker
+ * died). Each running job renews its lease and writes its progress; a lost claim aborts it. Any
+ * number of processes may run a worker on one database. Tests call `runDue()` on a worker that
+ * was not started.
  */
 export class JobWorker {
-  private readonly running = new Map<number, { controller: AbortController; done: Promise<void> }>();
-  private pumping: Promise<void> | null = null;
-  private pumpAgain = false;
-  private timer: NodeJS.Timeout | null = null;
-  private unsubscribe: (() => void) | null = null;
-  private started = false;
+  private readonly worker: PollingWorker<ClaimedJob>;
 
-  constructor(private readonly deps: JobWorkerDeps) {}
+  constructor(private readonly deps: JobWorkerDeps) {
+    this.worker = new PollingWorker({
+      name: "job worker",
+      log: deps.log,
+      claim: (limit) =>
+        claimDueJobs(deps.db, deps.dialect, { now: deps.now(), limit, leaseMs: deps.leaseMs }),
+      run: (job, signal) => this.execute(job, signal),
+      concurrency: deps.concurrency,
+      pollIntervalMs: deps.pollIntervalMs,
+      signal: deps.signal,
+      stopGraceMs: deps.stopGraceMs,
+    });
+  }
 
   start(): void {
-    if (this.started) return;
-    this.started = true;
-    this.unsubscribe = this.deps.signal?.subscribe(() => this.wake()) ?? null;
-    this.timer = setInterval(() => this.wake(), this.deps.pollIntervalMs);
-    this.timer.unref();
-    this.wake();
+    this.worker.start();
   }
 
   /**
@@ -100,76 +99,24 @@ export class JobWorker {
    * the interrupted try not counted), so the next worker starts them again at once. A job that does
    * not stop within the grace period keeps its claim until the lease runs out.
    */
-  async stop(): Promise<void> {
-    this.started = false;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    this.unsubscribe?.();
-    this.unsubscribe = null;
-    await this.pumping;
-    for (const { controller } of this.running.values()) controller.abort(new WorkerStopping());
-    const grace = new Promise<void>((resolve) => setTimeout(resolve, this.deps.stopGraceMs ?? 5000).unref());
-    await Promise.race([Promise.allSettled([...this.running.values()].map((r) => r.done)), grace]);
+  stop(): Promise<void> {
+    return this.worker.stop();
   }
 
   wake(): void {
-    if (!this.started) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.pump()
-      .catch((err: unknown) => this.deps.log.error({ err }, "job worker: claiming jobs failed"))
-      .finally(() => {
-        this.pumping = null;
-        if (this.pumpAgain) {
-          this.pumpAgain = false;
-          this.wake();
-        }
-      });
+    this.worker.wake();
   }
 
   /** Runs every job due by the injected clock, until none is; returns how many ran. For tests and tools. */
-  async runDue(): Promise<number> {
-    let ran = 0;
-    for (;;) {
-      const claimed = await this.claim(this.deps.concurrency);
-      if (claimed.length === 0) return ran;
-      await Promise.all(claimed.map((job) => this.execute(job)));
-      ran += claimed.length;
-    }
-  }
-
-  private async pump(): Promise<void> {
-    while (this.started) {
-      const free = this.deps.concurrency - this.running.size;
-      if (free <= 0) return;
-      const claimed = await this.claim(free);
-      for (const job of claimed) this.launch(job);
-      if (claimed.length < free) return;
-    }
-  }
-
-  private claim(limit: number): Promise<ClaimedJob[]> {
-    return claimDueJobs(this.deps.db, this.deps.dialect, {
-      now: this.deps.now(),
-      limit,
-      leaseMs: this.deps.leaseMs,
-    });
-  }
-
-  private launch(job: ClaimedJob): void {
-    const controller = new AbortController();
-    const done = this.execute(job, controller).finally(() => {
-      this.running.delete(job.id);
-      this.wake(); // a slot is free
-    });
-    this.running.set(job.id, { controller, done });
+  runDue(): Promise<number> {
+    return this.worker.runDue();
   }
 
   /** Runs one claimed job to its outcome; never rejects (failures are the job's, logged). */
-  private async execute(job: ClaimedJob, controller = new AbortController()): Promise<void> {
+  private async execute(job: ClaimedJob, stopping: AbortSignal): Promise<void> {
     const { db, log } = this.deps;
+    const controller = new AbortController();
+    stopping.addEventListener("abort", () => controller.abort(stopping.reason), { once: true });
     const maxAttempts = this.deps.maxAttempts ?? MAX_JOB_ATTEMPTS;
     const handler = this.deps.handlers[job.kind as JobKind];
     if (job.attempts > maxAttempts) {
@@ -267,37 +214,29 @@ export class JobWorker {
   private holdLease(job: ClaimedJob, controller: AbortController) {
     let latest: number | null = null;
     let lastWrite = 0;
-    let writing: Promise<void> = Promise.resolve();
-    let stopped = false;
-    const renew = () => {
-      lastWrite = Date.now();
-      writing = writing
-        .then(async () => {
-          if (stopped) return;
-          const mine = await renewLease(this.deps.db, job, {
-            now: this.deps.now(),
-            leaseMs: this.deps.leaseMs,
-            progress: latest,
-          });
-          if (!mine && !stopped) controller.abort(new ClaimLost());
-        })
-        .catch((err: unknown) =>
-          this.deps.log.warn({ err, jobId: job.id }, "job worker: renewing a lease failed"),
-        );
-    };
-    const timer = setInterval(renew, Math.max(1, Math.floor(this.deps.leaseMs / 3)));
-    timer.unref();
+    const lease = holdLease({
+      leaseMs: this.deps.leaseMs,
+      renew: () => {
+        lastWrite = Date.now();
+        return renewLease(this.deps.db, job, {
+          now: this.deps.now(),
+          leaseMs: this.deps.leaseMs,
+          progress: latest,
+        });
+      },
+      lost: () => controller.abort(new ClaimLost()),
+      failed: (err) => this.deps.log.warn({ err, jobId: job.id }, "job worker: renewing a lease failed"),
+    });
     return {
       progress: (fraction: number) => {
         latest = Math.min(1, Math.max(0, fraction));
-        if (Date.now() - lastWrite >= PROGRESS_WRITE_MS) renew();
+        if (Date.now() - lastWrite < PROGRESS_WRITE_MS) return;
+        lastWrite = Date.now();
+        lease.renewNow();
       },
-      stop: () => {
-        stopped = true;
-        clearInterval(timer);
-      },
+      stop: lease.stop,
       get idle() {
-        return writing;
+        return lease.idle;
       },
     };
   }

@@ -157,6 +157,24 @@ export const botRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (a
     },
   );
 
+  // Only once the bot has ended (DONE or FATAL); otherwise 409. Again on a deleted bot: 200, no change.
+  app.post(
+    "/bots/:id/delete-data",
+    {
+      schema: {
+        operationId: "deleteBotData",
+        summary: "Delete a bot's meeting data now (the bot and its events stay)",
+        params: BotParams,
+        response: { 200: BotDetail },
+      },
+    },
+    async (request) => {
+      const userId = currentUser(request).id;
+      await services.botData.deleteBotData(request.params.id, "request", { userId });
+      return services.bots.get(userId, request.params.id);
+    },
+  );
+
   app.post(
     "/bots/:id/deploy",
     {

@@ -41,13 +41,16 @@ export const recordingRoutes: FastifyPluginAsyncZod<{ services: Services }> = as
     {
       schema: {
         operationId: "deleteRecording",
-        summary: "Delete a recording's file",
+        summary: "Delete a recording with all of its meeting's data",
         params: RecordingParams,
         response: { 204: z.null().describe("deleted") },
       },
     },
     async (request, reply) => {
-      await services.recordings.remove(currentUser(request).id, request.params.bot_id);
+      await services.botData.deleteBotData(request.params.bot_id, "request", {
+        userId: currentUser(request).id,
+        recordingRequired: true,
+      });
       return reply.code(204).send(null);
     },
   );

@@ -90,6 +90,15 @@ export function storedLogin(login: BotLoginOption): StoredLogin {
 }
 export type StoredLogin = { mode: LoginMode } & ({ accountId: number } | { group: string });
 
+/**
+ * Ours: the bot's meeting data (recording, transcript, summary, chat, live transcript, speaker
+ * timeline, share link) is deleted this many hours after the bot ended (services/retention.ts).
+ */
+export const RetentionOption = z.strictObject({
+  hours: z.number().positive().max(876_000).describe("hours after the bot ended (DONE or FATAL)"),
+});
+export type RetentionOption = z.infer<typeof RetentionOption>;
+
 export const Bot = z.object({
   id: z.number().int(),
   botDisplayName: z.string(),
@@ -108,6 +117,15 @@ export const Bot = z.object({
   ),
   chat: ChatOptions.describe("the meeting's chat (ours): a message sent once in the call"),
   output: OutputOptions.describe("what the bot sends into the meeting (ours)"),
+  joinAt: Timestamp.nullable().describe(
+    "when the bot is to be in its meeting: the server deploys it by itself shortly before (ours); null: deployed by hand",
+  ),
+  retention: RetentionOption.nullable().describe(
+    "as created: its meeting data is deleted this long after it ended (ours); null: the server's MEETBOT_RETENTION_HOURS, unset: kept",
+  ),
+  dataDeletedAt: Timestamp.nullable().describe(
+    "when its meeting data was deleted (retention, or on request); null: not deleted",
+  ),
 });
 export type Bot = z.infer<typeof Bot>;
 
@@ -116,6 +134,15 @@ export const BotDetail = Bot.extend({
   lastHeartbeat: Timestamp.nullable(),
 });
 export type BotDetail = z.infer<typeof BotDetail>;
+
+/**
+ * Ours: a scheduled bot. It stays READY_TO_DEPLOY and the server deploys it by itself a lead
+ * (MEETBOT_SCHEDULE_LEAD_MS) before this time. 30 s to 90 days ahead, checked against the
+ * server's clock by the service (services/schedules.ts, checkJoinAt).
+ */
+const JoinAt = Timestamp.describe(
+  "schedule the bot: ISO 8601 UTC, at least 30 s and at most 90 days ahead; the server deploys it by itself shortly before (ours)",
+);
 
 /** Same rules and defaults as the runner's BotConfig; durations in milliseconds. */
 export const CreateBotBody = z.object({
@@ -142,6 +169,10 @@ export const CreateBotBody = z.object({
   ),
   output: OutputOptionsBody.prefault({}).describe(
     "output.keepMicOn: the microphone stays on once the bot has spoken; output.image: a picture its camera shows from its join on (ours)",
+  ),
+  joinAt: JoinAt.optional(),
+  retention: RetentionOption.optional().describe(
+    "delete the bot's meeting data this many hours after it ended (ours); absent: the server's MEETBOT_RETENTION_HOURS, unset: kept",
   ),
 });
 export type CreateBotBody = z.infer<typeof CreateBotBody>;
@@ -173,10 +204,21 @@ export const UpdateBotBody = z.strictObject({
   liveTranscript: LiveTranscriptOptions.nullable().optional().describe("null: no live transcript"),
   chat: ChatOptions.optional().describe("replaced whole"),
   output: OutputOptionsBody.optional().describe("replaced whole"),
+  joinAt: JoinAt.nullable().optional().describe("moves the schedule; null: deployed by hand only"),
+  retention: RetentionOption.nullable().optional().describe("null: the server's MEETBOT_RETENTION_HOURS"),
 });
 export type UpdateBotBody = z.infer<typeof UpdateBotBody>;
 
-export const BotListQuery = z.object({ ...Pagination, status: BotStatus.optional() });
+export const BotListQuery = z.object({
+  ...Pagination,
+  status: BotStatus.optional(),
+  scheduled: z
+    .enum(["true", "false"])
+    .optional()
+    .describe(
+      "true: only the bots waiting for their joinAt, soonest first (ours); false or absent: every bot",
+    ),
+});
 export type BotListQuery = z.infer<typeof BotListQuery>;
 
 export const BotList = z.object({

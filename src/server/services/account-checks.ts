@@ -18,6 +18,7 @@ import { enqueueUserEvents } from "../webhooks/outbox.js";
 import { accountCheckFolder, sweepCheckFolders } from "./account-check-folders.js";
 import { type BotAccountService, sessionColumns } from "./bot-accounts.js";
 import { accountStatus } from "./bot-logins.js";
+import { PollingWorker } from "../durable/polling-worker.js";
 import type { ServiceContext } from "./context.js";
 
 /**
@@ -124,17 +125,31 @@ export async function claimQueuedChecks(
 /** Claims a check may get before it fails (a check whose launch kills its process). */
 const MAX_CHECK_CLAIMS = 3;
 
+/** Checks launched at once by one process. */
+const LAUNCH_CONCURRENCY = 10;
+
 export class AccountCheckService {
-  private timer: NodeJS.Timeout | null = null;
-  private pumping: Promise<unknown> | null = null;
-  private pumpAgain = false;
-  private started = false;
+  private readonly worker: PollingWorker<BotAccountCheckRow>;
 
   constructor(
     private readonly ctx: ServiceContext,
     private readonly accounts: BotAccountService,
     private readonly settings: AccountCheckSettings,
-  ) {}
+  ) {
+    // The durable task's run is the launch; the round's housekeeping goes before each claim.
+    this.worker = new PollingWorker({
+      name: "account checks",
+      log: ctx.log,
+      claim: (limit) =>
+        claimQueuedChecks(ctx.db, ctx.dialect, { now: ctx.now(), limit, leaseMs: ACCOUNT_CHECK_LEASE_MS }),
+      run: async (check) => {
+        await this.launch(check);
+      },
+      beforeClaims: () => this.housekeeping(),
+      concurrency: LAUNCH_CONCURRENCY,
+      pollIntervalMs: settings.pollIntervalMs,
+    });
+  }
 
   /**
    * Queues a check of the caller's account (404 as for a missing one; 409 when it is disabled or
@@ -277,35 +292,15 @@ export class AccountCheckService {
   }
 
   start(): void {
-    if (this.started || !this.settings.worker) return;
-    this.started = true;
-    this.timer = setInterval(() => this.wake(), this.settings.pollIntervalMs);
-    this.timer.unref();
-    this.wake();
+    if (this.settings.worker) this.worker.start();
   }
 
-  async stop(): Promise<void> {
-    this.started = false;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.pumping;
+  stop(): Promise<void> {
+    return this.worker.stop();
   }
 
   wake(): void {
-    if (!this.started) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.runDue()
-      .catch((err: unknown) => this.ctx.log.error({ err }, "account checks: a round failed"))
-      .finally(() => {
-        this.pumping = null;
-        if (this.pumpAgain) {
-          this.pumpAgain = false;
-          this.wake();
-        }
-      });
+    this.worker.wake();
   }
 
   /**
@@ -314,6 +309,15 @@ export class AccountCheckService {
    * ones that are due, and launches the queued ones. For tests and tools too.
    */
   async runDue(): Promise<{ failed: number; foldersRemoved: number; scheduled: number; launched: number }> {
+    const done = await this.housekeeping();
+    let launched = 0;
+    await this.worker.runDue(async (check) => {
+      if (await this.launch(check)) launched += 1;
+    });
+    return { ...done, launched };
+  }
+
+  private async housekeeping(): Promise<{ failed: number; foldersRemoved: number; scheduled: number }> {
     const now = this.ctx.now();
     const failed = await this.failOverdue(now);
     // A disk that refuses must not hold up the checks themselves.
@@ -324,17 +328,7 @@ export class AccountCheckService {
       },
     );
     const scheduled = await scheduleDueChecks(this.ctx.db, now, this.settings.intervalMs);
-    let launched = 0;
-    for (;;) {
-      const claimed = await claimQueuedChecks(this.ctx.db, this.ctx.dialect, {
-        now: this.ctx.now(),
-        limit: 10,
-        leaseMs: ACCOUNT_CHECK_LEASE_MS,
-      });
-      if (claimed.length === 0) break;
-      for (const check of claimed) if (await this.launch(check)) launched += 1;
-    }
-    return { failed, foldersRemoved, scheduled, launched };
+    return { failed, foldersRemoved, scheduled };
   }
 
   /** Running checks whose runner never reported fail; the account stays as it was. */

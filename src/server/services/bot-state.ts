@@ -172,11 +172,15 @@ export function deploymentErrorOf(data: StatusData, botId: number): DeploymentEr
  */
 export async function applyStatusChange(
   db: Kysely<Database>,
-  bot: Pick<BotRow, "id" | "status">,
+  bot: Pick<BotRow, "id" | "status" | "retention_hours">,
   data: StatusData,
   now: string,
+  opts: { missedSchedule?: boolean } = {},
 ): Promise<boolean> {
-  if (!canTransition(bot.status as BotStatus, data.status)) return false;
+  // The one move the table does not list: a scheduled bot the server could not deploy in time
+  // fails before it was ever deployed (services/schedules.ts).
+  const missed = opts.missedSchedule === true && bot.status === "READY_TO_DEPLOY" && data.status === "FATAL";
+  if (!missed && !canTransition(bot.status as BotStatus, data.status)) return false;
   const result = await db
     .updateTable("bots")
     .set({
@@ -184,6 +188,16 @@ export async function applyStatusChange(
       updated_at: now,
       ...(data.status === "FATAL"
         ? { deployment_error: JSON.stringify(deploymentErrorOf(data, bot.id)) }
+        : {}),
+      // The bot's own retention counts from here (services/retention.ts).
+      ...(isTerminal(data.status)
+        ? {
+            ended_at: now,
+            data_expires_at:
+              bot.retention_hours === null
+                ? null
+                : new Date(Date.parse(now) + bot.retention_hours * 3_600_000).toISOString(),
+          }
         : {}),
     })
     .where("id", "=", bot.id)

@@ -53,6 +53,7 @@ import type { WakeSignal } from "../wake-signal.js";
 import type { ServiceContext } from "./context.js";
 import { OutputImages } from "./output-images.js";
 import { recordingColumns, toBot } from "./mappers.js";
+import { checkJoinAt } from "./join-at.js";
 
 /** Spec §3: the only statuses in which a bot may be deleted. */
 export const DELETABLE_STATUSES: readonly BotStatus[] = ["READY_TO_DEPLOY", "DONE", "FATAL"];
@@ -81,6 +82,7 @@ const RUNNER_NEVER_RAN: ReadonlySet<SubCode> = new Set([
   "LAUNCH_FAILED",
   "IMAGE_PULL_FAILED",
   "UNSCHEDULABLE",
+  "SCHEDULE_MISSED",
 ]);
 
 export class BotService {
@@ -100,6 +102,7 @@ export class BotService {
     const login = input.login ? storedLogin(input.login) : null;
     checkOnJoinMessage(input.meetingInfo.platform, input.chat);
     checkOneTranscript(input.liveTranscript, input.transcription);
+    const joinAt = input.joinAt === undefined ? null : checkJoinAt(input.joinAt, this.ctx.now());
     await checkLoginAccount(this.ctx.db, userId, input.meetingInfo.platform, login);
     checkEngines(
       this.engines,
@@ -107,13 +110,13 @@ export class BotService {
       { transcription: ["body", "transcription", "engine"], summary: ["body", "summary", "engine"] },
     );
     const picture = input.output.image;
-    if (!picture) return this.insert(userId, input, login, outputOf(input.output));
+    if (!picture) return this.insert(userId, input, login, outputOf(input.output), joinAt);
     // The picture is made before the bot exists (a bad one is a 422 and no bot), kept once it does.
     const images = this.outputImages();
     return images.inTemporaryDir(async (dir) => {
       const made = await this.pictureFrom(picture, dir, ["body", "output", "image"]);
       const image = { imageId: newClipId(), width: made.width, height: made.height };
-      const bot = await this.insert(userId, input, login, outputOf(input.output, image));
+      const bot = await this.insert(userId, input, login, outputOf(input.output, image), joinAt);
       try {
         await images.keep(bot.id, made, image.imageId);
       } catch (err) {
@@ -129,6 +132,7 @@ export class BotService {
     input: CreateBotBody,
     login: StoredLogin | null,
     output: OutputOptions,
+    joinAt: string | null,
   ): Promise<Bot> {
     const now = toIso(this.ctx.now());
     const row = await this.ctx.db
@@ -154,6 +158,8 @@ export class BotService {
         live_transcript: input.liveTranscript ? JSON.stringify(input.liveTranscript) : null,
         chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat),
         output_options: outputColumn(output),
+        join_at: joinAt,
+        retention_hours: input.retention?.hours ?? null,
         created_at: now,
         updated_at: now,
       })
@@ -162,17 +168,23 @@ export class BotService {
     return toBot(row, null);
   }
 
+  /** The caller's bots, newest first; `scheduled=true`: those waiting for their joinAt, soonest first. */
   async list(userId: number, query: BotListQuery): Promise<BotList> {
+    const scheduled = query.scheduled === "true";
     const base = this.ctx.db
       .selectFrom("bots")
       .where("bots.user_id", "=", userId)
-      .$if(query.status !== undefined, (qb) => qb.where("bots.status", "=", query.status as BotStatus));
+      .$if(query.status !== undefined, (qb) => qb.where("bots.status", "=", query.status as BotStatus))
+      .$if(scheduled, (qb) =>
+        qb.where("bots.status", "=", "READY_TO_DEPLOY").where("bots.join_at", "is not", null),
+      );
     const { total } = await base.select((eb) => eb.fn.countAll().as("total")).executeTakeFirstOrThrow();
     const rows = await base
       .leftJoin("recordings", "recordings.bot_id", "bots.id")
       .selectAll("bots")
       .select(recordingColumns)
-      .orderBy("bots.id", "desc")
+      .$if(scheduled, (qb) => qb.orderBy("bots.join_at", "asc").orderBy("bots.id", "asc"))
+      .$if(!scheduled, (qb) => qb.orderBy("bots.id", "desc"))
       .limit(query.page_size)
       .offset((query.page - 1) * query.page_size)
       .execute();
@@ -210,18 +222,42 @@ export class BotService {
    */
   async deploy(userId: number, botId: number): Promise<DeployResult> {
     await this.requireOwned(userId, botId);
+    const started = await this.launchBot(botId);
+    if (!started) throw new ConflictError("Bot has already been deployed");
+    return started;
+  }
+
+  /**
+   * The server deploys a scheduled bot (services/schedules.ts) exactly as POST /deploy does, if the
+   * schedule's claim is still `claimToken` (not moved, cancelled or deployed by hand meanwhile);
+   * null when it is not. Throws as deploy does when the launch fails (the bot is FATAL then).
+   */
+  deployScheduled(botId: number, claimToken: string): Promise<DeployResult | null> {
+    return this.launchBot(botId, claimToken);
+  }
+
+  /** READY_TO_DEPLOY → DEPLOYING, then the launcher (see deploy); null when the bot was not ready. */
+  private async launchBot(botId: number, claimToken?: string): Promise<DeployResult | null> {
     const token = newCallbackToken();
     const now = toIso(this.ctx.now());
     const deployed = await this.ctx.db.transaction().execute(async (trx) => {
       const bot = await trx
         .updateTable("bots")
-        .set({ status: "DEPLOYING", callback_token_hash: sha256Hex(token), updated_at: now })
+        .set({
+          status: "DEPLOYING",
+          callback_token_hash: sha256Hex(token),
+          schedule_claim_token: null,
+          schedule_lease_until: null,
+          updated_at: now,
+        })
         .where("id", "=", botId)
         .where("status", "=", "READY_TO_DEPLOY")
+        .$if(claimToken !== undefined, (qb) => qb.where("schedule_claim_token", "=", claimToken as string))
         .returningAll()
         .executeTakeFirst();
       if (!bot) return null;
-      await appendLog(trx, botId, "info", "deployment started", now);
+      const how = claimToken === undefined ? "" : ` by its schedule (to join at ${bot.join_at})`;
+      await appendLog(trx, botId, "info", `deployment started${how}`, now);
       const deploying: CallbackEvent = {
         seq: 0,
         type: "status",
@@ -233,7 +269,7 @@ export class BotService {
       const held = login ? await holdLoginAccount(trx, bot, login, now) : null;
       return { bot, login, held };
     });
-    if (!deployed) throw new ConflictError("Bot has already been deployed");
+    if (!deployed) return null;
     this.ctx.outbox.notify();
     const { bot, login, held } = deployed;
     let runnerLogin: RunnerLogin | undefined;
@@ -340,6 +376,7 @@ export class BotService {
           input.liveTranscript,
           parseJson<ContentOptions>(bot.content_options)?.transcription,
         );
+      const joinAt = input.joinAt ? checkJoinAt(input.joinAt, this.ctx.now()) : input.joinAt;
       const automaticLeave = input.automaticLeave
         ? { ...parseJson<AutomaticLeave>(bot.automatic_leave), ...input.automaticLeave }
         : undefined;
@@ -362,6 +399,11 @@ export class BotService {
             ? { chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat) }
             : {}),
           ...(output !== undefined ? { output_options: outputColumn(output) } : {}),
+          ...(input.retention !== undefined ? { retention_hours: input.retention?.hours ?? null } : {}),
+          // A schedule moved or removed: a claim on the old time no longer deploys the bot.
+          ...(joinAt !== undefined
+            ? { join_at: joinAt, schedule_claim_token: null, schedule_lease_until: null }
+            : {}),
           updated_at: toIso(this.ctx.now()),
         })
         .where("id", "=", botId)
@@ -542,7 +584,13 @@ export class BotService {
     return rows.map((row) => row.id);
   }
 
-  async failFromServer(botId: number, subCode: SubCode, message: string): Promise<boolean> {
+  async failFromServer(
+    botId: number,
+    subCode: SubCode,
+    message: string,
+    /** A scheduled bot that missed its time: fails from READY_TO_DEPLOY, while this claim is current. */
+    opts: { scheduleClaim?: string } = {},
+  ): Promise<boolean> {
     const now = toIso(this.ctx.now());
     const event: CallbackEvent = {
       seq: 0, // server-side transition: not a runner event, never recorded as a receipt
@@ -552,7 +600,9 @@ export class BotService {
     };
     const failed = await this.ctx.db.transaction().execute(async (trx) => {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
-      if (!bot || !(await applyStatusChange(trx, bot, event.data, now))) return false;
+      const missedSchedule = opts.scheduleClaim !== undefined;
+      if (!bot || (missedSchedule && bot.schedule_claim_token !== opts.scheduleClaim)) return false;
+      if (!(await applyStatusChange(trx, bot, event.data, now, { missedSchedule }))) return false;
       await appendLog(trx, botId, "error", `${subCode}: ${message}`, now);
       // Its runner may still be winding down, but the account is free for other bots now.
       await releaseLoginAccount(trx, botId);

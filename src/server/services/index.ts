@@ -13,6 +13,7 @@ import { ApiLogService } from "./api-logs.js";
 import { ArtifactService } from "./artifacts.js";
 import { AccountCheckService } from "./account-checks.js";
 import { BotAccountService } from "./bot-accounts.js";
+import { BotDataService } from "./bot-data.js";
 import { BotService } from "./bots.js";
 import { CallbackService } from "./callbacks.js";
 import { ChatService } from "./chat.js";
@@ -25,6 +26,9 @@ import { ProfileService } from "./profile.js";
 import { RecordingSegmentService } from "./recording-segments.js";
 import { RecordingService } from "./recordings.js";
 import { ScreenshotService } from "./screenshots.js";
+import { type ClaimedSchedule, scheduleWorker } from "./schedules.js";
+import { type ClaimedDeletion, retentionWorker } from "./retention.js";
+import type { PollingWorker } from "../durable/polling-worker.js";
 import { ShareService } from "./shares.js";
 import { SummaryService } from "./summaries.js";
 import { TranscriptService } from "./transcripts.js";
@@ -52,6 +56,12 @@ export interface Services {
   botAccounts: BotAccountService;
   /** Bot account checks: their queue, schedule and results; the app starts its worker. */
   accountChecks: AccountCheckService;
+  /** Deploys scheduled bots (joinAt) by itself; the app starts it unless config.schedule.worker is off. */
+  schedules: PollingWorker<ClaimedSchedule>;
+  /** Deleting a bot's meeting data: on request, and by the retention sweep. */
+  botData: BotDataService;
+  /** Deletes meeting data whose retention ran out; the app starts it unless config.retention.worker is off. */
+  retention: PollingWorker<ClaimedDeletion>;
   events: EventService;
   /** Live event streams (GET /v1/events/stream); the app ends them all before it closes. */
   eventStreams: EventStreams;
@@ -106,6 +116,7 @@ export function createServices(ctx: ServiceContext): Services {
   const notesEvents = new NotesEvents(ctx.dialect);
   const recordings = new RecordingService(ctx, bots, engines, notesEvents);
   const segments = new RecordingSegmentService(ctx, bots, recordings);
+  const botData = new BotDataService(ctx);
   const voice = new VoiceService(
     ctx,
     bots,
@@ -126,6 +137,9 @@ export function createServices(ctx: ServiceContext): Services {
     bots,
     botAccounts,
     accountChecks: new AccountCheckService(ctx, botAccounts, ctx.config.accountChecks),
+    schedules: scheduleWorker(ctx, bots, ctx.config.schedule),
+    botData,
+    retention: retentionWorker(ctx, botData, ctx.config.retention),
     events,
     eventStreams: new EventStreams(events, ctx.db, ctx.config.eventStream, eventsAppended, ctx.log),
     callbacks: new CallbackService(ctx, eventsAppended),

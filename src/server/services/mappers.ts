@@ -55,6 +55,9 @@ export function toBot(row: BotRow, recording: RecordingColumns | null): Bot {
     liveTranscript: parseJson<LiveTranscriptOptions>(row.live_transcript),
     chat: parseJson<ChatOptions>(row.chat_options) ?? {},
     output: parseJson<OutputOptions>(row.output_options) ?? {},
+    joinAt: row.join_at,
+    retention: row.retention_hours === null ? null : { hours: Number(row.retention_hours) },
+    dataDeletedAt: row.data_deleted_at,
   };
 }
 

@@ -63,9 +63,6 @@ export class RecordingDeletedError extends ConflictError {
   }
 }
 
-/** Statuses in which nothing more can arrive for a bot's recording: it may be deleted. */
-const ENDED_STATUSES = ["DONE", "FATAL"];
-
 export class RecordingService {
   constructor(
     private readonly ctx: ServiceContext,
@@ -278,37 +275,6 @@ export class RecordingService {
       page: query.page,
       page_size: query.page_size,
     };
-  }
-
-  /**
-   * Deletes the recording of an ended bot (409 while it runs: its runner may still upload) with
-   * everything derived from it, then its file. The bot stays, with `recording: null`.
-   */
-  async remove(userId: number, botId: number): Promise<void> {
-    const refused = await this.ctx.db.transaction().execute(async (trx) => {
-      const bot = await lockBot(trx, this.ctx.dialect, botId);
-      if (!bot || bot.user_id !== userId) throw new BotNotFoundError();
-      if (!ENDED_STATUSES.includes(bot.status)) return bot.status;
-      // The one place a recording's derived content goes: its share link, transcript, summary and
-      // their jobs go by ON DELETE CASCADE from recordings (a running job loses its claim and stops).
-      const deleted = await trx.deleteFrom("recordings").where("bot_id", "=", botId).executeTakeFirst();
-      if (Number(deleted.numDeletedRows) === 0) throw new NotFoundError("Recording not found");
-      const now = toIso(this.ctx.now());
-      // Never again: a runner still winding down (a failed bot keeps its token for up to an hour)
-      // may not upload it anew, and no salvage may rebuild it from segments.
-      await trx.updateTable("bots").set({ data_deleted_at: now }).where("id", "=", botId).execute();
-      await expireCallbackToken(trx, botId, now);
-      await appendLog(trx, botId, "info", "recording deleted on request", now);
-      return null;
-    });
-    if (refused !== null) {
-      throw new ConflictError(`Recording can only be deleted once the bot has ended (status is ${refused})`);
-    }
-    // The row is gone, so the API no longer serves it; a file that resists is only logged. The
-    // segments and any upload still streaming in go with it.
-    await this.ctx.store.remove(botId).catch((err: unknown) => {
-      this.ctx.log.warn({ err, botId }, "could not remove a deleted recording's file");
-    });
   }
 
   /** The caller's recording: 404 for another user's bot, as for a missing one. */

@@ -4,6 +4,7 @@ import type { Database, DialectName } from "../db/schema.js";
 import { Deliverer } from "./deliver.js";
 import type { OutboundClient } from "./outbound.js";
 import type { WakeSignal } from "../wake-signal.js";
+import { PollingWorker } from "../durable/polling-worker.js";
 import { TEST_EVENT } from "./events.js";
 import { type ClaimedDelivery, claimDueDeliveries, pruneFinishedDeliveries } from "./queue.js";
 
@@ -35,8 +36,8 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 const DEFAULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 /**
- * Sends what the outbox holds. Started by the app (`start`): it is woken at once when this
- * process commits deliveries, and polls for the rest (retries coming due, rows written by other
+ * Sends what the outbox holds, on the polling worker. Started by the app (`start`): it is woken at
+ * once when this process commits deliveries, and polls for the rest (retries coming due, rows written by other
  * processes, leases of a worker that died). Up to `concurrency` attempts run at once, at most one
  * per endpoint, so a slow or hanging receiver holds one slot, never the others' deliveries.
  * Any number of processes may run a worker on the same database (see claimDueDeliveries).
@@ -46,13 +47,7 @@ const DEFAULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
  */
 export class WebhookWorker {
   private readonly deliverer: Deliverer;
-  /** One lane per endpoint being sent to: its deliveries one after another. */
-  private readonly lanes = new Set<Promise<void>>();
-  private pumping: Promise<void> | null = null;
-  private pumpAgain = false;
-  private timer: NodeJS.Timeout | null = null;
-  private unsubscribe: (() => void) | null = null;
-  private running = false;
+  private readonly worker: PollingWorker<ClaimedDelivery>;
   /** Set when stop() gives up on attempts still in flight: their results are not recorded. */
   private abandoned = false;
   private lastPruneMs = Number.NEGATIVE_INFINITY;
@@ -64,18 +59,31 @@ export class WebhookWorker {
       outbound: deps.outbound,
       ...(deps.retryDelaysMs ? { retryDelaysMs: deps.retryDelaysMs } : {}),
     });
+    // One run is a lane: an endpoint's deliveries one after another, so a slow or hanging
+    // receiver holds one slot, never the others' deliveries.
+    this.worker = new PollingWorker({
+      name: "webhook worker",
+      log: deps.log,
+      claim: (limit) => this.claim(limit),
+      run: (first, stopping) =>
+        this.lane(first, stopping).catch((err: unknown) => {
+          if (this.abandoned) return;
+          // The claim runs out and the delivery is sent again later.
+          this.deps.log.error(
+            { err, endpoint: first.endpoint_key },
+            "webhook worker: a delivery lane failed",
+          );
+        }),
+      concurrency: deps.concurrency,
+      pollIntervalMs: deps.pollIntervalMs,
+      signal: deps.signal,
+      stopGraceMs: deps.stopGraceMs,
+      onTick: () => this.pruneHourly(),
+    });
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.unsubscribe = this.deps.signal?.subscribe(() => this.wake()) ?? null;
-    this.timer = setInterval(() => {
-      this.wake();
-      this.pruneHourly();
-    }, this.deps.pollIntervalMs);
-    this.timer.unref();
-    this.wake(); // whatever a previous run left queued
+    this.worker.start();
   }
 
   /**
@@ -84,50 +92,24 @@ export class WebhookWorker {
    * another process's) sends them again. Closes the outbound client.
    */
   async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    this.unsubscribe?.();
-    this.unsubscribe = null;
-    await this.pumping;
-    const grace = new Promise<void>((resolve) => setTimeout(resolve, this.deps.stopGraceMs ?? 5000).unref());
-    await Promise.race([Promise.allSettled(this.lanes), grace]);
+    await this.worker.stop();
     this.abandoned = true;
     await this.deps.outbound.close();
   }
 
   /** Looks for due deliveries now (coalesced: one claim at a time, another right after if asked). */
   wake(): void {
-    if (!this.running) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.pump()
-      .catch((err: unknown) => this.deps.log.error({ err }, "webhook worker: claiming deliveries failed"))
-      .finally(() => {
-        this.pumping = null;
-        if (this.pumpAgain) {
-          this.pumpAgain = false;
-          this.wake();
-        }
-      });
+    this.worker.wake();
   }
 
   /**
    * Sends every delivery that is due by the injected clock, endpoint by endpoint in order, until
    * none is; returns the number of attempts made. For tests and tools, on a worker not started.
    */
-  async runDue(): Promise<number> {
-    let attempts = 0;
-    for (;;) {
-      const claimed = await this.claim(this.deps.concurrency);
-      if (claimed.length === 0) return attempts;
-      await Promise.all(
-        claimed.map((delivery) => this.deliverer.attempt(delivery, { retry: delivery.event !== TEST_EVENT })),
-      );
-      attempts += claimed.length;
-    }
+  runDue(): Promise<number> {
+    return this.worker.runDue((delivery) =>
+      this.deliverer.attempt(delivery, { retry: delivery.event !== TEST_EVENT }),
+    );
   }
 
   /**
@@ -148,36 +130,13 @@ export class WebhookWorker {
     );
   }
 
-  private async pump(): Promise<void> {
-    while (this.running) {
-      const free = this.deps.concurrency - this.lanes.size;
-      if (free <= 0) return;
-      const claimed = await this.claim(free);
-      for (const delivery of claimed) this.send(delivery);
-      if (claimed.length < free) return;
-    }
-  }
-
-  private claim(limit: number): Promise<ClaimedDelivery[]> {
+  private claim(limit: number, endpointKey?: string): Promise<ClaimedDelivery[]> {
     return claimDueDeliveries(this.deps.db, this.deps.dialect, {
       now: this.deps.now(),
       limit,
       leaseMs: this.deps.leaseMs,
+      ...(endpointKey !== undefined ? { endpointKey } : {}),
     });
-  }
-
-  private send(first: ClaimedDelivery): void {
-    const lane = this.lane(first)
-      .catch((err: unknown) => {
-        if (this.abandoned) return;
-        // The claim runs out and the delivery is sent again later.
-        this.deps.log.error({ err, endpoint: first.endpoint_key }, "webhook worker: a delivery lane failed");
-      })
-      .finally(() => {
-        this.lanes.delete(lane);
-        this.wake(); // a slot is free
-      });
-    this.lanes.add(lane);
   }
 
   /**
@@ -185,20 +144,15 @@ export class WebhookWorker {
    * than the general claim, which reads every due row), and so on, up to LANE_LENGTH deliveries;
    * then the slot goes back to the general claim, so that every endpoint gets its turn.
    */
-  private async lane(first: ClaimedDelivery): Promise<void> {
+  private async lane(first: ClaimedDelivery, stopping: AbortSignal): Promise<void> {
     let delivery: ClaimedDelivery | undefined = first;
     for (let sent = 1; delivery; sent++) {
       await this.deliverer.attempt(delivery, {
         retry: delivery.event !== TEST_EVENT,
         abandoned: () => this.abandoned,
       });
-      if (!this.running || sent >= LANE_LENGTH) return;
-      [delivery] = await claimDueDeliveries(this.deps.db, this.deps.dialect, {
-        now: this.deps.now(),
-        limit: 1,
-        leaseMs: this.deps.leaseMs,
-        endpointKey: delivery.endpoint_key,
-      });
+      if (stopping.aborted || sent >= LANE_LENGTH) return;
+      [delivery] = await this.claim(1, delivery.endpoint_key);
     }
   }
 }
