@@ -1,7 +1,7 @@
 import type { WakeSignal } from "../wake-signal.js";
 
 /**
- * The one polling worker of the durable tasks (DESIGN.md, "One durable-task pattern"): webhook
+ * The one polling worker of the durable tasks (docs/design.md, "One durable-task pattern"): webhook
  * deliveries, content jobs, account checks, scheduled deploys and retention sweeps are rows with
  * leases; each kind supplies only its claim (a conditional UPDATE that takes due rows, so several
  * processes never take one row twice) and its run. This holds what they share: start, a wake that

@@ -45,7 +45,7 @@ export interface DeletionResult {
 }
 
 /**
- * The one deletion of a bot's meeting data (DESIGN.md: everything a meeting produces), for
+ * The one deletion of a bot's meeting data (docs/design.md: everything a meeting produces), for
  * DELETE /v1/recordings/{bot_id}, POST /v1/bots/{id}/delete-data and the retention sweep. In one
  * transaction: the recording row (its share link, transcript, summary and their jobs go by ON
  * DELETE CASCADE; a running job loses its claim and stores nothing), the speaker timeline, the
