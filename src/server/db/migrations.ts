@@ -650,6 +650,14 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.alterTable("bots").addColumn("output_options", "text").execute();
       },
     },
+    "0018_bot_audio_stream": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // The bot option audioStream (JSON without the token) and its token, sealed.
+        await db.schema.alterTable("bots").addColumn("audio_stream", "text").execute();
+        await db.schema.alterTable("bots").addColumn("audio_stream_token", "text").execute();
+      },
+    },
   };
 }
 

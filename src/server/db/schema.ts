@@ -188,6 +188,10 @@ export interface BotsTable {
   chat_options: string | null;
   /** The bot option output (core OutputOptions), JSON; null: none asked. */
   output_options: string | null;
+  /** The bot option audioStream without its token (url, sampleRate), JSON; null: none. */
+  audio_stream: string | null;
+  /** The audioStream's token sealed with MEETBOT_SECRET_KEY (auth/secret-box.ts Sealed, JSON); null: none. */
+  audio_stream_token: string | null;
   created_at: string;
   updated_at: string;
 }

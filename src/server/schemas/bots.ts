@@ -5,6 +5,7 @@ import {
   BotStatus,
   ChatOptions,
   OutputOptions,
+  AudioStreamOptions,
   LiveTranscriptOptions,
   LoginMode,
   MeetingInfo,
@@ -89,6 +90,17 @@ export function storedLogin(login: BotLoginOption): StoredLogin {
 }
 export type StoredLogin = { mode: LoginMode } & ({ accountId: number } | { group: string });
 
+/** A bot's audio stream as answers show it: the token never, only whether there is one. */
+export const BotAudioStream = z.object({
+  url: z.string(),
+  sampleRate: AudioStreamOptions.shape.sampleRate.unwrap(),
+  hasToken: z.boolean().describe("a token was given (it is stored encrypted and never shown)"),
+});
+export type BotAudioStream = z.infer<typeof BotAudioStream>;
+
+const AUDIO_STREAM_DESCRIPTION =
+  "a live audio channel to an agent (ours): the runner connects to this WebSocket once in the call, sends the meeting's sound and its speaker and participant events, and plays the sound it receives into the meeting (docs/api.md, 'A live audio channel for agents')";
+
 export const Bot = z.object({
   id: z.number().int(),
   botDisplayName: z.string(),
@@ -107,6 +119,7 @@ export const Bot = z.object({
   ),
   chat: ChatOptions.describe("the meeting's chat (ours): a message sent once in the call"),
   output: OutputOptions.describe("what the bot sends into the meeting (ours)"),
+  audioStream: BotAudioStream.nullable().describe(`${AUDIO_STREAM_DESCRIPTION}; null: none`),
 });
 export type Bot = z.infer<typeof Bot>;
 
@@ -142,6 +155,7 @@ export const CreateBotBody = z.object({
   output: OutputOptions.prefault({}).describe(
     "output.keepMicOn: the microphone stays on once the bot has spoken (ours)",
   ),
+  audioStream: AudioStreamOptions.optional().describe(AUDIO_STREAM_DESCRIPTION),
 });
 export type CreateBotBody = z.infer<typeof CreateBotBody>;
 
@@ -170,6 +184,9 @@ export const UpdateBotBody = z.strictObject({
   liveTranscript: LiveTranscriptOptions.nullable().optional().describe("null: no live transcript"),
   chat: ChatOptions.optional().describe("replaced whole"),
   output: OutputOptions.optional().describe("replaced whole"),
+  audioStream: AudioStreamOptions.nullable()
+    .optional()
+    .describe("replaced whole (the token too); null: none"),
 });
 export type UpdateBotBody = z.infer<typeof UpdateBotBody>;
 

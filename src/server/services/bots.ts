@@ -43,6 +43,8 @@ import { removeBotFiles } from "../storage/bot-files.js";
 import { OutputClipStore } from "../storage/output-clips.js";
 import { enqueueBotEvent } from "../webhooks/outbox.js";
 import { checkTargetUrl } from "../webhooks/outbound.js";
+import type { SecretBox } from "../auth/secret-box.js";
+import { audioStreamColumns, checkAudioStream, runnerAudioStream } from "./audio-stream.js";
 import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
 import type { BotAccountService } from "./bot-accounts.js";
 import { holdLoginAccount, releaseLoginAccount } from "./bot-logins.js";
@@ -87,6 +89,8 @@ export class BotService {
     /** Notified after a transaction that appended aggregated events commits: wakes event streams. */
     private readonly eventsAppended: WakeSignal,
     private readonly accounts: BotAccountService,
+    /** Seals and opens the audio streams' tokens (MEETBOT_SECRET_KEY). */
+    private readonly secrets: SecretBox,
     /** Teams bot identification, when the operator configured it (MEETBOT_TEAMS_BOT_*). */
     private readonly teamsTokens?: TeamsBotTokens,
   ) {}
@@ -97,6 +101,7 @@ export class BotService {
     const login = input.login ? storedLogin(input.login) : null;
     checkOnJoinMessage(input.meetingInfo.platform, input.chat);
     checkOneTranscript(input.liveTranscript, input.transcription);
+    checkAudioStream(input.audioStream, this.ctx.config.outbound, this.secrets);
     await checkLoginAccount(this.ctx.db, userId, input.meetingInfo.platform, login);
     checkEngines(
       this.engines,
@@ -127,6 +132,7 @@ export class BotService {
         live_transcript: input.liveTranscript ? JSON.stringify(input.liveTranscript) : null,
         chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat),
         output_options: outputColumn(input.output),
+        ...audioStreamColumns(input.audioStream ?? null, userId, this.secrets),
         created_at: now,
         updated_at: now,
       })
@@ -244,6 +250,7 @@ export class BotService {
   async update(userId: number, botId: number, input: UpdateBotBody): Promise<BotDetail> {
     if (input.meetingInfo) this.checkMeetingHost(input.meetingInfo);
     this.checkCallbackTarget(input.callbackUrl);
+    checkAudioStream(input.audioStream, this.ctx.config.outbound, this.secrets);
     await this.ctx.db.transaction().execute(async (trx) => {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
       if (!bot || bot.user_id !== userId) throw new BotNotFoundError();
@@ -287,6 +294,9 @@ export class BotService {
             ? { chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat) }
             : {}),
           ...(input.output !== undefined ? { output_options: outputColumn(input.output) } : {}),
+          ...(input.audioStream !== undefined
+            ? audioStreamColumns(input.audioStream, userId, this.secrets)
+            : {}),
           updated_at: toIso(this.ctx.now()),
         })
         .where("id", "=", botId)
@@ -438,6 +448,7 @@ export class BotService {
         : {}),
       ...(bot.chat_options ? { chat: parseJson<ChatOptions>(bot.chat_options) } : {}),
       ...(bot.output_options ? { output: parseJson<OutputOptions>(bot.output_options) } : {}),
+      ...runnerAudioStream(bot, this.ctx.config.outbound, this.secrets),
       callback: { baseUrl, token, ...(this.ctx.config.tls ? { ca: this.ctx.config.tls.certificates } : {}) },
       upload: { url: `${baseUrl}${recordingUploadPath(bot.id)}` },
       workDir: path.join(this.ctx.config.paths.bots, String(bot.id), "work"),

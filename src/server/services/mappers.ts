@@ -7,6 +7,7 @@ import type {
   OutputOptions,
 } from "../../core/index.js";
 import { parseJson } from "../db/database.js";
+import { audioStreamOf } from "./audio-stream.js";
 import type { BotRow } from "../db/schema.js";
 import type { Bot, BotLogin, Recording, StoredLogin } from "../schemas/index.js";
 
@@ -55,6 +56,7 @@ export function toBot(row: BotRow, recording: RecordingColumns | null): Bot {
     liveTranscript: parseJson<LiveTranscriptOptions>(row.live_transcript),
     chat: parseJson<ChatOptions>(row.chat_options) ?? {},
     output: parseJson<OutputOptions>(row.output_options) ?? {},
+    audioStream: audioStreamOf(row),
   };
 }
 
