@@ -1,6 +1,7 @@
 import type { Page } from "playwright";
 import type { PageSnapshot, SnapshotHooks } from "../../platforms/adapter.js";
 import type { CallbackEventBody, LoginSessionWriteBack, StorageState } from "../core/index.js";
+import type { AgentAudioPort } from "./agent-stream/index.js";
 import type { BotFailure } from "./errors.js";
 import type { LiveTranscriber, LiveTranscriptContext } from "./live-transcript/types.js";
 import type { PageWatcher } from "./page-watcher.js";
@@ -54,6 +55,8 @@ export interface StagePort {
   startLiveTranscript(context: LiveTranscriptContext, as?: "fallback"): LiveTranscriber;
   /** Plays a WAV file into the bot's microphone; resolves when it ended or `signal` stopped it. */
   playClip(path: string, signal: AbortSignal): Promise<void>;
+  /** The sound card's side of an audio stream (BotConfig.audioStream): the meeting alone, the microphone. */
+  readonly agentAudio: AgentAudioPort;
   close(): Promise<void>;
 }
 
