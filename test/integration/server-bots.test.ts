@@ -49,6 +49,7 @@ describe("POST /v1/bots", () => {
       liveTranscript: null,
       chat: {},
       output: {},
+      audioStream: null,
     });
   });
 
@@ -424,6 +425,7 @@ describe("PATCH /v1/bots/:id", () => {
       liveTranscript: null,
       chat: {},
       output: {},
+      audioStream: null,
       deploymentError: null,
       lastHeartbeat: null,
     });

@@ -41,6 +41,7 @@ const zoomBot = {
   liveTranscript: { source: "captions", language: "en-US", fallback: true },
   chat: { onJoin: "This meeting is recorded" },
   output: { keepMicOn: true },
+  audioStream: { url: "wss://agent.example.com/meet", sampleRate: 24000, hasToken: true },
 };
 
 const meetBot = {
@@ -56,6 +57,7 @@ const meetBot = {
   liveTranscript: null,
   chat: {},
   output: {},
+  audioStream: null,
 };
 
 describe("response serializer", () => {
@@ -81,10 +83,13 @@ describe("response serializer", () => {
       callback_token_hash: "abc",
       recording: { ...zoomBot.recording, path: "/data/recordings/7.mp4" },
       deploymentError: { ...zoomBot.deploymentError, stack: "at secret.ts:1" },
+      audioStream: { ...zoomBot.audioStream, token: "agent-token-secret" },
     };
     const written = JSON.parse(serialize(BotDetail, leaky)) as Record<string, unknown>;
     expect(written).toEqual(JSON.parse(JSON.stringify(BotDetail.parse(zoomBot))));
-    expect(JSON.stringify(written)).not.toMatch(/argon2id|callback_token_hash|recordings\/7|secret\.ts/);
+    expect(JSON.stringify(written)).not.toMatch(
+      /argon2id|callback_token_hash|recordings\/7|secret\.ts|agent-token-secret/,
+    );
   });
 
   it("refuses to write an answer missing a required field rather than send it incomplete", () => {

@@ -74,14 +74,11 @@ export async function openAgentSocket(opts: {
         clearTimeout(timer);
         resolve();
       });
-      socket.addEventListener("error", (event) => {
-        clearTimeout(timer);
-        const cause = (event as { error?: unknown }).error;
-        reject(cause instanceof Error ? cause : new Error("the WebSocket could not be opened"));
-      });
+      // The browser WebSocket API hides why a handshake failed (no connection, a refused upgrade,
+      // a bad certificate look alike): the close that follows the error gives at least its code.
       socket.addEventListener("close", (event) => {
         clearTimeout(timer);
-        reject(new Error(`closed before it opened (code ${event.code})`));
+        reject(new Error(`the WebSocket did not open (no connection or no upgrade; code ${event.code})`));
       });
     });
   } catch (error) {

@@ -129,6 +129,10 @@ export class AgentStream {
             url: options.url,
             ...(options.token ? { token: options.token } : {}),
             allowPrivateTargets: options.allowPrivateTargets,
+          }).catch((error: unknown) => {
+            // p-retry gives up on a TypeError, which is what a refused connection can surface as:
+            // every failure here is worth another try while the call lasts.
+            throw new Error(describe(error));
           }),
         {
           ...RETRY,
@@ -272,4 +276,12 @@ export class AgentStream {
     this.ctx.log[level](message);
     this.ctx.report({ type: "log", data: { level, message: message.slice(0, 4000) } });
   }
+}
+
+/** A connect failure in words: an error's message, else its code or its cause's (ECONNREFUSED). */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const { code } = error as { code?: unknown };
+  const cause = error.cause instanceof Error ? describe(error.cause) : "";
+  return error.message || (typeof code === "string" ? code : "") || cause || error.name;
 }
