@@ -67,7 +67,8 @@ export async function startAgentServer(opts: AgentServerOptions = {}) {
           return;
         }
         const at = Date.now();
-        const pcm = new Int16Array(data.buffer, data.byteOffset, data.length / 2).slice();
+        // A copy into its own buffer: the message's bytes may start at an odd offset.
+        const pcm = new Int16Array(Uint8Array.from(data).buffer, 0, Math.floor(data.length / 2));
         state.frames.push({ at, pcm, connection });
         if (dbfs(pcm) <= onsetDbfs) {
           quietSince = Math.min(quietSince, at);

@@ -106,13 +106,14 @@ export class AgentStream {
   /** The call ended: the agent is told, the socket closed, the sound stopped. */
   async stop(): Promise<void> {
     if (this.stopping.signal.aborted) return;
+    this.endTurn();
+    // The last frame the agent gets: nothing is sent after it.
     this.sendJson({ type: "end" });
     this.stopping.abort();
     await this.closeSocket?.();
     await this.running;
     await this.listener?.stop();
     await this.player.close();
-    this.endTurn();
     if (this.dropped.sent + this.dropped.played > 0)
       this.ctx.log.info({ dropped: this.dropped }, "audio stream frames dropped over the call");
   }
@@ -184,7 +185,8 @@ export class AgentStream {
 
   private send(frame: Buffer): void {
     const socket = this.socket;
-    if (!socket || socket.readyState !== 1) return; // not connected: the sound is dropped
+    // Not connected (or the call is over): the sound is dropped.
+    if (!socket || socket.readyState !== 1 || this.stopping.signal.aborted) return;
     if (socket.bufferedAmount * this.frameMsPerByte > MAX_SEND_BACKLOG_MS) {
       this.dropped.sent++;
       return;
@@ -194,7 +196,8 @@ export class AgentStream {
 
   private sendJson(frame: Record<string, unknown>): void {
     const socket = this.socket;
-    if (socket && socket.readyState === 1) socket.send(JSON.stringify(frame));
+    if (socket && socket.readyState === 1 && !this.stopping.signal.aborted)
+      socket.send(JSON.stringify(frame));
   }
 
   private received(data: unknown): void {
