@@ -1,0 +1,187 @@
+/**
+ * `make bench`: the bot's audio stream to an agent (issue 22 §6), both ways, with a real bot
+ * (runner, Chromium, the control plane) in a mock Meet call and the test agent
+ * (test/helpers/agent-server.ts), which answers each sound it hears with a 300 ms tone. Prints
+ * p50/p95/max of:
+ *
+ * - meeting sound → agent: a 200 ms tone burst is played into the bot's call sink (`meetbot_call`,
+ *   where Chromium plays the meeting, found through the runner's PulseAudio socket) with pacat,
+ *   every 1.5 s; from the wall-clock instant its first sample is written to the agent's arrival
+ *   of the first loud frame (so pacat's 10 ms buffer, the sink, parec, the 20 ms framing and the
+ *   WebSocket all count; the browser's own output buffer does not: it is the platform's, before
+ *   the bot's sound card);
+ * - agent frame → heard in the meeting: from the agent's send of the answer to the first sample of
+ *   it in what the mock meeting heard of the bot (heard.wav: 16 kHz on the wall clock from the
+ *   bot's admission, stamped by the page's audio thread): pacat's buffer, the microphone, Chromium's
+ *   capture and the page.
+ *
+ * Goals (issue 22 §3): ≤ 150 ms and ≤ 200 ms. One machine, one clock. Figures only; asserts nothing.
+ */
+import type { ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { startMockHost } from "../fixtures/host/server.js";
+import { spawnTied } from "../src/media/processes.js";
+import { startAgentServer, tone } from "../test/helpers/agent-server.js";
+import { startBenchServer } from "./bench-server.js";
+import { processTree } from "./process-tree.js";
+
+const BURSTS = Number(process.env.BENCH_AGENT_BURSTS ?? 20);
+const PERIOD_MS = 1_500;
+const BURST_MS = 200;
+const RATE = 16_000;
+const CHUNK_MS = 10;
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+const figures = (values: number[], goal: number) => {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  const p95 = percentile(sorted, 95);
+  return `n=${sorted.length} p50 ${Math.round(percentile(sorted, 50))} ms, p95 ${Math.round(p95)} ms, max ${Math.round(sorted.at(-1) ?? Number.NaN)} ms (goal ≤ ${goal} ms: ${p95 <= goal ? "met" : "missed"} at p95)`;
+};
+
+interface Attendee {
+  id: string;
+  mic: { changes: Array<{ at: string }> };
+}
+
+/** The runner's PulseAudio socket: its daemon is the one descendant started with `socket=`. */
+function pulseSocketOf(runnerPid: number): string {
+  for (const pid of processTree(runnerPid)) {
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    const socket = /socket=(\S+?native)/.exec(cmdline)?.[1];
+    if (cmdline.includes("pulseaudio") && socket) return socket;
+  }
+  throw new Error(`no PulseAudio under runner ${runnerPid}`);
+}
+
+/**
+ * pacat into the call sink, fed on a steady clock (silence between bursts, so the stream never
+ * runs dry and restarts): each tick writes exactly the samples due since the start.
+ */
+function meetingSound(socket: string) {
+  // Started as the runner starts its helpers: the allowlisted environment, tied to this process.
+  const player: ChildProcess = spawnTied(
+    "pacat",
+    [
+      ...["--playback", "--raw", "--format=s16le", `--rate=${RATE}`, "--channels=1"],
+      ...["--latency-msec=10", "-d", "meetbot_call"],
+    ],
+    { env: { PULSE_SERVER: `unix:${socket}` }, stdio: ["pipe", "ignore", "inherit"] },
+  );
+  player.stdin?.on("error", () => {});
+  player.once("exit", (code) => {
+    if (code !== null && code !== 0) console.error(`pacat exited with ${code}`);
+  });
+  const burst = tone(1000, BURST_MS, RATE);
+  const starts: number[] = [];
+  const started = Date.now();
+  let written = 0;
+  let burstAt = started + 1_000;
+  let burstLeft: Buffer | null = null;
+  const timer = setInterval(() => {
+    const now = Date.now();
+    const due = Math.round(((now - started) * RATE) / 1000) - written;
+    if (due <= 0) return;
+    const chunks: Buffer[] = [];
+    let left = due;
+    if (!burstLeft && now >= burstAt && starts.length < BURSTS) {
+      burstLeft = burst;
+      starts.push(now);
+      burstAt += PERIOD_MS;
+    }
+    if (burstLeft) {
+      const take = Math.min(left * 2, burstLeft.length);
+      chunks.push(burstLeft.subarray(0, take));
+      burstLeft = take < burstLeft.length ? burstLeft.subarray(take) : null;
+      left -= take / 2;
+    }
+    if (left > 0) chunks.push(Buffer.alloc(left * 2));
+    player.stdin?.write(Buffer.concat(chunks));
+    written += due;
+  }, CHUNK_MS);
+  return {
+    starts,
+    done: () => starts.length >= BURSTS && !burstLeft,
+    stop: () => {
+      clearInterval(timer);
+      player.kill();
+    },
+  };
+}
+
+/** The first sample at or after `fromMs` (wall clock) louder than 0.02 of full scale, as wall-clock ms. */
+function onsetAfter(wav: Buffer, admittedAt: number, fromMs: number): number {
+  const data = wav.subarray(44);
+  const first = Math.max(0, Math.floor(((fromMs - admittedAt) * RATE) / 1000));
+  for (let i = first; i * 2 + 1 < data.length; i++) {
+    if (Math.abs(data.readInt16LE(i * 2)) > 0.02 * 32768) return admittedAt + (i * 1000) / RATE;
+  }
+  return Number.NaN;
+}
+
+async function main() {
+  const mock = await startMockHost({ port: 0 });
+  const { api, launcher, close } = await startBenchServer(mock.url, 0, {
+    MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: "1",
+  });
+  const agent = await startAgentServer({ replyMs: 300 });
+  agent.state.answering = false;
+  const code = "agt-benc-hmk";
+  const control = (suffix: string, init?: RequestInit) =>
+    fetch(`${mock.url}/control/meetings/google/${code}${suffix}`, init);
+  let sound: ReturnType<typeof meetingSound> | null = null;
+  try {
+    // The participant is silent: the only meeting sound is the bench's bursts.
+    await control("", {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ admit: "open", participants: 1, media: "silent" }),
+    });
+    const bot = await api.createBot({
+      meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/${code}` },
+      botDisplayName: "Bench Agent",
+      audioStream: { url: agent.url },
+    });
+    await api.deploy(bot.id);
+    await api.waitForStatus(bot.id, ["IN_CALL"], { timeoutMs: 90_000 });
+    while (agent.state.connections === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 3_000)); // the recording and roster settle
+    const pid = launcher.pid(bot.id);
+    if (!pid) throw new Error("no runner process");
+    agent.state.answering = true;
+    sound = meetingSound(pulseSocketOf(pid));
+    while (!sound.done()) await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // the last answer is heard
+    sound.stop();
+
+    const toAgent: number[] = [];
+    for (const reply of agent.state.replies) {
+      const burst = sound.starts.filter((start) => start <= reply.heardAt).at(-1);
+      if (burst !== undefined && reply.heardAt - burst < PERIOD_MS) toAgent.push(reply.heardAt - burst);
+    }
+    const state = (await (await control("")).json()) as { attendees: Attendee[] };
+    const attendee = state.attendees[0] as Attendee;
+    const admittedAt = Date.parse(attendee.mic.changes[0]?.at ?? "");
+    const wav = Buffer.from(await (await control(`/attendees/${attendee.id}/heard.wav`)).arrayBuffer());
+    const toMeeting = agent.state.replies.map(
+      (reply) => onsetAfter(wav, admittedAt, reply.sentAt) - reply.sentAt,
+    );
+    console.log(`audio stream, ${BURSTS} bursts, 20 ms frames:`);
+    console.log(`  meeting sound → agent:         ${figures(toAgent, 150)}`);
+    console.log(`  agent frame → heard in meeting: ${figures(toMeeting, 200)}`);
+    await control("/end", { method: "POST" });
+    await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 90_000 });
+  } finally {
+    sound?.stop();
+    await agent.close();
+    await close();
+    await mock.close();
+  }
+}
+
+await main();
