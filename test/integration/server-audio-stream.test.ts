@@ -1,5 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StartupError } from "../../src/server/startup-error.js";
+import { testDatabaseFor } from "../helpers/postgres.js";
 import { openServerDatabase } from "../helpers/server-harness.js";
 import {
   deployedBot,
@@ -134,6 +139,62 @@ describe("bot option audioStream", () => {
       expect(res.body.detail[0].msg).toMatch(/MEETBOT_SECRET_KEY/);
     } finally {
       await dev.close();
+    }
+  });
+});
+
+describe("audio-stream tokens and MEETBOT_SECRET_KEY", () => {
+  it("rotate like bot-account sessions: refused without their key, rewritten under the first", async () => {
+    const K1 = randomBytes(32).toString("base64");
+    const K2 = randomBytes(32).toString("base64");
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-stream-keys-"));
+    const start = (key: string | undefined) =>
+      startTestServer({
+        dataDir,
+        logLevel: "error",
+        env: key === undefined ? {} : { MEETBOT_SECRET_KEY: key },
+      });
+    const keyIds = async (s: TestServer) => {
+      const db = await openServerDatabase(s);
+      try {
+        const rows = await db.kysely.selectFrom("bots").select("audio_stream_token").execute();
+        return rows.map((r) => (JSON.parse(r.audio_stream_token as string) as { keyId: string }).keyId);
+      } finally {
+        await db.close();
+      }
+    };
+    try {
+      const first = await start(`k1:${K1}`);
+      const user = await registerUser(first.api);
+      const created = await first.api.post("/v1/bots", {
+        token: user.token,
+        body: { meetingInfo: TEST_MEETING, audioStream: { url: "wss://agent.example.com/", token: TOKEN } },
+      });
+      expect(await keyIds(first)).toEqual(["k1"]);
+      await first.close();
+
+      const noKey = await start(undefined).catch((err: unknown) => err);
+      expect(noKey).toBeInstanceOf(StartupError);
+      expect((noKey as Error).message).toMatch(/MEETBOT_SECRET_KEY is not set, but 1 bot audio-stream token/);
+      const wrongId = await start(`k2:${K2}`).catch((err: unknown) => err);
+      expect(wrongId).toBeInstanceOf(StartupError);
+      expect((wrongId as Error).message).toMatch(/no key with id "k1"/);
+
+      const rotated = await start(`k2:${K2},k1:${K1}`);
+      expect(await keyIds(rotated)).toEqual(["k2"]);
+      await rotated.close();
+      // The old key can go: the token opens under k2 alone and reaches the runner.
+      const after = await start(`k2:${K2}`);
+      try {
+        const deployed = await after.api.post(`/v1/bots/${created.body.id}/deploy`, { token: user.token });
+        expect(deployed.status).toBe(200);
+        expect(after.launcher.configFor(created.body.id as number).audioStream?.token).toBe(TOKEN);
+      } finally {
+        await after.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+      await (await testDatabaseFor(dataDir))?.drop();
     }
   });
 });

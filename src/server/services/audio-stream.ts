@@ -1,7 +1,9 @@
+import type { Kysely } from "kysely";
 import type { AudioStreamOptions, BotConfigInput } from "../../core/index.js";
 import type { Sealed, SecretBox } from "../auth/secret-box.js";
 import { parseJson } from "../db/database.js";
-import type { BotRow } from "../db/schema.js";
+import type { BotRow, Database } from "../db/schema.js";
+import { StartupError } from "../startup-error.js";
 import { ValidationError } from "../errors.js";
 import type { BotAudioStream } from "../schemas/index.js";
 import { checkTargetUrl, type OutboundPolicy } from "../webhooks/outbound.js";
@@ -82,4 +84,50 @@ export function runnerAudioStream(
       allowPrivateTargets: policy.allowPrivateTargets,
     },
   };
+}
+
+/**
+ * At startup, beside the bot-account sessions (bot-accounts.ts prepareSessionKeys) and by the same
+ * rules: refuses to run when tokens are stored and MEETBOT_SECRET_KEY lacks the key they were
+ * sealed with, then rewrites every token sealed with another key under the first one, so that
+ * an old key can go once every server has started with the new one first. Returns how many
+ * were rewritten.
+ */
+export async function prepareAudioStreamTokens(db: Kysely<Database>, box: SecretBox): Promise<number> {
+  const rows = await db
+    .selectFrom("bots")
+    .select(["id", "user_id", "audio_stream_token"])
+    .where("audio_stream_token", "is not", null)
+    .execute();
+  if (rows.length === 0) return 0;
+  if (!box.configured)
+    throw new StartupError(
+      `MEETBOT_SECRET_KEY is not set, but ${rows.length} bot audio-stream token(s) are stored encrypted: set the key they were stored with`,
+    );
+  let resealed = 0;
+  for (const row of rows) {
+    const stored = row.audio_stream_token as string;
+    const sealed = parseJson<Sealed>(stored);
+    if (sealed.keyId === box.currentKeyId) continue;
+    if (!box.has(sealed.keyId))
+      throw new StartupError(
+        `MEETBOT_SECRET_KEY has no key with id "${sealed.keyId}", which bot ${row.id}'s audio-stream token is encrypted with: add it as <id>:<base64>`,
+      );
+    const aad = tokenAdditionalData(row.user_id);
+    let token: string;
+    try {
+      token = box.open(sealed, aad);
+    } catch (err) {
+      throw new StartupError(`bot ${row.id}'s audio-stream token: ${(err as Error).message}`);
+    }
+    // Only if no other process changed it meanwhile.
+    const result = await db
+      .updateTable("bots")
+      .set({ audio_stream_token: JSON.stringify(box.seal(token, aad)) })
+      .where("id", "=", row.id)
+      .where("audio_stream_token", "=", stored)
+      .executeTakeFirst();
+    resealed += Number(result.numUpdatedRows);
+  }
+  return resealed;
 }
