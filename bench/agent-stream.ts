@@ -22,7 +22,7 @@ import { readFileSync } from "node:fs";
 import { startMockHost } from "../fixtures/host/server.js";
 import { spawnTied } from "../src/media/processes.js";
 import { startAgentServer, tone } from "../test/helpers/agent-server.js";
-import { startBenchServer } from "./bench-server.js";
+import { botInSilentMeetCall, startBenchServer } from "./bench-server.js";
 import { processTree } from "./process-tree.js";
 
 const BURSTS = Number(process.env.BENCH_AGENT_BURSTS ?? 20);
@@ -137,21 +137,12 @@ async function main() {
   let sound: ReturnType<typeof meetingSound> | null = null;
   try {
     // The participant is silent: the only meeting sound is the bench's bursts.
-    await control("", {
-      method: "PUT",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ admit: "open", participants: 1, media: "silent" }),
-    });
-    const bot = await api.createBot({
-      meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/${code}` },
+    const botId = await botInSilentMeetCall(api, mock.url, code, {
       botDisplayName: "Bench Agent",
       audioStream: { url: agent.url },
     });
-    await api.deploy(bot.id);
-    await api.waitForStatus(bot.id, ["IN_CALL"], { timeoutMs: 90_000 });
     while (agent.state.connections === 0) await new Promise((resolve) => setTimeout(resolve, 100));
-    await new Promise((resolve) => setTimeout(resolve, 3_000)); // the recording and roster settle
-    const pid = launcher.pid(bot.id);
+    const pid = launcher.pid(botId);
     if (!pid) throw new Error("no runner process");
     agent.state.answering = true;
     sound = meetingSound(pulseSocketOf(pid));
@@ -175,7 +166,7 @@ async function main() {
     console.log(`  meeting sound → agent:         ${figures(toAgent, 150)}`);
     console.log(`  agent frame → heard in meeting: ${figures(toMeeting, 200)}`);
     await control("/end", { method: "POST" });
-    await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 90_000 });
+    await api.waitForStatus(botId, ["DONE", "FATAL"], { timeoutMs: 90_000 });
   } finally {
     sound?.stop();
     await agent.close();

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { type BotConfig, StorageState } from "../core/index.js";
-import { AgentPlayer, MeetingListener } from "./agent-stream/audio.js";
+import { AgentPlayer, listenToMeeting } from "./agent-stream/audio.js";
 import type { AgentAudioPort } from "./agent-stream/index.js";
 import { saveFailureArtifacts } from "./artifacts.js";
 import { startPocketsphinx } from "./live-transcript/pocketsphinx.js";
@@ -183,17 +183,8 @@ class LiveStage implements StagePort {
   get agentAudio(): AgentAudioPort {
     const { media } = this.stage;
     return {
-      listen: (sampleRate, onFrame, onLost) => {
-        const listener = new MeetingListener({
-          source: media.callSource,
-          pulseEnv: media.pulseEnv,
-          sampleRate,
-          onFrame,
-          onLost,
-        });
-        listener.start();
-        return listener;
-      },
+      listen: (sampleRate, onFrame, onLost) =>
+        listenToMeeting({ source: media.callSource, pulseEnv: media.pulseEnv, sampleRate, onFrame, onLost }),
       player: (sampleRate) =>
         new AgentPlayer({ sink: media.voiceSink, pulseEnv: media.pulseEnv, sampleRate }),
     };

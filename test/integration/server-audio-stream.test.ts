@@ -5,9 +5,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StartupError } from "../../src/server/startup-error.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
-import { openServerDatabase } from "../helpers/server-harness.js";
 import {
   deployedBot,
+  openServerDatabase,
   registerUser,
   startTestServer,
   TEST_MEETING,

@@ -1,5 +1,6 @@
 import type { ChildProcess } from "node:child_process";
-import { spawnTied, terminate, waitForExit } from "../../media/processes.js";
+import { spawnTied, terminate } from "../../media/processes.js";
+import { MonitorAudio } from "../live-transcript/monitor-audio.js";
 import { FRAME_MS, FrameCutter, frameBytes } from "./frames.js";
 
 /**
@@ -17,57 +18,30 @@ const LISTEN_LATENCY_MS = 10;
 const PLAY_LATENCY_MS = 40;
 
 /**
- * The meeting's sound for the agent: parec on the call sink's monitor (Chromium's output alone, not
- * the bot's voice, media-env.ts), resampled by PulseAudio to the stream's rate, 16-bit mono, cut
- * into FRAME_MS frames. `onFrame` gets every frame; the reader runs for the whole call.
+ * The meeting's sound for the agent: a parec reader (MonitorAudio, as the live transcript's) on the
+ * call sink's monitor (Chromium's output alone, not the bot's voice: media-env.ts), resampled by
+ * PulseAudio to the stream's rate, 16-bit mono, cut into FRAME_MS frames. Runs until stopped.
  */
-export class MeetingListener {
-  private child: ChildProcess | null = null;
-  private stopping = false;
-
-  constructor(
-    private readonly opts: {
-      source: string;
-      pulseEnv: Record<string, string>;
-      sampleRate: number;
-      onFrame(frame: Buffer): void;
-      onLost(why: string): void;
+export function listenToMeeting(opts: {
+  source: string;
+  pulseEnv: Record<string, string>;
+  sampleRate: number;
+  onFrame(frame: Buffer): void;
+  onLost(why: string): void;
+}): { stop(): Promise<void> } {
+  const cutter = new FrameCutter(frameBytes(opts.sampleRate, FRAME_MS));
+  const monitor = new MonitorAudio({
+    source: opts.source,
+    pulseEnv: opts.pulseEnv,
+    rate: opts.sampleRate,
+    latencyMs: LISTEN_LATENCY_MS,
+    onAudio: (pcm) => {
+      for (const frame of cutter.push(pcm)) opts.onFrame(frame);
     },
-  ) {}
-
-  start(): void {
-    const { source, pulseEnv, sampleRate } = this.opts;
-    const child = spawnTied(
-      "parec",
-      [
-        ...["--raw", "--format=s16le", `--rate=${sampleRate}`, "--channels=1"],
-        ...[`--latency-msec=${LISTEN_LATENCY_MS}`, "-d", source],
-      ],
-      { env: pulseEnv, stdio: ["ignore", "pipe", "pipe"], deathSignal: "KILL" },
-    );
-    this.child = child;
-    let said = "";
-    child.stderr?.on("data", (chunk: Buffer) => {
-      said = (said + chunk.toString()).slice(-500);
-    });
-    const cutter = new FrameCutter(frameBytes(sampleRate, FRAME_MS));
-    child.stdout?.on("data", (chunk: Buffer) => {
-      for (const frame of cutter.push(chunk)) this.opts.onFrame(frame);
-    });
-    child.once("error", (error) => this.lost(`parec could not be started: ${error.message}`));
-    void waitForExit(child).then((code) => this.lost(`parec exited with ${code}: ${said.trim()}`));
-  }
-
-  async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.child) await terminate(this.child, 1_000);
-  }
-
-  private lost(why: string): void {
-    if (this.stopping) return;
-    this.stopping = true;
-    this.opts.onLost(why);
-  }
+    onLost: opts.onLost,
+  });
+  monitor.start();
+  return monitor;
 }
 
 /**
