@@ -17,11 +17,11 @@
  *
  * Goals (issue 22 §3): ≤ 150 ms and ≤ 200 ms. One machine, one clock. Figures only; asserts nothing.
  */
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { startMockHost } from "../fixtures/host/server.js";
 import { spawnTied } from "../src/media/processes.js";
-import { startAgentServer, tone } from "../test/helpers/agent-server.js";
+import { type ToneReply, tone } from "../test/helpers/agent-server.js";
 import { botInSilentMeetCall, startBenchServer } from "./bench-server.js";
 import { processTree } from "./process-tree.js";
 
@@ -29,7 +29,6 @@ const BURSTS = Number(process.env.BENCH_AGENT_BURSTS ?? 20);
 const PERIOD_MS = 1_500;
 const BURST_MS = 200;
 const RATE = 16_000;
-const CHUNK_MS = 10;
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
@@ -60,8 +59,10 @@ function pulseSocketOf(runnerPid: number): string {
 }
 
 /**
- * pacat into the call sink, fed on a steady clock (silence between bursts, so the stream never
- * runs dry and restarts): each tick writes exactly the samples due since the start.
+ * pacat into the call sink: each burst is written whole when it is due, and nothing between
+ * bursts (the stream runs dry and PulseAudio plays silence). Not silence fed on a clock: a stall of
+ * this busy process (it also runs the mock host and the control plane) would then be caught up
+ * with silence queued ahead of the next burst, a delay that stays (measured: 200-500 ms).
  */
 function meetingSound(socket: string) {
   // Started as the runner starts its helpers: the allowlisted environment, tied to this process.
@@ -79,34 +80,14 @@ function meetingSound(socket: string) {
   });
   const burst = tone(1000, BURST_MS, RATE);
   const starts: number[] = [];
-  const started = Date.now();
-  let written = 0;
-  let burstAt = started + 1_000;
-  let burstLeft: Buffer | null = null;
   const timer = setInterval(() => {
-    const now = Date.now();
-    const due = Math.round(((now - started) * RATE) / 1000) - written;
-    if (due <= 0) return;
-    const chunks: Buffer[] = [];
-    let left = due;
-    if (!burstLeft && now >= burstAt && starts.length < BURSTS) {
-      burstLeft = burst;
-      starts.push(now);
-      burstAt += PERIOD_MS;
-    }
-    if (burstLeft) {
-      const take = Math.min(left * 2, burstLeft.length);
-      chunks.push(burstLeft.subarray(0, take));
-      burstLeft = take < burstLeft.length ? burstLeft.subarray(take) : null;
-      left -= take / 2;
-    }
-    if (left > 0) chunks.push(Buffer.alloc(left * 2));
-    player.stdin?.write(Buffer.concat(chunks));
-    written += due;
-  }, CHUNK_MS);
+    if (starts.length >= BURSTS) return;
+    starts.push(Date.now());
+    player.stdin?.write(burst);
+  }, PERIOD_MS);
   return {
     starts,
-    done: () => starts.length >= BURSTS && !burstLeft,
+    done: () => starts.length >= BURSTS,
     stop: () => {
       clearInterval(timer);
       player.kill();
@@ -124,13 +105,34 @@ function onsetAfter(wav: Buffer, admittedAt: number, fromMs: number): number {
   return Number.NaN;
 }
 
+/** The agent in its own process (bench/agent-process.ts). */
+async function startAgent() {
+  const child = fork(new URL("./agent-process.ts", import.meta.url), { execArgv: ["--import", "tsx"] });
+  const next = <T>() =>
+    new Promise<T>((resolve) => child.once("message", (message) => resolve(message as T)));
+  const { url } = await next<{ url: string }>();
+  return {
+    url,
+    answer: () => child.send("answer"),
+    report: async () => {
+      const answer = next<{ connections: number; replies: ToneReply[] }>();
+      child.send("report");
+      return answer;
+    },
+    close: async () => {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.send("close");
+      await exited;
+    },
+  };
+}
+
 async function main() {
   const mock = await startMockHost({ port: 0 });
   const { api, launcher, close } = await startBenchServer(mock.url, 0, {
     MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: "1",
   });
-  const agent = await startAgentServer({ replyMs: 300 });
-  agent.state.answering = false;
+  const agent = await startAgent();
   const code = "agt-benc-hmk";
   const control = (suffix: string, init?: RequestInit) =>
     fetch(`${mock.url}/control/meetings/google/${code}${suffix}`, init);
@@ -141,17 +143,36 @@ async function main() {
       botDisplayName: "Bench Agent",
       audioStream: { url: agent.url },
     });
-    while (agent.state.connections === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    while ((await agent.report()).connections === 0) await new Promise((resolve) => setTimeout(resolve, 100));
     const pid = launcher.pid(botId);
     if (!pid) throw new Error("no runner process");
-    agent.state.answering = true;
+    agent.answer();
     sound = meetingSound(pulseSocketOf(pid));
+    if (process.env.DBG) {
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const { execFileSync } = await import("node:child_process");
+      for (const what of ["sinks", "sink-inputs", "source-outputs", "sources"])
+        console.log(
+          what,
+          execFileSync("pactl", ["-s", `unix:${pulseSocketOf(pid)}`, "list", what])
+            .toString()
+            .split("\n")
+            .filter((l) =>
+              /Name:|Latency|latency|Sink:|Source:|application.name|media.name|Driver|Sample Spec|buffer/i.test(
+                l,
+              ),
+            )
+            .join("\n"),
+        );
+    }
     while (!sound.done()) await new Promise((resolve) => setTimeout(resolve, 100));
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // the last answer is heard
     sound.stop();
 
+    const { replies, dbg } = (await agent.report()) as { replies: ToneReply[]; dbg?: unknown };
+    if (process.env.DBG) console.log(JSON.stringify(dbg));
     const toAgent: number[] = [];
-    for (const reply of agent.state.replies) {
+    for (const reply of replies) {
       const burst = sound.starts.filter((start) => start <= reply.heardAt).at(-1);
       if (burst !== undefined && reply.heardAt - burst < PERIOD_MS) toAgent.push(reply.heardAt - burst);
     }
@@ -159,9 +180,7 @@ async function main() {
     const attendee = state.attendees[0] as Attendee;
     const admittedAt = Date.parse(attendee.mic.changes[0]?.at ?? "");
     const wav = Buffer.from(await (await control(`/attendees/${attendee.id}/heard.wav`)).arrayBuffer());
-    const toMeeting = agent.state.replies.map(
-      (reply) => onsetAfter(wav, admittedAt, reply.sentAt) - reply.sentAt,
-    );
+    const toMeeting = replies.map((reply) => onsetAfter(wav, admittedAt, reply.sentAt) - reply.sentAt);
     console.log(`audio stream, ${BURSTS} bursts, 20 ms frames:`);
     console.log(`  meeting sound → agent:         ${figures(toAgent, 150)}`);
     console.log(`  agent frame → heard in meeting: ${figures(toMeeting, 200)}`);
