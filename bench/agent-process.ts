@@ -13,22 +13,6 @@ const send = (message: unknown) => process.send?.(message);
 send({ url: agent.url });
 process.on("message", (message) => {
   if (message === "answer") agent.state.answering = true;
-  if (message === "report") {
-    const f = agent.state.frames;
-    const dbg =
-      f.length > 1
-        ? {
-            frames: f.length,
-            span: f.at(-1)!.at - f[0]!.at,
-            expected: (f.length - 1) * 20,
-            gaps: f
-              .slice(1)
-              .map((x, i) => x.at - f[i]!.at)
-              .filter((g) => g > 60)
-              .slice(0, 20),
-          }
-        : null;
-    send({ connections: agent.state.connections, replies: agent.state.replies, dbg });
-  }
+  if (message === "report") send({ connections: agent.state.connections, replies: agent.state.replies });
   if (message === "close") void agent.close().then(() => process.exit(0));
 });

@@ -148,29 +148,11 @@ async function main() {
     if (!pid) throw new Error("no runner process");
     agent.answer();
     sound = meetingSound(pulseSocketOf(pid));
-    if (process.env.DBG) {
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      const { execFileSync } = await import("node:child_process");
-      for (const what of ["sinks", "sink-inputs", "source-outputs", "sources"])
-        console.log(
-          what,
-          execFileSync("pactl", ["-s", `unix:${pulseSocketOf(pid)}`, "list", what])
-            .toString()
-            .split("\n")
-            .filter((l) =>
-              /Name:|Latency|latency|Sink:|Source:|application.name|media.name|Driver|Sample Spec|buffer/i.test(
-                l,
-              ),
-            )
-            .join("\n"),
-        );
-    }
     while (!sound.done()) await new Promise((resolve) => setTimeout(resolve, 100));
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // the last answer is heard
     sound.stop();
 
-    const { replies, dbg } = (await agent.report()) as { replies: ToneReply[]; dbg?: unknown };
-    if (process.env.DBG) console.log(JSON.stringify(dbg));
+    const { replies } = await agent.report();
     const toAgent: number[] = [];
     for (const reply of replies) {
       const burst = sound.starts.filter((start) => start <= reply.heardAt).at(-1);
