@@ -21,6 +21,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { startMockHost } from "../fixtures/host/server.js";
 import { spawnTied } from "../src/media/processes.js";
+import { FRAME_MS } from "../src/runner/agent-stream/frames.js";
 import { type ToneReply, tone } from "../test/helpers/agent-server.js";
 import { botInSilentMeetCall, startBenchServer } from "./bench-server.js";
 import { processTree } from "./process-tree.js";
@@ -163,7 +164,7 @@ async function main() {
     const admittedAt = Date.parse(attendee.mic.changes[0]?.at ?? "");
     const wav = Buffer.from(await (await control(`/attendees/${attendee.id}/heard.wav`)).arrayBuffer());
     const toMeeting = replies.map((reply) => onsetAfter(wav, admittedAt, reply.sentAt) - reply.sentAt);
-    console.log(`audio stream, ${BURSTS} bursts, 20 ms frames:`);
+    console.log(`audio stream, ${BURSTS} bursts, ${FRAME_MS} ms frames:`);
     console.log(`  meeting sound → agent:         ${figures(toAgent, 150)}`);
     console.log(`  agent frame → heard in meeting: ${figures(toMeeting, 200)}`);
     await control("/end", { method: "POST" });
