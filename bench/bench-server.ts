@@ -42,3 +42,28 @@ export async function startBenchServer(mockUrl: string, warmRunners = 0, extraEn
     },
   };
 }
+
+/**
+ * A bot of `api` in the mock Meet call `code` whose one participant is silent (every sound in the
+ * call is the bench's), deployed and in the call, with its recording and roster settled.
+ */
+export async function botInSilentMeetCall(
+  api: ApiClient,
+  mockUrl: string,
+  code: string,
+  body: Record<string, unknown>,
+): Promise<number> {
+  await fetch(`${mockUrl}/control/meetings/google/${code}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ admit: "open", participants: 1, media: "silent" }),
+  });
+  const bot = await api.createBot({
+    meetingInfo: { platform: "google", meetingUrl: `${mockUrl}/meet/${code}` },
+    ...body,
+  });
+  await api.deploy(bot.id);
+  await api.waitForStatus(bot.id, ["IN_CALL"], { timeoutMs: 90_000 });
+  await new Promise((resolve) => setTimeout(resolve, 3_000)); // the recording and roster settle
+  return bot.id;
+}

@@ -12,7 +12,7 @@
  * entry of its microphone's history). Figures only; asserts nothing.
  */
 import { startMockHost } from "../fixtures/host/server.js";
-import { startBenchServer } from "./bench-server.js";
+import { botInSilentMeetCall, startBenchServer } from "./bench-server.js";
 import { sampleTree } from "./process-tree.js";
 
 const SPEAKS = Number(process.env.BENCH_SPEAKS ?? 8);
@@ -39,27 +39,16 @@ async function main() {
     fetch(`${mock.url}/control/meetings/google/${code}${suffix}`, init).then((r) => r.json());
   try {
     // The participant is silent: every sound the meeting hears is the bot's.
-    await control("", {
-      method: "PUT",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ admit: "open", participants: 1, media: "silent" }),
-    });
-    const bot = await api.createBot({
-      meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/${code}` },
-      botDisplayName: "Bench Voice",
-    });
-    await api.deploy(bot.id);
-    await api.waitForStatus(bot.id, ["IN_CALL"], { timeoutMs: 90_000 });
-    await new Promise((resolve) => setTimeout(resolve, 3_000)); // the recording and roster settle
+    const botId = await botInSilentMeetCall(api, mock.url, code, { botDisplayName: "Bench Voice" });
     const attendee = async () => ((await control("")) as { attendees: Attendee[] }).attendees[0] as Attendee;
     const admittedAt = Date.parse((await attendee()).mic.changes[0]?.at ?? "");
 
     const firstSound: number[] = [];
     for (let i = 0; i < SPEAKS; i++) {
       const asked = Date.now();
-      const command = await api.speak(bot.id, SENTENCE);
+      const command = await api.speak(botId, SENTENCE);
       for (;;) {
-        const status = (await api.command(bot.id, command.commandId)).status;
+        const status = (await api.command(botId, command.commandId)).status;
         if (status === "done" || status === "failed") break;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
@@ -71,15 +60,15 @@ async function main() {
     }
     console.log(`speak → first sound heard by the meeting: ${figures(firstSound)}`);
 
-    const pid = launcher.pid(bot.id);
+    const pid = launcher.pid(botId);
     if (pid) {
       const silent = await sampleTree(pid, CPU_SAMPLE_MS);
       let speaking = true;
       const talk = (async () => {
         while (speaking) {
-          const command = await api.speak(bot.id, `${SENTENCE} `.repeat(3));
+          const command = await api.speak(botId, `${SENTENCE} `.repeat(3));
           for (;;) {
-            const status = (await api.command(bot.id, command.commandId)).status;
+            const status = (await api.command(botId, command.commandId)).status;
             if (status === "done" || status === "failed" || !speaking) break;
             await new Promise((resolve) => setTimeout(resolve, 100));
           }
@@ -94,8 +83,8 @@ async function main() {
           `(speaking adds ${(loud.cores - silent.cores).toFixed(2)})`,
       );
     }
-    await api.leave(bot.id);
-    await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
+    await api.leave(botId);
+    await api.waitForStatus(botId, ["DONE", "FATAL"], { timeoutMs: 60_000 });
   } finally {
     await close();
     await mock.close();

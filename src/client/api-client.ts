@@ -29,6 +29,8 @@ export interface BotView {
   recording: null | { sizeBytes: number; durationSeconds: number; format: string };
   deploymentError?: null | { code: string; message: string; artifacts?: string[] };
   lastHeartbeat?: string | null;
+  /** The bot's live audio channel to an agent; the token is never shown. */
+  audioStream?: null | { url: string; sampleRate: number; hasToken: boolean };
 }
 
 export interface BotEventView {

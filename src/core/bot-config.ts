@@ -185,6 +185,26 @@ export const OutputOptions = z.object({
 });
 export type OutputOptions = z.infer<typeof OutputOptions>;
 
+/** Sample rates an audio stream (BotConfig.audioStream) can carry, in Hz. */
+export const AUDIO_STREAM_SAMPLE_RATES = [16_000, 24_000] as const;
+
+/**
+ * A live audio channel to an agent (bot option, ours; docs/api.md "A live audio channel"): once in
+ * the call the runner opens a WebSocket to `url`, sends the meeting's sound (16-bit mono PCM at
+ * `sampleRate`, binary frames) and its speaker and participant events (JSON frames), and plays the
+ * binary frames it receives into the meeting. `token`, when given, goes as
+ * `Authorization: Bearer <token>` on the WebSocket's opening request; a secret, like `login`.
+ */
+export const AudioStreamOptions = z.object({
+  url: z.url({ protocol: /^wss?$/, error: "must be a ws:// or wss:// URL" }).max(2048),
+  sampleRate: z
+    .union(AUDIO_STREAM_SAMPLE_RATES.map((rate) => z.literal(rate)))
+    .describe("Hz of the PCM both ways")
+    .default(16_000),
+  token: z.string().min(1).max(4096).optional(),
+});
+export type AudioStreamOptions = z.infer<typeof AudioStreamOptions>;
+
 /**
  * The runner's only input. The server builds it on deploy; a developer can write one by hand
  * for `meetbot run --config bot.json`.
@@ -201,6 +221,11 @@ export const BotConfig = z.object({
   liveTranscript: LiveTranscriptOptions.optional(),
   chat: ChatOptions.prefault({}),
   output: OutputOptions.prefault({}),
+  /**
+   * Absent: no audio stream. `allowPrivateTargets`: the server's MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS,
+   * so the runner vets the addresses it connects to by the same rule as the server's webhooks.
+   */
+  audioStream: AudioStreamOptions.extend({ allowPrivateTargets: z.boolean().default(false) }).optional(),
   /** Where lifecycle events go: POST {baseUrl}/v1/bot-callbacks/{botId}/event. */
   callback: z.object({
     baseUrl: HttpUrl,

@@ -5,3 +5,4 @@ export * from "./login.js";
 export * from "./platform.js";
 export * from "./runner-env.js";
 export * from "./status.js";
+export * from "./net-address.js";

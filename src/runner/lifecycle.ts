@@ -20,6 +20,7 @@ import {
   type StorageState,
   type SubCode,
 } from "../core/index.js";
+import { AgentStream } from "./agent-stream/index.js";
 import { CommandRefusal } from "./commands.js";
 import { BotFailure } from "./errors.js";
 import { LiveMeeting } from "./live-meeting/index.js";
@@ -81,6 +82,8 @@ export class BotLifecycle {
   private liveMeeting: LiveMeeting | null = null;
   /** The bot's voice while in the call (voice/): the sounds of play_audio commands. */
   private voice: BotVoice | null = null;
+  /** The live audio channel to an agent (BotConfig.audioStream) while in the call. */
+  private agentStream: AgentStream | null = null;
   /** Settles once the voice exists (the recording runs: the bot's turns are on its clock) or the call ended. */
   private voiceReady = deferred();
   /** The bot's camera while in the call (camera/): the pictures of show_image commands. */
@@ -326,14 +329,15 @@ export class BotLifecycle {
       type: "recording.started",
       data: { ...recording, startedAt: startedAt.toISOString() },
     });
-    const reporter = this.startLiveTranscript(stage, startedAt);
+    const reporter = this.tapForAgent(this.startLiveTranscript(stage, startedAt));
     this.voice = new BotVoice({
       page,
       microphone: this.adapter.live?.microphone ?? null,
       fetchClip: (clipId) => this.ports.fetchClip(clipId),
       playClip: (path, signal) => stage.playClip(path, signal),
       selfName: this.joinedAs(),
-      keepMicOn: this.config.output.keepMicOn === true,
+      // With an audio stream the microphone is on for the whole call (agent-stream/).
+      keepMicOn: this.config.output.keepMicOn === true || this.agentStream !== null,
       liveTranscript: this.config.liveTranscript ?? null,
       recordingClock: () => Date.now() - startedAt.getTime(),
       // Through the live transcript's reporter: the bot's turns name it in the live transcript too.
@@ -345,6 +349,7 @@ export class BotLifecycle {
     await afterAdmission;
     if (this.showsPicture) await this.camera.ensureOn();
     this.liveMeeting.start(startedAt);
+    this.agentStream?.start();
 
     const endedBy = await watchCall({
       watcher,
@@ -357,6 +362,7 @@ export class BotLifecycle {
     // Every utterance's final goes out before CALL_ENDED; the bot says nothing more.
     this.voice.end();
     this.camera.end();
+    await this.agentStream?.stop();
     await this.liveMeeting.stop();
     // What follows is not the meeting's sound: the live transcript stops listening now and
     // settles its last utterance while the bot leaves; its finals come before DONE.
@@ -417,6 +423,36 @@ export class BotLifecycle {
         return this.reporter.report(body);
       },
     };
+  }
+
+  /**
+   * With an audio stream (BotConfig.audioStream), makes the agent's stream and answers a reporter
+   * that also tells it every event (speaker changes and the roster reach the agent from the same
+   * reports the control plane gets: no second poller). Without one, `reporter` as it is.
+   */
+  private tapForAgent(reporter: ReporterPort): ReporterPort {
+    const options = this.config.audioStream;
+    const stage = this.stage;
+    if (!options || !stage) return reporter;
+    const tapped: ReporterPort = {
+      report: (body) => {
+        agent.noteEvent(body);
+        return reporter.report(body);
+      },
+    };
+    const agent = new AgentStream({
+      botId: this.config.botId,
+      options,
+      audio: stage.agentAudio,
+      page: stage.page,
+      microphone: this.adapter.live?.microphone ?? null,
+      selfName: this.joinedAs(),
+      report: (body) => tapped.report(body),
+      log: this.log.child({ component: "audio-stream" }),
+      note: (hook, variant) => this.log.info({ hook, variant }, "live hook matched"),
+    });
+    this.agentStream = agent;
+    return tapped;
   }
 
   /**
@@ -755,6 +791,7 @@ export class BotLifecycle {
     this.endCall(new BotFailure(failure.subCode, message));
     const artifacts = await this.saveArtifacts();
     this.voice?.end();
+    await this.agentStream?.stop();
     await this.liveMeeting?.stop();
     // Every utterance that had partials still gets its final before the bot ends.
     this.liveStopping = true;

@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { type BotConfig, StorageState } from "../core/index.js";
+import { AgentPlayer, listenToMeeting } from "./agent-stream/audio.js";
+import type { AgentAudioPort } from "./agent-stream/index.js";
 import { saveFailureArtifacts } from "./artifacts.js";
 import { startPocketsphinx } from "./live-transcript/pocketsphinx.js";
 import { startLiveTranscript } from "./live-transcript/start.js";
@@ -190,6 +192,16 @@ class LiveStage implements StagePort {
   playClip(path: string, signal: AbortSignal): Promise<void> {
     const { media } = this.stage;
     return playWav(media.pulseEnv, media.voiceSink, path, signal);
+  }
+
+  get agentAudio(): AgentAudioPort {
+    const { media } = this.stage;
+    return {
+      listen: (sampleRate, onFrame, onLost) =>
+        listenToMeeting({ source: media.callSource, pulseEnv: media.pulseEnv, sampleRate, onFrame, onLost }),
+      player: (sampleRate) =>
+        new AgentPlayer({ sink: media.voiceSink, pulseEnv: media.pulseEnv, sampleRate }),
+    };
   }
 
   close(): Promise<void> {

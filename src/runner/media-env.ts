@@ -11,8 +11,11 @@ import { BotFailure } from "./errors.js";
  * PulseAudio daemon of its own. Several bots on one machine never share either, so their
  * recordings cannot bleed into each other. The daemon has two null sinks:
  *
- * - `meetbot`: what the meeting plays (Chromium's output); its monitor is what the bot records
- *   and hears.
+ * - `meetbot_call`: what the meeting plays (Chromium's output). Its monitor is the meeting alone,
+ *   without the bot's own voice: what an agent on the bot's audio stream hears (agent-stream/),
+ *   so that it never hears itself. A loopback copies it into `meetbot`.
+ * - `meetbot`: the meeting and the bot's voice mixed; its monitor is what the bot records and
+ *   hears.
  * - `meetbot_voice`: what the bot says (the runner plays clips into it). Its monitor, remapped as
  *   the source `meetbot_mic`, is the default source, so it is Chromium's microphone: the meeting's
  *   own sound never reaches the microphone (an echo would send the meeting back into the call).
@@ -26,12 +29,15 @@ export interface MediaEnvironment {
   pulseEnv: Record<string, string>;
   /** The PulseAudio source to record: the meeting sink's monitor (with the bot's own voice mixed in). */
   audioSource: string;
+  /** The PulseAudio source of the meeting's sound alone (Chromium's output, without the bot's voice). */
+  callSource: string;
   /** The PulseAudio sink whose sound is the bot's microphone. */
   voiceSink: string;
   close(): Promise<void>;
 }
 
 const SINK = "meetbot";
+const CALL_SINK = "meetbot_call";
 const VOICE_SINK = "meetbot_voice";
 const MIC_SOURCE = "meetbot_mic";
 const START_TIMEOUT_MS = 10_000;
@@ -56,7 +62,14 @@ export async function startMediaEnvironment(opts: {
         : startXvfb(opts.width, opts.height, started),
       startPulseAudio(runtimeDir, started),
     ]);
-    return { display, pulseEnv: pulse, audioSource: `${SINK}.monitor`, voiceSink: VOICE_SINK, close };
+    return {
+      display,
+      pulseEnv: pulse,
+      audioSource: `${SINK}.monitor`,
+      callSource: `${CALL_SINK}.monitor`,
+      voiceSink: VOICE_SINK,
+      close,
+    };
   } catch (error) {
     // The reason the environment did not start is what matters, not a cleanup hiccup after it.
     await close().catch(() => {});
@@ -121,21 +134,26 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
       "--log-level=error",
       `--load=module-native-protocol-unix auth-anonymous=1 socket=${socket}`,
       `--load=module-null-sink sink_name=${SINK} rate=48000 sink_properties=device.description=${SINK}`,
+      `--load=module-null-sink sink_name=${CALL_SINK} rate=48000 sink_properties=device.description=${CALL_SINK}`,
       `--load=module-null-sink sink_name=${VOICE_SINK} rate=48000 channels=1 sink_properties=device.description=${VOICE_SINK}`,
       `--load=module-remap-source source_name=${MIC_SOURCE} master=${VOICE_SINK}.monitor source_properties=device.description=${MIC_SOURCE}`,
       // Small latency: the bot's voice lands in the recording within tens of milliseconds of being said.
       `--load=module-loopback source=${VOICE_SINK}.monitor sink=${SINK} latency_msec=20 source_dont_move=true sink_dont_move=true`,
+      // The meeting into the recorded mix, with the same small latency as the voice: both sides
+      // land in the recording as close to when they sounded as before the split.
+      `--load=module-loopback source=${CALL_SINK}.monitor sink=${SINK} latency_msec=20 source_dont_move=true sink_dont_move=true`,
     ],
     { env: daemonEnv, stdio: ["ignore", "pipe", "pipe"], deathSignal: "KILL" },
   );
   started.push(pulse);
   const output = tailOutput(pulse);
-  const pulseEnv = { XDG_RUNTIME_DIR: runtimeDir, PULSE_SERVER: `unix:${socket}`, PULSE_SINK: SINK };
+  // Chromium (the one client that takes PULSE_SINK without -d) plays into the call sink.
+  const pulseEnv = { XDG_RUNTIME_DIR: runtimeDir, PULSE_SERVER: `unix:${socket}`, PULSE_SINK: CALL_SINK };
   const ready = await waitForPulse(pulseEnv, pulse);
   if (!ready) throw new BotFailure("MEDIA_SETUP_FAILED", `PulseAudio failed to start\n${output()}`);
   // Checked: a default source left on a monitor would send the meeting back into the call.
   for (const args of [
-    ["set-default-sink", SINK],
+    ["set-default-sink", CALL_SINK],
     ["set-default-source", MIC_SOURCE],
   ]) {
     await runToEnd("pactl", args, { env: pulseEnv }).catch((error: Error) => {
@@ -143,6 +161,7 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
     });
   }
   started.push(await warmUp(pulseEnv, SINK, `${SINK}.monitor`));
+  started.push(await warmUp(pulseEnv, CALL_SINK, `${CALL_SINK}.monitor`));
   started.push(await warmUp(pulseEnv, VOICE_SINK, MIC_SOURCE));
   return pulseEnv;
 }

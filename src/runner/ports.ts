@@ -1,6 +1,7 @@
 import type { Page } from "playwright";
 import type { PageSnapshot, SnapshotHooks } from "../../platforms/adapter.js";
 import type { CallbackEventBody, LoginSessionWriteBack, StorageState } from "../core/index.js";
+import type { AgentAudioPort } from "./agent-stream/index.js";
 import type { BotFailure } from "./errors.js";
 import type { LiveTranscriber, LiveTranscriptContext } from "./live-transcript/types.js";
 import type { PageWatcher } from "./page-watcher.js";
@@ -60,6 +61,8 @@ export interface StagePort {
   playClip(path: string, signal: AbortSignal): Promise<void>;
   /** What the page's camera shows (a PNG; black once cleared), in every document of the browser. */
   readonly camera: { show(png: Buffer): Promise<void>; clear(): Promise<void> };
+  /** The sound card's side of an audio stream (BotConfig.audioStream): the meeting alone, the microphone. */
+  readonly agentAudio: AgentAudioPort;
   close(): Promise<void>;
 }
 

@@ -7,6 +7,7 @@ import { localUrl, resolveConfig, type StartServerOptions } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import type { Launcher } from "./launcher/launcher.js";
 import { createLauncher } from "./launcher/index.js";
+import { prepareAudioStreamTokens } from "./services/audio-stream.js";
 import { prepareSessionKeys } from "./services/bot-accounts.js";
 import { prepareDataDir } from "./storage/data-dir.js";
 import { verifyStorage } from "./storage/stores.js";
@@ -34,7 +35,8 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   let resealed: number;
   try {
     // Stored secrets need their keys: refuse to start without them, rewrap under the current one.
-    resealed = await prepareSessionKeys(db.kysely, new SecretBox(config.secretKeys));
+    const box = new SecretBox(config.secretKeys);
+    resealed = (await prepareSessionKeys(db.kysely, box)) + (await prepareAudioStreamTokens(db.kysely, box));
   } catch (err) {
     await db.close();
     throw err;
@@ -65,7 +67,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   if (resealed > 0)
     app.log.info(
       { resealed, keyId: config.secretKeys[0]?.id },
-      "bot account sessions re-encrypted with the current key",
+      "bot account sessions and audio-stream tokens re-encrypted with the current key",
     );
   if (abandoned.length > 0)
     app.log.info({ files: abandoned }, "removed unfinished uploads of an earlier run");

@@ -75,6 +75,12 @@ describe("the bot's microphone", { timeout: 30_000 }, () => {
     );
   });
 
+  it("the meeting alone (an agent's stream) has what the meeting plays and never the bot's voice", async () => {
+    const meeting = media.pulseEnv.PULSE_SINK as string;
+    expect(await levelOf(media.callSource, playing("meeting", meeting))).toBeGreaterThan(-40);
+    expect(await levelOf(media.callSource, playing("voice", media.voiceSink))).toBeLessThan(-80);
+  });
+
   it("a stopped sound stops at once", async () => {
     const stop = new AbortController();
     const play = playWav(media.pulseEnv, media.voiceSink, join(dir, "voice.wav"), stop.signal);

@@ -52,6 +52,7 @@ describe("POST /v1/bots", () => {
       joinAt: null,
       retention: null,
       dataDeletedAt: null,
+      audioStream: null,
     });
   });
 
@@ -439,6 +440,7 @@ describe("PATCH /v1/bots/:id", () => {
       joinAt: null,
       retention: null,
       dataDeletedAt: null,
+      audioStream: null,
       deploymentError: null,
       lastHeartbeat: null,
     });

@@ -197,6 +197,12 @@ class FakeStage implements StagePort {
   /** How the live transcript was started: null as itself, "fallback" standing in for captions. */
   liveAs: "fallback" | null = null;
 
+  /** No sound card: a bot of these tests has no audio stream. */
+  readonly agentAudio = {
+    listen: () => ({ stop: async () => {} }),
+    player: () => ({ write: () => {}, clear: () => {}, close: async () => {} }),
+  };
+
   /** The clips played into the microphone, and how each ended. */
   played: Array<{ path: string; stopped: boolean }> = [];
   /** How long a clip plays unless stopped. */

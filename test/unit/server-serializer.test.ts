@@ -44,6 +44,7 @@ const zoomBot = {
   joinAt: "2026-11-22T03:59:00.000Z",
   retention: { hours: 0.5 },
   dataDeletedAt: "2026-11-22T05:00:00.000Z",
+  audioStream: { url: "wss://agent.example.com/meet", sampleRate: 24000, hasToken: true },
 };
 
 const meetBot = {
@@ -62,6 +63,7 @@ const meetBot = {
   joinAt: null,
   retention: null,
   dataDeletedAt: null,
+  audioStream: null,
 };
 
 describe("response serializer", () => {
@@ -87,10 +89,13 @@ describe("response serializer", () => {
       callback_token_hash: "abc",
       recording: { ...zoomBot.recording, path: "/data/recordings/7.mp4" },
       deploymentError: { ...zoomBot.deploymentError, stack: "at secret.ts:1" },
+      audioStream: { ...zoomBot.audioStream, token: "agent-token-secret" },
     };
     const written = JSON.parse(serialize(BotDetail, leaky)) as Record<string, unknown>;
     expect(written).toEqual(JSON.parse(JSON.stringify(BotDetail.parse(zoomBot))));
-    expect(JSON.stringify(written)).not.toMatch(/argon2id|callback_token_hash|recordings\/7|secret\.ts/);
+    expect(JSON.stringify(written)).not.toMatch(
+      /argon2id|callback_token_hash|recordings\/7|secret\.ts|agent-token-secret/,
+    );
   });
 
   it("refuses to write an answer missing a required field rather than send it incomplete", () => {

@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { resolveConfig } from "../../src/server/config.js";
-import {
-  type AddressCategory,
-  classifyAddress,
-  parseIPv6,
-  vetAddress,
-} from "../../src/server/webhooks/net-address.js";
+import { type AddressCategory, classifyAddress, parseIPv6, vetAddress } from "../../src/core/net-address.js";
 import { checkTargetUrl } from "../../src/server/webhooks/outbound.js";
 
 const TABLE: [string, AddressCategory][] = [

@@ -30,7 +30,8 @@ export class StreamClock {
 }
 
 /**
- * The bot's own meeting sound for the recognizer: a second reader of the sound card's monitor
+ * The bot's own meeting sound for the recognizer (and, from the call sink, for an agent's audio
+ * stream: agent-stream/audio.ts): a second reader of the sound card's monitor
  * (`parec`), beside the recorder's ffmpeg rather than a branch of it, so the recording cannot be
  * held up or restarted by the recognizer (a pipe nobody drains would stall ffmpeg), and the
  * recognizer outlives an ffmpeg restart. PulseAudio resamples to 16 kHz mono s16le, what the
@@ -46,7 +47,12 @@ export class MonitorAudio {
     private readonly opts: {
       source: string;
       pulseEnv: Record<string, string>;
-      clock: StreamClock;
+      /** Places the samples on the recording's clock (the live transcript's use). */
+      clock?: StreamClock;
+      /** Samples per second (default SAMPLE_RATE, the recognizer's 16 kHz). */
+      rate?: number;
+      /** parec's fragment in ms (default 50: the end of speech noticed within it). */
+      latencyMs?: number;
       onAudio(pcm: Buffer): void;
       /** The reader stopped on its own (the sound server went away): nothing more will come. */
       onLost(why: string): void;
@@ -57,8 +63,8 @@ export class MonitorAudio {
     const child = spawnTied(
       "parec",
       [
-        ...["--raw", "--format=s16le", `--rate=${SAMPLE_RATE}`, "--channels=1"],
-        ...["--latency-msec=50", "-d", this.opts.source],
+        ...["--raw", "--format=s16le", `--rate=${this.opts.rate ?? SAMPLE_RATE}`, "--channels=1"],
+        ...[`--latency-msec=${this.opts.latencyMs ?? 50}`, "-d", this.opts.source],
       ],
       { env: this.opts.pulseEnv, stdio: ["ignore", "pipe", "pipe"], deathSignal: "KILL" },
     );
@@ -74,7 +80,7 @@ export class MonitorAudio {
       const data = odd ? Buffer.concat([odd, chunk]) : chunk;
       const whole = data.length & ~1;
       odd = whole < data.length ? data.subarray(whole) : null;
-      this.opts.clock.arrived(whole / 2, Date.now());
+      this.opts.clock?.arrived(whole / 2, Date.now());
       this.opts.onAudio(data.subarray(0, whole));
     });
     child.once("error", (error) => this.lost(`parec could not be started: ${error.message}`));

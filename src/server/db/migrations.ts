@@ -650,6 +650,14 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.alterTable("bots").addColumn("output_options", "text").execute();
       },
     },
+    "0018_bot_audio_stream": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // The bot option audioStream (JSON without the token) and its token, sealed.
+        await db.schema.alterTable("bots").addColumn("audio_stream", "text").execute();
+        await db.schema.alterTable("bots").addColumn("audio_stream_token", "text").execute();
+      },
+    },
     "0019_bot_schedule": {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
       async up(db: Kysely<any>) {
@@ -663,7 +671,7 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           where status = 'READY_TO_DEPLOY' and join_at is not null`.execute(db);
       },
     },
-    "0021_bot_retention": {
+    "0020_bot_retention": {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
       async up(db: Kysely<any>) {
         // The bot option retention.hours, and when the bot ended (DONE or FATAL): its data is

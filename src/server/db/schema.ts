@@ -202,6 +202,10 @@ export interface BotsTable {
   /** The retention sweep's claim (services/retention.ts). */
   retention_claim_token: string | null;
   retention_lease_until: string | null;
+  /** The bot option audioStream without its token (url, sampleRate), JSON; null: none. */
+  audio_stream: string | null;
+  /** The audioStream's token sealed with MEETBOT_SECRET_KEY (auth/secret-box.ts Sealed, JSON); null: none. */
+  audio_stream_token: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -5,6 +5,7 @@ import {
   BotStatus,
   ChatOptions,
   OutputOptions,
+  AudioStreamOptions,
   LiveTranscriptOptions,
   LoginMode,
   MeetingInfo,
@@ -98,6 +99,16 @@ export const RetentionOption = z.strictObject({
   hours: z.number().positive().max(876_000).describe("hours after the bot ended (DONE or FATAL)"),
 });
 export type RetentionOption = z.infer<typeof RetentionOption>;
+/** A bot's audio stream as answers show it: the token never, only whether there is one. */
+export const BotAudioStream = z.object({
+  url: z.string(),
+  sampleRate: AudioStreamOptions.shape.sampleRate.unwrap(),
+  hasToken: z.boolean().describe("a token was given (it is stored encrypted and never shown)"),
+});
+export type BotAudioStream = z.infer<typeof BotAudioStream>;
+
+const AUDIO_STREAM_DESCRIPTION =
+  "a live audio channel to an agent (ours): the runner connects to this WebSocket once in the call, sends the meeting's sound and its speaker and participant events, and plays the sound it receives into the meeting (docs/api.md, 'A live audio channel for agents')";
 
 export const Bot = z.object({
   id: z.number().int(),
@@ -126,6 +137,7 @@ export const Bot = z.object({
   dataDeletedAt: Timestamp.nullable().describe(
     "when its meeting data was deleted (retention, or on request); null: not deleted",
   ),
+  audioStream: BotAudioStream.nullable().describe(`${AUDIO_STREAM_DESCRIPTION}; null: none`),
 });
 export type Bot = z.infer<typeof Bot>;
 
@@ -174,6 +186,7 @@ export const CreateBotBody = z.object({
   retention: RetentionOption.optional().describe(
     "delete the bot's meeting data this many hours after it ended (ours); absent: the server's MEETBOT_RETENTION_HOURS, unset: kept",
   ),
+  audioStream: AudioStreamOptions.optional().describe(AUDIO_STREAM_DESCRIPTION),
 });
 export type CreateBotBody = z.infer<typeof CreateBotBody>;
 
@@ -206,6 +219,9 @@ export const UpdateBotBody = z.strictObject({
   output: OutputOptionsBody.optional().describe("replaced whole"),
   joinAt: JoinAt.nullable().optional().describe("moves the schedule; null: deployed by hand only"),
   retention: RetentionOption.nullable().optional().describe("null: the server's MEETBOT_RETENTION_HOURS"),
+  audioStream: AudioStreamOptions.nullable()
+    .optional()
+    .describe("replaced whole (the token too); null: none"),
 });
 export type UpdateBotBody = z.infer<typeof UpdateBotBody>;
 

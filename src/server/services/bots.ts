@@ -45,6 +45,8 @@ import { removeBotFiles } from "../storage/bot-files.js";
 import { newClipId, OutputClipStore } from "../storage/output-clips.js";
 import { enqueueBotEvent } from "../webhooks/outbox.js";
 import { checkTargetUrl } from "../webhooks/outbound.js";
+import type { SecretBox } from "../auth/secret-box.js";
+import { audioStreamColumns, checkAudioStream, runnerAudioStream } from "./audio-stream.js";
 import { appendDerivedEvents, appendLog, applyStatusChange, lockBot } from "./bot-state.js";
 import type { BotAccountService } from "./bot-accounts.js";
 import { holdLoginAccount, releaseLoginAccount } from "./bot-logins.js";
@@ -92,6 +94,8 @@ export class BotService {
     /** Notified after a transaction that appended aggregated events commits: wakes event streams. */
     private readonly eventsAppended: WakeSignal,
     private readonly accounts: BotAccountService,
+    /** Seals and opens the audio streams' tokens (MEETBOT_SECRET_KEY). */
+    private readonly secrets: SecretBox,
     /** Teams bot identification, when the operator configured it (MEETBOT_TEAMS_BOT_*). */
     private readonly teamsTokens?: TeamsBotTokens,
   ) {}
@@ -102,6 +106,7 @@ export class BotService {
     const login = input.login ? storedLogin(input.login) : null;
     checkOnJoinMessage(input.meetingInfo.platform, input.chat);
     checkOneTranscript(input.liveTranscript, input.transcription);
+    checkAudioStream(input.audioStream, this.ctx.config.outbound, this.secrets);
     const joinAt = input.joinAt === undefined ? null : checkJoinAt(input.joinAt, this.ctx.now());
     await checkLoginAccount(this.ctx.db, userId, input.meetingInfo.platform, login);
     checkEngines(
@@ -160,6 +165,7 @@ export class BotService {
         output_options: outputColumn(output),
         join_at: joinAt,
         retention_hours: input.retention?.hours ?? null,
+        ...audioStreamColumns(input.audioStream ?? null, userId, this.secrets),
         created_at: now,
         updated_at: now,
       })
@@ -307,6 +313,7 @@ export class BotService {
   async update(userId: number, botId: number, input: UpdateBotBody): Promise<BotDetail> {
     if (input.meetingInfo) this.checkMeetingHost(input.meetingInfo);
     this.checkCallbackTarget(input.callbackUrl);
+    checkAudioStream(input.audioStream, this.ctx.config.outbound, this.secrets);
     // A picture the new output option replaces goes once the bot no longer names it.
     const replaced =
       input.output === undefined
@@ -399,6 +406,9 @@ export class BotService {
             ? { chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat) }
             : {}),
           ...(output !== undefined ? { output_options: outputColumn(output) } : {}),
+          ...(input.audioStream !== undefined
+            ? audioStreamColumns(input.audioStream, userId, this.secrets)
+            : {}),
           ...(input.retention !== undefined ? { retention_hours: input.retention?.hours ?? null } : {}),
           // A schedule moved or removed: a claim on the old time no longer deploys the bot.
           ...(joinAt !== undefined
@@ -555,6 +565,7 @@ export class BotService {
         : {}),
       ...(bot.chat_options ? { chat: parseJson<ChatOptions>(bot.chat_options) } : {}),
       ...(bot.output_options ? { output: parseJson<OutputOptions>(bot.output_options) } : {}),
+      ...runnerAudioStream(bot, this.ctx.config.outbound, this.secrets),
       callback: { baseUrl, token, ...(this.ctx.config.tls ? { ca: this.ctx.config.tls.certificates } : {}) },
       upload: { url: `${baseUrl}${recordingUploadPath(bot.id)}` },
       workDir: path.join(this.ctx.config.paths.bots, String(bot.id), "work"),

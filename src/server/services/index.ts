@@ -99,13 +99,14 @@ export function createServices(ctx: ServiceContext): Services {
   const assemblyAiWebhooks = new AssemblyAiWebhooks(ctx.publicBaseUrl);
   // Notified after a transaction that appended aggregated events commits: wakes event streams.
   const eventsAppended = new WakeSignal();
-  // Secrets at rest (bot-account sessions) are sealed with the operator's MEETBOT_SECRET_KEY.
-  const botAccounts = new BotAccountService(ctx, new SecretBox(ctx.config.secretKeys));
+  // Secrets at rest (bot-account sessions, audio-stream tokens) are sealed with the operator's MEETBOT_SECRET_KEY.
+  const secrets = new SecretBox(ctx.config.secretKeys);
+  const botAccounts = new BotAccountService(ctx, secrets);
   // One shared Teams bot-identification token for every Teams bot this process deploys.
   const teamsTokens = ctx.config.teamsBotIdentity
     ? new TeamsBotTokens(ctx.config.teamsBotIdentity, ctx.now)
     : undefined;
-  const bots = new BotService(ctx, engines, eventsAppended, botAccounts, teamsTokens);
+  const bots = new BotService(ctx, engines, eventsAppended, botAccounts, secrets, teamsTokens);
   const commands = new CommandService(ctx, bots);
   const events = new EventService(ctx, bots);
   const apiKeys = new ApiKeyService(ctx);

@@ -7,6 +7,7 @@ import type {
   OutputOptions,
 } from "../../core/index.js";
 import { parseJson } from "../db/database.js";
+import { audioStreamOf } from "./audio-stream.js";
 import type { BotRow } from "../db/schema.js";
 import type { Bot, BotLogin, Recording, StoredLogin } from "../schemas/index.js";
 
@@ -58,6 +59,7 @@ export function toBot(row: BotRow, recording: RecordingColumns | null): Bot {
     joinAt: row.join_at,
     retention: row.retention_hours === null ? null : { hours: Number(row.retention_hours) },
     dataDeletedAt: row.data_deleted_at,
+    audioStream: audioStreamOf(row),
   };
 }
 

@@ -3,7 +3,7 @@ import http from "node:http";
 import https from "node:https";
 import net, { type LookupFunction, type Socket } from "node:net";
 import { performance } from "node:perf_hooks";
-import { vetAddress } from "./net-address.js";
+import { vetAddress } from "../../core/net-address.js";
 
 /**
  * The one way the server makes HTTP requests to user-chosen URLs (webhooks, bot callbackUrls).

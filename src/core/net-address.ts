@@ -1,7 +1,7 @@
 import net from "node:net";
 
 /**
- * Which IP addresses a webhook may reach. Every address the outbound client would connect to
+ * Which IP addresses a webhook (or a bot's audio stream, see bot-config.ts) may reach. Every address the outbound client would connect to
  * (an IP literal in the URL or each address a hostname resolves to) goes through vetAddress first.
  *
  * The rule: only globally reachable unicast addresses are "public". Everything the IANA
