@@ -13,12 +13,9 @@
  * build`). BENCH_NOTES_PLATFORM picks the mock (google, zoom or teams; default google), BENCH_RUNS
  * how many meetings, one after another (default 1). Prints figures only; asserts nothing.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
-import { escapeLavfiValue, voiceOf } from "../fixtures/host/speech.js";
 import { wordAccuracy } from "../src/intelligence/word-error-rate.js";
 import {
   attributedRight,
@@ -31,10 +28,8 @@ import {
   recordScriptedMeeting,
   type TranscriptUtterance,
 } from "../test/helpers/meeting-notes.js";
-import { probeMs } from "../test/helpers/spoken-meeting.js";
 import { startStack } from "../test/helpers/stack.js";
-
-const run = promisify(execFile);
+import { cleanScriptGaps, innerGaps } from "./speech-gaps.js";
 
 const PLATFORM = (process.env.BENCH_NOTES_PLATFORM ?? "google") as PlatformName;
 const RUNS = Number(process.env.BENCH_RUNS ?? 1);
@@ -50,42 +45,6 @@ interface NotesFigures {
   actionItem: boolean;
   decision: boolean;
   dropouts: number;
-}
-
-/**
- * Silent gaps inside a file's sound, neither at its start nor at its end: 40 ms at least (shorter
- * ones are between syllables), under 400 ms (the script's pauses between lines are longer).
- */
-async function innerGaps(file: string): Promise<number> {
-  const { stderr } = await run("ffmpeg", [
-    ...["-hide_banner", "-nostdin", "-i", file, "-af", "silencedetect=n=-45dB:d=0.04", "-f", "null", "-"],
-  ]);
-  const durationSeconds = (await probeMs(file)) / 1000;
-  const gaps = [...stderr.matchAll(/silence_end: ([\d.]+) \| silence_duration: ([\d.]+)/g)].map((m) => ({
-    end: Number(m[1]),
-    length: Number(m[2]),
-  }));
-  return gaps.filter(
-    (gap) => gap.end - gap.length > 0.01 && gap.end < durationSeconds - 0.01 && gap.length < 0.4,
-  ).length;
-}
-
-/** The inner gaps of the script's lines as the mock renders them (ffmpeg's flite, the reader's voice). */
-async function cleanScriptGaps(dir: string): Promise<number> {
-  const readers = [...new Set(NOTES_SCRIPT.map((line) => line.participant))];
-  let gaps = 0;
-  for (const [i, line] of NOTES_SCRIPT.entries()) {
-    const text = path.join(dir, `line-${i}.txt`);
-    const wav = path.join(dir, `line-${i}.wav`);
-    await writeFile(text, line.text);
-    const voice = voiceOf(readers.indexOf(line.participant));
-    await run("ffmpeg", [
-      ...["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi"],
-      ...["-i", `flite=textfile=${escapeLavfiValue(text)}:voice=${voice}`, "-ar", "48000", "-ac", "1", wav],
-    ]);
-    gaps += await innerGaps(wav);
-  }
-  return gaps;
 }
 
 async function measureOnce(
@@ -139,7 +98,7 @@ async function measureMeetingNotes(): Promise<NotesFigures[]> {
   const dir = await mkdtemp(path.join(tmpdir(), "meetbot-bench-notes-"));
   const stack = await startStack();
   try {
-    const cleanGaps = await cleanScriptGaps(dir);
+    const cleanGaps = await cleanScriptGaps(dir, NOTES_SCRIPT);
     const user = await notesUser(stack.api.baseUrl);
     const figures: NotesFigures[] = [];
     for (let i = 0; i < RUNS; i++) figures.push(await measureOnce(stack, user, dir, cleanGaps));

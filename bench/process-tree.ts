@@ -52,8 +52,17 @@ function pss(pid: number): number {
 export async function sampleTree(
   root: number,
   durationMs: number,
-): Promise<{ cores: number; pssBytes: number; processes: number; pssByName: Record<string, number> }> {
+): Promise<{
+  cores: number;
+  pssBytes: number;
+  processes: number;
+  pssByName: Record<string, number>;
+  /** Cores by process name, over the processes alive at both ends of the window. */
+  coresByName: Record<string, number>;
+}> {
+  const ticksByPid = () => new Map(processTree(root).map((pid) => [pid, readStat(pid)] as const));
   const ticks = () => processTree(root).reduce((sum, pid) => sum + (readStat(pid)?.cpuTicks ?? 0), 0);
+  const first = ticksByPid();
   const startTicks = ticks();
   const started = Date.now();
   const pssSamples: number[] = [];
@@ -72,6 +81,13 @@ export async function sampleTree(
   }
   const seconds = (Date.now() - started) / 1000;
   const cores = (ticks() - startTicks) / CLOCK_TICKS / seconds;
+  const coresByName: Record<string, number> = {};
+  for (const [pid, stat] of ticksByPid()) {
+    const before = first.get(pid);
+    if (!stat || !before) continue;
+    coresByName[stat.name] =
+      (coresByName[stat.name] ?? 0) + (stat.cpuTicks - before.cpuTicks) / CLOCK_TICKS / seconds;
+  }
   const pssBytes = pssSamples.reduce((a, b) => a + b, 0) / Math.max(1, pssSamples.length);
-  return { cores, pssBytes, processes, pssByName };
+  return { cores, pssBytes, processes, pssByName, coresByName };
 }

@@ -96,8 +96,27 @@ export const RecordingOptions = z.object({
   width: z.number().int().min(320).max(3840).default(1280),
   height: z.number().int().min(240).max(2160).default(720),
   frameRate: z.number().int().min(1).max(60).default(25),
+  /**
+   * Ours. false: an audio-only bot. No screen capture and no video encoder; the browser shows on
+   * the smallest display the meeting pages take (AUDIO_ONLY_SCREEN) and turns incoming video off
+   * where the platform lets it; the recording is AAC in fragmented MP4 (format `m4a`).
+   */
+  video: z.boolean().default(true),
 });
 export type RecordingOptions = z.infer<typeof RecordingOptions>;
+
+/**
+ * The display (and so the kiosk window) of an audio-only bot's browser: nothing of it is recorded,
+ * and every pixel less is less for Chromium to lay out and composite. 640x360 is the smallest
+ * size that still shows the meeting pages' in-call controls (Leave, People, More) in their
+ * toolbars rather than folded into overflow menus, which the adapters would then have to open.
+ */
+export const AUDIO_ONLY_SCREEN = { width: 640, height: 360 } as const;
+
+/** The size of the display a bot's browser shows on: the recording's, or AUDIO_ONLY_SCREEN. */
+export function screenOf(recording: RecordingOptions): { width: number; height: number } {
+  return recording.video ? { width: recording.width, height: recording.height } : AUDIO_ONLY_SCREEN;
+}
 
 const HttpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { type BotConfig, StorageState } from "../core/index.js";
+import { type BotConfig, screenOf, StorageState } from "../core/index.js";
 import { AgentPlayer, listenToMeeting } from "./agent-stream/audio.js";
 import type { AgentAudioPort } from "./agent-stream/index.js";
 import { saveFailureArtifacts } from "./artifacts.js";
@@ -41,8 +41,7 @@ export function livePorts(opts: {
         opts.stage ??
         (await prepareStage(
           {
-            width: config.recording.width,
-            height: config.recording.height,
+            ...screenOf(config.recording),
             executablePath: config.browser.executablePath,
             ...(opts.headedDisplay ? { headedDisplay: opts.headedDisplay } : {}),
           },

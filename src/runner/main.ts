@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { adapterFor } from "../../platforms/index.js";
-import type { BotConfig, RunnerSettings } from "../core/index.js";
+import { type BotConfig, type RunnerSettings, screenOf } from "../core/index.js";
 import { CommandChannel } from "./commands.js";
 import { BotLifecycle } from "./lifecycle.js";
 import { livePorts } from "./live-ports.js";
@@ -149,9 +149,10 @@ export async function runWarm(opts: {
     process.stderr.write(`meetbot run --warm: ${error.message}\n`);
     return 2;
   }
+  const screen = screenOf(config.recording);
   const fits =
-    config.recording.width === stage.width &&
-    config.recording.height === stage.height &&
+    screen.width === stage.width &&
+    screen.height === stage.height &&
     config.browser.executablePath === stage.executablePath;
   if (!fits) await stage.close();
   return runBot(config, {

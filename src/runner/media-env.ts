@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runToEnd, spawnTied, tailOutput, terminate, waitForExit } from "../media/processes.js";
@@ -41,6 +41,8 @@ const CALL_SINK = "meetbot_call";
 const VOICE_SINK = "meetbot_voice";
 const MIC_SOURCE = "meetbot_mic";
 const START_TIMEOUT_MS = 10_000;
+/** Every sink's, and so every stream's, sample rate. */
+const RATE = 48_000;
 
 export async function startMediaEnvironment(opts: {
   width: number;
@@ -121,6 +123,14 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
   // no hardware probing, just the socket, the sinks and the microphone (see MediaEnvironment).
   const daemonEnv = { XDG_RUNTIME_DIR: runtimeDir, HOME: runtimeDir };
   await mkdir(join(runtimeDir, "pulse"), { recursive: true });
+  // The daemon's default rate is what clients that take the server's (Chromium) play at: 44.1 kHz
+  // out of the box, which the daemon then resampled to the sinks' 48 kHz, stream by stream
+  // (measured: Chromium's two streams at 44.1 kHz float). At 48 kHz nothing is resampled.
+  await mkdir(join(runtimeDir, ".config", "pulse"), { recursive: true });
+  await writeFile(
+    join(runtimeDir, ".config", "pulse", "daemon.conf"),
+    `default-sample-rate = ${RATE}\nalternate-sample-rate = ${RATE}\n`,
+  );
   const socket = join(runtimeDir, "pulse", "native");
   const pulse = spawnTied(
     "pulseaudio",
@@ -133,9 +143,9 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
       "--log-target=stderr",
       "--log-level=error",
       `--load=module-native-protocol-unix auth-anonymous=1 socket=${socket}`,
-      `--load=module-null-sink sink_name=${SINK} rate=48000 sink_properties=device.description=${SINK}`,
-      `--load=module-null-sink sink_name=${CALL_SINK} rate=48000 sink_properties=device.description=${CALL_SINK}`,
-      `--load=module-null-sink sink_name=${VOICE_SINK} rate=48000 channels=1 sink_properties=device.description=${VOICE_SINK}`,
+      `--load=module-null-sink sink_name=${SINK} rate=${RATE} sink_properties=device.description=${SINK}`,
+      `--load=module-null-sink sink_name=${CALL_SINK} rate=${RATE} sink_properties=device.description=${CALL_SINK}`,
+      `--load=module-null-sink sink_name=${VOICE_SINK} rate=${RATE} channels=1 sink_properties=device.description=${VOICE_SINK}`,
       `--load=module-remap-source source_name=${MIC_SOURCE} master=${VOICE_SINK}.monitor source_properties=device.description=${MIC_SOURCE}`,
       // Small latency: the bot's voice lands in the recording within tens of milliseconds of being said.
       `--load=module-loopback source=${VOICE_SINK}.monitor sink=${SINK} latency_msec=20 source_dont_move=true sink_dont_move=true`,
@@ -181,7 +191,8 @@ async function warmUp(pulseEnv: Record<string, string>, sink: string, source: st
     (await pactl(pulseEnv, ["list", "short", "source-outputs"])).trim().split("\n").length;
   const before = (await pactl(pulseEnv, ["list", "short", "source-outputs"])).trim() ? await readers() : 0;
   const devNull = openSync("/dev/null", "w");
-  const reader = spawnTied("parec", ["--raw", "--latency-msec=20", "-d", source], {
+  // At the sink's rate: parec asks 44.1 kHz by default, which the daemon resampled for nothing.
+  const reader = spawnTied("parec", ["--raw", "--latency-msec=20", `--rate=${RATE}`, "-d", source], {
     env: pulseEnv,
     stdio: ["ignore", devNull, "ignore"],
     deathSignal: "KILL",

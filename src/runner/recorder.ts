@@ -42,7 +42,7 @@ const LEVEL_WINDOW_SAMPLES = 24_000;
 const LEVEL_FD = 3;
 
 /**
- * Records the bot's display (x11grab) and its sound card's monitor (pulse) with ffmpeg, spawned
+ * Records the bot's display (x11grab; none for an audio-only bot) and its sound card's monitor (pulse) with ffmpeg, spawned
  * directly: we need stdin for a clean 'q', signals, and the progress stream, which is most of
  * what a wrapper like fluent-ffmpeg would hide (and it is no longer maintained).
  *
@@ -141,18 +141,10 @@ export class Recorder {
   private async startSegment(path: string): Promise<void> {
     this.segments.push(path);
     const t0 = ((this.startedAt as Date).getTime() / 1000).toFixed(3);
-    const { width, height, frameRate, display, audioSource } = this.opts;
     const args = [
       ...["-hide_banner", "-loglevel", "warning", "-nostats", "-y", "-copyts"],
       ...["-progress", "pipe:1", "-stats_period", "0.1"],
-      ...["-thread_queue_size", "1024", "-f", "x11grab", "-draw_mouse", "0"],
-      ...["-video_size", `${width}x${height}`, "-framerate", String(frameRate), "-i", display],
-      ...["-thread_queue_size", "1024", "-f", "pulse", "-i", audioSource],
-      ...["-filter_complex", `[1:a]asetpts=PTS-${t0}/TB,asplit=2[audio][meter];[meter]${LEVEL_METER}`],
-      ...["-map", "0:v", "-vf", `setpts=PTS-${t0}/TB`, "-map", "[audio]"],
-      ...["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency"],
-      ...["-pix_fmt", "yuv420p", "-g", String(frameRate * 2)],
-      ...["-c:a", "aac", "-b:a", "128k"],
+      ...recordingArgs(this.opts, t0),
       ...["-movflags", "+frag_keyframe+empty_moov+default_base_moof"],
       ...["-frag_duration", "1000000", "-flush_packets", "1"],
       path,
@@ -169,9 +161,11 @@ export class Recorder {
     const counters: FrameCounters = { frames: 0, droppedFrames: 0, duplicatedFrames: 0 };
     this.counters.push(counters);
     child.stdout?.on("data", (chunk: Buffer) => readProgress(chunk.toString(), counters));
+    // Video: the first frame encoded. Audio only (no frames ever): the first audio in the file.
+    const started = this.opts.video ? /frame=(\d+)/ : /out_time_us=(\d+)/;
     const firstFrame = new Promise<void>((resolve, reject) => {
       const onProgress = (chunk: Buffer) => {
-        const frames = /frame=(\d+)/.exec(chunk.toString());
+        const frames = started.exec(chunk.toString());
         if (frames && Number(frames[1]) > 0) {
           child.stdout?.off("data", onProgress);
           resolve();
@@ -250,6 +244,36 @@ export class Recorder {
     await rm(listFile, { force: true });
     this.log.info({ segments: this.segments.length, starts }, "joined recording segments");
   }
+}
+
+/**
+ * ffmpeg's inputs, filters and encoders: the display (x11grab, H.264) and the sound (pulse, AAC),
+ * or for an audio-only bot (`video: false`) the sound alone. Both sides take the shared origin T0
+ * (setpts/asetpts), and the sound is split to the level meter. Audio only is AAC in the same
+ * fragmented MP4 (an .m4a): the segment upload and the server's checks read it as they read a
+ * video recording, and every browser plays it.
+ */
+function recordingArgs(
+  opts: RecordingOptions & { display: string; audioSource: string },
+  t0: string,
+): string[] {
+  const { width, height, frameRate, display, audioSource } = opts;
+  const audioInput = ["-thread_queue_size", "1024", "-f", "pulse", "-i", audioSource];
+  const audio = (input: number) => [
+    ...["-filter_complex", `[${input}:a]asetpts=PTS-${t0}/TB,asplit=2[audio][meter];[meter]${LEVEL_METER}`],
+  ];
+  const aac = ["-c:a", "aac", "-b:a", "128k"];
+  if (!opts.video) return [...audioInput, ...audio(0), "-map", "[audio]", ...aac];
+  return [
+    ...["-thread_queue_size", "1024", "-f", "x11grab", "-draw_mouse", "0"],
+    ...["-video_size", `${width}x${height}`, "-framerate", String(frameRate), "-i", display],
+    ...audioInput,
+    ...audio(1),
+    ...["-map", "0:v", "-vf", `setpts=PTS-${t0}/TB`, "-map", "[audio]"],
+    ...["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency"],
+    ...["-pix_fmt", "yuv420p", "-g", String(frameRate * 2)],
+    ...aac,
+  ];
 }
 
 /**

@@ -53,6 +53,7 @@ describe("POST /v1/bots", () => {
       retention: null,
       dataDeletedAt: null,
       audioStream: null,
+      recordingOptions: { video: true },
     });
   });
 
@@ -441,6 +442,7 @@ describe("PATCH /v1/bots/:id", () => {
       retention: null,
       dataDeletedAt: null,
       audioStream: null,
+      recordingOptions: { video: true },
       deploymentError: null,
       lastHeartbeat: null,
     });

@@ -140,6 +140,7 @@ describe("share links", () => {
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(await res.json()).toEqual({
       meetingTitle: '<Retro> & "plans"',
+      format: "mp4",
       platform: "google",
       durationMs: 65_000,
       createdAt: expect.any(String),

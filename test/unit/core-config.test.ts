@@ -21,7 +21,7 @@ describe("BotConfig", () => {
       botNames: expect.arrayContaining(["notetaker", "otter", "fireflies", "read.ai", "fathom", "tactiq"]),
       onlyBotsTimeout: 60_000,
     });
-    expect(config.recording).toEqual({ width: 1280, height: 720, frameRate: 25 });
+    expect(config.recording).toEqual({ width: 1280, height: 720, frameRate: 25, video: true });
     expect(config.botDisplayName).toBe("Meetbot");
   });
 

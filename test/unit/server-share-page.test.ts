@@ -26,6 +26,7 @@ describe("wantsHtml", () => {
 describe("sharePage", () => {
   const shared = {
     meetingTitle: "",
+    format: "mp4" as const,
     platform: "zoom" as const,
     durationMs: 3_723_400,
     createdAt: "2030-01-02T10:31:00.000Z",
@@ -38,6 +39,13 @@ describe("sharePage", () => {
     expect(html).toContain("<h1>Meeting recording</h1>");
     expect(html).toContain(">2030-01-02 10:31 UTC</time> · 1:02:03");
     expect(html).toContain('src="abc_-9/stream"');
+  });
+
+  it("plays a video recording in a video player, and an audio-only bot's m4a in an audio player", () => {
+    expect(sharePage(shared, "t")).toContain('<video controls preload="metadata" src="t/stream"></video>');
+    const audio = sharePage({ ...shared, format: "m4a" }, "t");
+    expect(audio).toContain('<audio controls preload="metadata" src="t/stream"></audio>');
+    expect(audio).not.toContain("<video");
   });
 
   it("never lets a token out of its attribute", () => {

@@ -690,6 +690,14 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           where ended_at is not null and data_deleted_at is null`.execute(db);
       },
     },
+    "0023_bot_recording": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // The bot option recording (JSON, `{"video":false}` for an audio-only bot); null: the
+        // defaults (video). The recordings table's own `format` says what was stored.
+        await db.schema.alterTable("bots").addColumn("recording_options", "text").execute();
+      },
+    },
   };
 }
 

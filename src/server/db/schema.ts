@@ -188,6 +188,8 @@ export interface BotsTable {
   chat_options: string | null;
   /** The bot option output (core OutputOptions), JSON; null: none asked. */
   output_options: string | null;
+  /** The bot option recording (schemas/bots.ts BotRecordingOption), JSON; null: the defaults. */
+  recording_options: string | null;
   /** When a scheduled bot should be in its meeting (ISO, UTC); null: deployed by hand only. */
   join_at: string | null;
   /** The schedule's claim (services/schedules.ts): who deploys it, and until when it holds. */

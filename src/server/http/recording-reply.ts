@@ -1,10 +1,14 @@
 import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { RECORDING_MIME_TYPES } from "../schemas/index.js";
 import type { RangeRequest, RecordingFile } from "../services/recordings.js";
+
+/** The media types a recording is served as (schemas/common.ts RECORDING_MIME_TYPES). */
+export const MEDIA_TYPES = Object.values(RECORDING_MIME_TYPES);
 
 /** How every route that serves a recording answers, for the API document. */
 export const MEDIA_DESCRIPTION =
-  "The MP4 (video/mp4) with Range support: one range is a 206 with Content-Range; several " +
+  "The MP4 (video/mp4; audio/mp4 for an audio-only bot's m4a) with Range support: one range is a 206 with Content-Range; several " +
   "ranges, a malformed Range or an If-Range that does not match the ETag get the whole file " +
   "(200); a start past the end is a 416 with `Content-Range: bytes */size`. HEAD answers the headers.";
 
@@ -23,7 +27,7 @@ export function rangeRequest(headers: Record<string, unknown>): RangeRequest {
  */
 export function sendRecording(request: FastifyRequest, reply: FastifyReply, file: RecordingFile) {
   reply
-    .header("content-type", "video/mp4")
+    .header("content-type", file.mimeType)
     .header("accept-ranges", "bytes")
     .header("etag", file.etag)
     // The validator decides freshness: a re-upload changes the ETag.

@@ -35,17 +35,23 @@ export function sharePage(shared: SharedRecording, token: string): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
 <style>body{font:16px system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-video{width:100%;background:#000;border-radius:6px}h1{font-size:1.4rem;margin:.2rem 0}
+video{width:100%;background:#000;border-radius:6px}audio{width:100%}h1{font-size:1.4rem;margin:.2rem 0}
 .meta{color:#666;margin:0 0 1rem}#transcript{margin-top:1.5rem;border-top:1px solid #ddd;padding-top:1rem}
 #transcript p{margin:.4rem 0}#transcript time{color:#666;font-variant-numeric:tabular-nums}.who{font-weight:600}</style>
 </head><body>
-<video controls preload="metadata" src="${escapeHtml(encodeURIComponent(token))}/stream"></video>
+${player(shared.format, `${encodeURIComponent(token)}/stream`)}
 <h1>${escapeHtml(title)}</h1>
 <p class="meta"><time datetime="${escapeHtml(shared.createdAt)}">${escapeHtml(date)}</time> · ${formatDuration(shared.durationMs)}</p>
 <section id="transcript"><h2>Transcript</h2>
 ${transcriptHtml(shared.transcript)}</section>
 </body></html>
 `;
+}
+
+/** A video player, or for sound alone (m4a, an audio-only bot) an audio player. */
+function player(format: SharedRecording["format"], src: string): string {
+  const element = format === "m4a" ? "audio" : "video";
+  return `<${element} controls preload="metadata" src="${escapeHtml(src)}"></${element}>`;
 }
 
 /**

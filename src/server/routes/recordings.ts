@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
-import { MEDIA_DESCRIPTION, rangeRequest, sendRecording } from "../http/recording-reply.js";
+import { MEDIA_DESCRIPTION, MEDIA_TYPES, rangeRequest, sendRecording } from "../http/recording-reply.js";
 import { DownloadLink, RecordingInfo, RecordingList, RecordingListQuery } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { IdParam } from "../validation.js";
@@ -62,7 +62,7 @@ export const recordingRoutes: FastifyPluginAsyncZod<{ services: Services }> = as
         operationId: "getRecordingStream",
         summary: "Stream a recording's MP4",
         params: RecordingParams,
-        file: { types: ["video/mp4"], ranges: true },
+        file: { types: MEDIA_TYPES, ranges: true },
         description: `${MEDIA_DESCRIPTION} Needs the Authorization header; a \`<video src>\` cannot send one: give it the /download link.`,
       },
     },
@@ -103,7 +103,7 @@ export const recordingFileRoutes: FastifyPluginAsyncZod<{ services: Services }> 
         summary: "A recording's MP4, by a signed link",
         security: [],
         params: RecordingParams,
-        file: { types: ["video/mp4"], ranges: true },
+        file: { types: MEDIA_TYPES, ranges: true },
         querystring: z.object({ expires: z.string().optional(), signature: z.string().optional() }),
         description: MEDIA_DESCRIPTION,
       },

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
-import { MEDIA_DESCRIPTION, rangeRequest, sendRecording } from "../http/recording-reply.js";
+import { MEDIA_DESCRIPTION, MEDIA_TYPES, rangeRequest, sendRecording } from "../http/recording-reply.js";
 import { SHARE_PAGE_HEADERS, sharePage, wantsHtml } from "../http/share-page.js";
 import { CreatedShare, CreateShareBody, SharedRecording, ShareInfo } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
@@ -108,7 +108,7 @@ export const sharedRecordingRoutes: FastifyPluginAsyncZod<{ services: Services }
         security: [],
         params: TokenParams,
         description: MEDIA_DESCRIPTION,
-        file: { types: ["video/mp4"], ranges: true },
+        file: { types: MEDIA_TYPES, ranges: true },
       },
     },
     async (request, reply) => {

@@ -6,6 +6,7 @@ import {
   ChatOptions,
   OutputOptions,
   AudioStreamOptions,
+  RecordingOptions,
   LiveTranscriptOptions,
   LoginMode,
   MeetingInfo,
@@ -15,14 +16,22 @@ import { MAX_INTEGER_COLUMN } from "../db/database.js";
 import { SummaryOptions, TranscriptionOptions } from "../jobs/content-options.js";
 import { Pagination } from "../validation.js";
 import { AccountGroup, DEFAULT_ACCOUNT_GROUP } from "./bot-accounts.js";
-import { Timestamp, HttpUrl } from "./common.js";
+import { Timestamp, HttpUrl, RecordingFormat, RecordingMimeType } from "./common.js";
 import { JobState } from "./content-jobs.js";
 import { OutputOptionsBody } from "./picture.js";
 
+/** The bot option `recording` (ours): `video: false` makes an audio-only bot. */
+export const BotRecordingOption = z.strictObject({
+  video: RecordingOptions.shape.video.describe(
+    "false: an audio-only bot: no screen capture or video encoding, the browser renders as little as it can, and the recording is AAC sound alone (format m4a)",
+  ),
+});
+export type BotRecordingOption = z.infer<typeof BotRecordingOption>;
+
 export const Recording = z.object({
   botId: z.number().int(),
-  format: z.literal("mp4"),
-  mimeType: z.literal("video/mp4"),
+  format: RecordingFormat,
+  mimeType: RecordingMimeType,
   sizeBytes: z.number().int().nonnegative(),
   durationSeconds: z.number().nonnegative(),
   createdAt: Timestamp,
@@ -138,6 +147,9 @@ export const Bot = z.object({
     "when its meeting data was deleted (retention, or on request); null: not deleted",
   ),
   audioStream: BotAudioStream.nullable().describe(`${AUDIO_STREAM_DESCRIPTION}; null: none`),
+  recordingOptions: z
+    .object({ video: z.boolean() })
+    .describe("the bot option `recording` as created (ours); video false: an audio-only bot"),
 });
 export type Bot = z.infer<typeof Bot>;
 
@@ -187,6 +199,9 @@ export const CreateBotBody = z.object({
     "delete the bot's meeting data this many hours after it ended (ours); absent: the server's MEETBOT_RETENTION_HOURS, unset: kept",
   ),
   audioStream: AudioStreamOptions.optional().describe(AUDIO_STREAM_DESCRIPTION),
+  recording: BotRecordingOption.prefault({}).describe(
+    "recording.video false: an audio-only bot, recording sound alone (format m4a) (ours)",
+  ),
 });
 export type CreateBotBody = z.infer<typeof CreateBotBody>;
 
@@ -222,6 +237,7 @@ export const UpdateBotBody = z.strictObject({
   audioStream: AudioStreamOptions.nullable()
     .optional()
     .describe("replaced whole (the token too); null: none"),
+  recording: BotRecordingOption.optional().describe("replaced whole"),
 });
 export type UpdateBotBody = z.infer<typeof UpdateBotBody>;
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Platform } from "../../core/index.js";
 import { Pagination } from "../validation.js";
-import { Timestamp } from "./common.js";
+import { RecordingFormat, Timestamp } from "./common.js";
 import { JobState } from "./content-jobs.js";
 import { Transcript } from "./transcripts.js";
 
@@ -21,7 +21,7 @@ export const RecordingListItem = z.object({
   platform: Platform,
   durationMs: z.number().int().nonnegative(),
   sizeBytes: z.number().int().nonnegative(),
-  format: z.literal("mp4"),
+  format: RecordingFormat,
   createdAt: Timestamp,
   transcriptStatus: JobStatus,
   summaryStatus: JobStatus,
@@ -72,6 +72,9 @@ export type ShareInfo = z.infer<typeof ShareInfo>;
 /** What a share link shows anyone holding it, and nothing else of the owner. */
 export const SharedRecording = z.object({
   meetingTitle: z.string(),
+  format: RecordingFormat.describe(
+    "m4a: sound alone (an audio-only bot); the page's player is then an audio player",
+  ),
   platform: Platform,
   durationMs: z.number().int().nonnegative(),
   createdAt: Timestamp,

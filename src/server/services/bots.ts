@@ -54,7 +54,7 @@ import { expireCallbackToken, windDownEnd } from "./callback-token.js";
 import type { WakeSignal } from "../wake-signal.js";
 import type { ServiceContext } from "./context.js";
 import { OutputImages } from "./output-images.js";
-import { recordingColumns, toBot } from "./mappers.js";
+import { recordingColumns, recordingOptionColumn, recordingOptionOf, toBot } from "./mappers.js";
 import { checkJoinAt } from "./join-at.js";
 
 /** Spec §3: the only statuses in which a bot may be deleted. */
@@ -163,6 +163,7 @@ export class BotService {
         live_transcript: input.liveTranscript ? JSON.stringify(input.liveTranscript) : null,
         chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat),
         output_options: outputColumn(output),
+        recording_options: recordingOptionColumn(input.recording),
         join_at: joinAt,
         retention_hours: input.retention?.hours ?? null,
         ...audioStreamColumns(input.audioStream ?? null, userId, this.secrets),
@@ -406,6 +407,9 @@ export class BotService {
             ? { chat_options: input.chat.onJoin === undefined ? null : JSON.stringify(input.chat) }
             : {}),
           ...(output !== undefined ? { output_options: outputColumn(output) } : {}),
+          ...(input.recording !== undefined
+            ? { recording_options: recordingOptionColumn(input.recording) }
+            : {}),
           ...(input.audioStream !== undefined
             ? audioStreamColumns(input.audioStream, userId, this.secrets)
             : {}),
@@ -565,6 +569,7 @@ export class BotService {
         : {}),
       ...(bot.chat_options ? { chat: parseJson<ChatOptions>(bot.chat_options) } : {}),
       ...(bot.output_options ? { output: parseJson<OutputOptions>(bot.output_options) } : {}),
+      recording: recordingOptionOf(bot),
       ...runnerAudioStream(bot, this.ctx.config.outbound, this.secrets),
       callback: { baseUrl, token, ...(this.ctx.config.tls ? { ca: this.ctx.config.tls.certificates } : {}) },
       upload: { url: `${baseUrl}${recordingUploadPath(bot.id)}` },

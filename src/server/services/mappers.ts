@@ -9,7 +9,14 @@ import type {
 import { parseJson } from "../db/database.js";
 import { audioStreamOf } from "./audio-stream.js";
 import type { BotRow } from "../db/schema.js";
-import type { Bot, BotLogin, Recording, StoredLogin } from "../schemas/index.js";
+import {
+  type Bot,
+  type BotLogin,
+  type BotRecordingOption,
+  RECORDING_MIME_TYPES,
+  type Recording,
+  type StoredLogin,
+} from "../schemas/index.js";
 
 /**
  * Database rows to the API's shapes, for every service that answers with a bot or a recording
@@ -21,9 +28,11 @@ export const recordingColumns = [
   "recordings.size_bytes as rec_size_bytes",
   "recordings.duration_ms as rec_duration_ms",
   "recordings.created_at as rec_created_at",
+  "recordings.format as rec_format",
 ] as const;
 
 export interface RecordingColumns {
+  rec_format: string | null;
   rec_size_bytes: number | string | null;
   rec_duration_ms: number | null;
   rec_created_at: string | null;
@@ -31,10 +40,11 @@ export interface RecordingColumns {
 
 export function toRecording(botId: number, cols: RecordingColumns): Recording | null {
   if (cols.rec_created_at === null) return null;
+  const format = cols.rec_format === "m4a" ? "m4a" : "mp4";
   return {
     botId,
-    format: "mp4",
-    mimeType: "video/mp4",
+    format,
+    mimeType: RECORDING_MIME_TYPES[format],
     // bigint comes back as a string from PostgreSQL
     sizeBytes: Number(cols.rec_size_bytes),
     durationSeconds: Number(cols.rec_duration_ms) / 1000,
@@ -60,7 +70,18 @@ export function toBot(row: BotRow, recording: RecordingColumns | null): Bot {
     retention: row.retention_hours === null ? null : { hours: Number(row.retention_hours) },
     dataDeletedAt: row.data_deleted_at,
     audioStream: audioStreamOf(row),
+    recordingOptions: recordingOptionOf(row),
   };
+}
+
+/** The bot option `recording` as stored; a bot created before it existed records video. */
+export function recordingOptionOf(row: Pick<BotRow, "recording_options">): BotRecordingOption {
+  return parseJson<BotRecordingOption>(row.recording_options) ?? { video: true };
+}
+
+/** The stored column of the bot option `recording`: null for the defaults. */
+export function recordingOptionColumn(option: BotRecordingOption): string | null {
+  return option.video ? null : JSON.stringify(option);
 }
 
 /** The bot's login option as stored, and the account it was given at deploy: never a session. */

@@ -18,6 +18,7 @@ import type {
   RecordingInfo,
   RecordingList,
   RecordingListQuery,
+  RecordingFormat,
 } from "../schemas/index.js";
 import { recordingFilePath } from "../http/urls.js";
 import { type ByteRange, parseRange } from "../storage/range.js";
@@ -27,7 +28,7 @@ import { appendLog, lockBot } from "./bot-state.js";
 import type { BotService } from "./bots.js";
 import { expireCallbackToken } from "./callback-token.js";
 import type { ServiceContext } from "./context.js";
-import { toRecording } from "./mappers.js";
+import { recordingOptionOf, toRecording } from "./mappers.js";
 import { unlessStoreFailed } from "./storage-unavailable.js";
 import { type ContentOptions, queueRequestedContent } from "../jobs/content-options.js";
 import type { Engines } from "../jobs/engines.js";
@@ -53,6 +54,8 @@ export interface RecordingFile {
   range: ByteRange | null;
   /** Strong validator: changes whenever the recording is uploaded again. */
   etag: string;
+  /** video/mp4, or audio/mp4 for an audio-only bot's recording (format m4a). */
+  mimeType: Recording["mimeType"];
   open(): Readable;
 }
 
@@ -99,7 +102,8 @@ export class RecordingService {
     const now = toIso(this.ctx.now());
     const row = {
       bot_id: botId,
-      format: "mp4",
+      // Set from the bot's recording option once its row is locked below.
+      format: "mp4" as RecordingFormat,
       size_bytes: sizeBytes,
       duration_ms: durationMs,
       created_at: now,
@@ -111,6 +115,7 @@ export class RecordingService {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
       if (!bot) return "bot deleted";
       if (bot.data_deleted_at !== null) return "recording deleted";
+      row.format = recordingOptionOf(bot).video ? "mp4" : "m4a";
       const replaced = await trx
         .selectFrom("recordings")
         .select("bot_id")
@@ -122,7 +127,12 @@ export class RecordingService {
         .onConflict((oc) =>
           oc
             .column("bot_id")
-            .doUpdateSet({ size_bytes: sizeBytes, duration_ms: durationMs, created_at: now }),
+            .doUpdateSet({
+              format: row.format,
+              size_bytes: sizeBytes,
+              duration_ms: durationMs,
+              created_at: now,
+            }),
         )
         .execute();
       await appendLog(trx, botId, "info", `${note} (${sizeBytes} bytes)`, now);
@@ -222,7 +232,13 @@ export class RecordingService {
     const wanted = request.ifRange === undefined || request.ifRange === etag ? request.range : undefined;
     const range = parseRange(wanted, size);
     if (range === "unsatisfiable") throw new RangeNotSatisfiableError(size);
-    return { size, range, etag, open: () => this.ctx.store.open(botId, range ?? undefined) };
+    return {
+      size,
+      range,
+      etag,
+      mimeType: recording.mimeType,
+      open: () => this.ctx.store.open(botId, range ?? undefined),
+    };
   }
 
   /** The user's recordings, newest first. */
@@ -242,6 +258,7 @@ export class RecordingService {
       .select([
         "recordings.bot_id",
         "recordings.size_bytes",
+        "recordings.format",
         "recordings.duration_ms",
         "recordings.created_at",
         "bots.bot_display_name",
@@ -266,7 +283,7 @@ export class RecordingService {
         durationMs: row.duration_ms,
         // bigint comes back as a string from PostgreSQL
         sizeBytes: Number(row.size_bytes),
-        format: "mp4" as const,
+        format: row.format === "m4a" ? ("m4a" as const) : ("mp4" as const),
         createdAt: row.created_at,
         transcriptStatus: (row.transcript_state ?? null) as JobState | null,
         summaryStatus: (row.summary_state ?? null) as JobState | null,
@@ -295,11 +312,13 @@ export class RecordingService {
 
   private fromRow(row: {
     bot_id: number;
+    format: string;
     size_bytes: number;
     duration_ms: number;
     created_at: string;
   }): Recording {
     return toRecording(row.bot_id, {
+      rec_format: row.format,
       rec_size_bytes: row.size_bytes,
       rec_duration_ms: row.duration_ms,
       rec_created_at: row.created_at,

@@ -98,6 +98,7 @@ export class ShareService {
         "bots.platform",
         "recordings.duration_ms",
         "recordings.created_at",
+        "recordings.format",
       ])
       .where("recording_shares.token_hash", "=", sha256Hex(token))
       .where("recording_shares.expires_at", ">", toIso(this.ctx.now()))
@@ -105,6 +106,7 @@ export class ShareService {
     if (!row) throw new ShareNotFoundError();
     return {
       meetingTitle: row.meeting_title,
+      format: row.format === "m4a" ? "m4a" : "mp4",
       platform: row.platform as Platform,
       durationMs: row.duration_ms,
       createdAt: row.created_at,
