@@ -158,6 +158,12 @@ export interface LiveAdapter {
   microphone: MicrophoneHooks;
   /** Without it the bot cannot show pictures (show_image fails CAMERA_UNAVAILABLE). */
   camera?: CameraHooks;
+  /**
+   * Turns the other participants' video off for the bot alone (an audio-only bot: no tile is
+   * decoded). Answers how, or why not (null: done). Never throws. Absent: the platform has no
+   * such switch the bot can reach.
+   */
+  turnOffIncomingVideo?(page: Page, opts: { note: LiveNote }): Promise<string | null>;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
 } from "../variants.js";
 import { turnOnTeamsCaptions } from "./captions.js";
 import { openTeamsChat, sendTeamsChat } from "./chat.js";
+import { turnOffTeamsIncomingVideo } from "./incoming-video.js";
 import { TEAMS_HOOKS, TEAMS_LIVE_HOOKS, TEAMS_SIGN_IN } from "./selectors.js";
 import { teamsSnapshot } from "./snapshot.js";
 import { teamsMeetingUrl, withBotToken } from "./url.js";
@@ -38,6 +39,7 @@ export const teamsAdapter: PlatformAdapter = {
     turnOnCaptions: turnOnTeamsCaptions,
     openChat: openTeamsChat,
     sendChat: sendTeamsChat,
+    turnOffIncomingVideo: turnOffTeamsIncomingVideo,
   },
   snapshot: teamsSnapshot,
 

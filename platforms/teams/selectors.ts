@@ -221,6 +221,14 @@ export const TEAMS_LIVE_HOOKS = {
     speakerName: '[data-tid="author"]',
     selfTexts: [],
   },
+  /**
+   * More → "Turn off incoming video" (the user's own view; "Turn on incoming video" once off):
+   * from public help pages on the Teams client, not confirmed against a web client build.
+   */
+  incomingVideo: {
+    offItemTexts: ["Turn off incoming video"],
+    offAlreadyTexts: ["Turn on incoming video"],
+  },
   chat: {
     /** Shows the meeting chat pane, which receives messages only while it shows. Absent for a guest without chat. */
     openButton: "button#chat-button",

@@ -347,6 +347,8 @@ export class BotLifecycle {
     });
     this.voiceReady.resolve();
     await afterAdmission;
+    // Before the captions, which may use the same menus: one step at a time.
+    if (!recording.video) await this.turnOffIncomingVideo(page);
     if (this.showsPicture) await this.camera.ensureOn();
     this.liveMeeting.start(startedAt);
     this.agentStream?.start();
@@ -382,6 +384,20 @@ export class BotLifecycle {
    * keeps the camera on. A picture that cannot be fetched is logged and reported, and the bot
    * joins as it would without one (camera off): a logo is not worth missing the meeting.
    */
+  /**
+   * An audio-only bot turns the other participants' video off where the platform has a switch
+   * for it: nothing of it is recorded, so decoding it is waste. Best effort: a bot that cannot
+   * still records the same sound, and says why in its log.
+   */
+  private async turnOffIncomingVideo(page: StagePort["page"]): Promise<void> {
+    const turnOff = this.adapter.live?.turnOffIncomingVideo;
+    if (!turnOff) return;
+    const note = (hook: string, variant: string) => this.log.info({ hook, variant }, "live hook matched");
+    const reason = await turnOff(page, { note });
+    if (reason) this.log.warn({ reason }, "incoming video stays on");
+    else this.log.info("incoming video turned off");
+  }
+
   private async loadPicture(stage: StagePort): Promise<void> {
     const image = this.config.output.image;
     if (!image) return;

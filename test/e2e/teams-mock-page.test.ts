@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { MeetingState } from "../../fixtures/host/meetings.js";
+import { turnOffTeamsIncomingVideo } from "../../platforms/teams/incoming-video.js";
 import { teamsAdapter } from "../../platforms/teams/index.js";
 import { isOnTop } from "../../platforms/variants.js";
 import type { Page } from "playwright";
@@ -620,6 +621,34 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
     expect((await meetingState(id)).attendees[0]?.captionsOnAt).toEqual(expect.any(String));
     await page.locator(MORE).click();
     expect(await menuItem(page, "Captions").getAttribute("aria-checked")).toBe("true");
+  });
+
+  it("More → Turn off incoming video (the adapter's own step): the tiles stop moving and show name cards; the item turns to Turn on", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "open", participants: 2 });
+    await joinOpen(page, id, "Meetbot");
+    const canvas = page.locator(`${TILES} canvas`).first();
+    const picture = () => canvas.evaluate((c) => (c as HTMLCanvasElement).toDataURL());
+    const first = await picture();
+    await expect.poll(picture, WAIT).not.toBe(first);
+
+    const notes: string[] = [];
+    const reason = await turnOffTeamsIncomingVideo(page, { note: (hook) => notes.push(hook) });
+    expect({ reason, notes }).toEqual({ reason: null, notes: ["incomingVideoItem"] });
+    expect(await page.getByRole("menu").count()).toBe(0);
+    const still = await picture();
+    // Six animation frames later (a moving tile is redrawn every 40 ms), the picture has not moved.
+    await page.evaluate(async () => {
+      for (let i = 0; i < 6; i++) await new Promise((resolve) => requestAnimationFrame(resolve));
+    });
+    expect(await picture()).toBe(still);
+
+    // Off already: the step leaves it off and closes the menu it opened.
+    expect(await turnOffTeamsIncomingVideo(page, { note: () => {} })).toBeNull();
+    expect(await page.getByRole("menu").count()).toBe(0);
+    await page.locator(MORE).click();
+    await menuItem(page, "Turn on incoming video").click();
+    await expect.poll(picture, WAIT).not.toBe(still);
   });
 
   it("captions off and no guest chat: the guest's Captions item is disabled, it has no #chat-button, the host refuses its messages", async () => {
