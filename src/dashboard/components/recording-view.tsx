@@ -58,8 +58,8 @@ export function RecordingView({
       <Panel
         title="Recording"
         actions={
-          <a href={src} download={`recording-${botId}.mp4`}>
-            Download MP4
+          <a href={src} download={`recording-${botId}.${info.format}`}>
+            Download {info.format.toUpperCase()}
           </a>
         }
       >
