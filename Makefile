@@ -119,6 +119,7 @@ bench: setup
 	node --import tsx bench/voice.ts
 	node --import tsx bench/picture.ts
 	node --import tsx bench/agent-stream.ts
+	node --import tsx bench/audio-only.ts
 
 # The README's pictures of the dashboard (docs/screenshots), from a real run with real bots.
 screenshots: setup
