@@ -42,6 +42,7 @@ export function livePorts(opts: {
         (await prepareStage(
           {
             ...screenOf(config.recording),
+            video: config.recording.video,
             executablePath: config.browser.executablePath,
             ...(opts.headedDisplay ? { headedDisplay: opts.headedDisplay } : {}),
           },

@@ -153,6 +153,7 @@ export async function runWarm(opts: {
   const fits =
     screen.width === stage.width &&
     screen.height === stage.height &&
+    config.recording.video === stage.video &&
     config.browser.executablePath === stage.executablePath;
   if (!fits) await stage.close();
   return runBot(config, {

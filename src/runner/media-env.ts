@@ -41,12 +41,22 @@ const CALL_SINK = "meetbot_call";
 const VOICE_SINK = "meetbot_voice";
 const MIC_SOURCE = "meetbot_mic";
 const START_TIMEOUT_MS = 10_000;
+/** The sound path's latency for a video bot: its sound stays within tens of ms of its picture. */
+const VIDEO_LATENCY_MS = 20;
+/** An audio-only bot's: no picture to keep up with (see startMediaEnvironment's latencyMs). */
+export const AUDIO_ONLY_LATENCY_MS = 100;
 /** Every sink's, and so every stream's, sample rate. */
 const RATE = 48_000;
 
 export async function startMediaEnvironment(opts: {
   width: number;
   height: number;
+  /**
+   * The loopbacks' and warm-up readers' latency, which sets the sinks' block size: 20 ms keeps
+   * the recorded sound within tens of ms of the picture; an audio-only bot has no picture to keep
+   * up with, and bigger blocks wake the daemon less often (AUDIO_ONLY_LATENCY_MS).
+   */
+  latencyMs?: number;
   /** Use this display instead of starting Xvfb (headed debugging on a developer's screen). */
   existingDisplay?: string;
 }): Promise<MediaEnvironment> {
@@ -62,7 +72,7 @@ export async function startMediaEnvironment(opts: {
       opts.existingDisplay
         ? Promise.resolve(opts.existingDisplay)
         : startXvfb(opts.width, opts.height, started),
-      startPulseAudio(runtimeDir, started),
+      startPulseAudio(runtimeDir, started, opts.latencyMs ?? VIDEO_LATENCY_MS),
     ]);
     return {
       display,
@@ -118,7 +128,11 @@ async function startXvfb(width: number, height: number, started: ChildProcess[])
   return `:${number}`;
 }
 
-async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Promise<Record<string, string>> {
+async function startPulseAudio(
+  runtimeDir: string,
+  started: ChildProcess[],
+  latencyMs: number,
+): Promise<Record<string, string>> {
   // Our own daemon in user mode (system mode refuses root clients), without the default script:
   // no hardware probing, just the socket, the sinks and the microphone (see MediaEnvironment).
   const daemonEnv = { XDG_RUNTIME_DIR: runtimeDir, HOME: runtimeDir };
@@ -148,17 +162,24 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
       `--load=module-null-sink sink_name=${VOICE_SINK} rate=${RATE} channels=1 sink_properties=device.description=${VOICE_SINK}`,
       `--load=module-remap-source source_name=${MIC_SOURCE} master=${VOICE_SINK}.monitor source_properties=device.description=${MIC_SOURCE}`,
       // Small latency: the bot's voice lands in the recording within tens of milliseconds of being said.
-      `--load=module-loopback source=${VOICE_SINK}.monitor sink=${SINK} latency_msec=20 source_dont_move=true sink_dont_move=true`,
+      `--load=module-loopback source=${VOICE_SINK}.monitor sink=${SINK} latency_msec=${latencyMs} source_dont_move=true sink_dont_move=true`,
       // The meeting into the recorded mix, with the same small latency as the voice: both sides
       // land in the recording as close to when they sounded as before the split.
-      `--load=module-loopback source=${CALL_SINK}.monitor sink=${SINK} latency_msec=20 source_dont_move=true sink_dont_move=true`,
+      `--load=module-loopback source=${CALL_SINK}.monitor sink=${SINK} latency_msec=${latencyMs} source_dont_move=true sink_dont_move=true`,
     ],
     { env: daemonEnv, stdio: ["ignore", "pipe", "pipe"], deathSignal: "KILL" },
   );
   started.push(pulse);
   const output = tailOutput(pulse);
   // Chromium (the one client that takes PULSE_SINK without -d) plays into the call sink.
-  const pulseEnv = { XDG_RUNTIME_DIR: runtimeDir, PULSE_SERVER: `unix:${socket}`, PULSE_SINK: CALL_SINK };
+  const pulseEnv: Record<string, string> = {
+    XDG_RUNTIME_DIR: runtimeDir,
+    PULSE_SERVER: `unix:${socket}`,
+    PULSE_SINK: CALL_SINK,
+    // Every client's own requests (Chromium's streams, ffmpeg's) set the sinks' block size too:
+    // libpulse puts this latency in place of theirs. Only past a video bot's, which they keep.
+    ...(latencyMs > VIDEO_LATENCY_MS ? { PULSE_LATENCY_MSEC: String(latencyMs) } : {}),
+  };
   const ready = await waitForPulse(pulseEnv, pulse);
   if (!ready) throw new BotFailure("MEDIA_SETUP_FAILED", `PulseAudio failed to start\n${output()}`);
   // Checked: a default source left on a monitor would send the meeting back into the call.
@@ -170,9 +191,9 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
       throw new BotFailure("MEDIA_SETUP_FAILED", `pactl ${args.join(" ")}: ${error.message}\n${output()}`);
     });
   }
-  started.push(await warmUp(pulseEnv, SINK, `${SINK}.monitor`));
-  started.push(await warmUp(pulseEnv, CALL_SINK, `${CALL_SINK}.monitor`));
-  started.push(await warmUp(pulseEnv, VOICE_SINK, MIC_SOURCE));
+  started.push(await warmUp(pulseEnv, SINK, `${SINK}.monitor`, latencyMs));
+  started.push(await warmUp(pulseEnv, CALL_SINK, `${CALL_SINK}.monitor`, latencyMs));
+  started.push(await warmUp(pulseEnv, VOICE_SINK, MIC_SOURCE, latencyMs));
   return pulseEnv;
 }
 
@@ -186,17 +207,26 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
  * read through the microphone: without it the first sound the bot says reaches its microphone
  * late or not at all (measured: nothing in a 1.6 s capture), after it about 10 ms after playing.
  */
-async function warmUp(pulseEnv: Record<string, string>, sink: string, source: string): Promise<ChildProcess> {
+async function warmUp(
+  pulseEnv: Record<string, string>,
+  sink: string,
+  source: string,
+  latencyMs: number,
+): Promise<ChildProcess> {
   const readers = async () =>
     (await pactl(pulseEnv, ["list", "short", "source-outputs"])).trim().split("\n").length;
   const before = (await pactl(pulseEnv, ["list", "short", "source-outputs"])).trim() ? await readers() : 0;
   const devNull = openSync("/dev/null", "w");
   // At the sink's rate: parec asks 44.1 kHz by default, which the daemon resampled for nothing.
-  const reader = spawnTied("parec", ["--raw", "--latency-msec=20", `--rate=${RATE}`, "-d", source], {
-    env: pulseEnv,
-    stdio: ["ignore", devNull, "ignore"],
-    deathSignal: "KILL",
-  });
+  const reader = spawnTied(
+    "parec",
+    ["--raw", `--latency-msec=${latencyMs}`, `--rate=${RATE}`, "-d", source],
+    {
+      env: pulseEnv,
+      stdio: ["ignore", devNull, "ignore"],
+      deathSignal: "KILL",
+    },
+  );
   closeSync(devNull);
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline && (await readers()) <= before) {

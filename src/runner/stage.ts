@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { type BotBrowser, launchBrowser } from "./browser.js";
-import { type MediaEnvironment, startMediaEnvironment } from "./media-env.js";
+import { AUDIO_ONLY_LATENCY_MS, type MediaEnvironment, startMediaEnvironment } from "./media-env.js";
 
 /**
  * Where a bot performs: its private display and sound card, and a browser showing on them.
@@ -12,19 +12,23 @@ export interface Stage {
   browser: BotBrowser;
   width: number;
   height: number;
+  /** false: an audio-only bot's stage (a small display, a sound path of bigger blocks). */
+  video: boolean;
   /** The Chromium binary the browser runs. */
   executablePath: string;
   close(): Promise<void>;
 }
 
 export async function prepareStage(
-  opts: { width: number; height: number; executablePath: string; headedDisplay?: string },
+  opts: { width: number; height: number; video?: boolean; executablePath: string; headedDisplay?: string },
   log: Logger,
 ): Promise<Stage> {
   const uptimeMs = () => Math.round(process.uptime() * 1000);
+  const video = opts.video ?? true;
   const media = await startMediaEnvironment({
     width: opts.width,
     height: opts.height,
+    ...(video ? {} : { latencyMs: AUDIO_ONLY_LATENCY_MS }),
     ...(opts.headedDisplay ? { existingDisplay: opts.headedDisplay } : {}),
   });
   log.info({ display: media.display, uptimeMs: uptimeMs() }, "display and sound ready");
@@ -47,6 +51,7 @@ export async function prepareStage(
     browser,
     width: opts.width,
     height: opts.height,
+    video,
     executablePath: opts.executablePath,
     close: async () => {
       await browser.close();
