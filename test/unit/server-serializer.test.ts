@@ -45,6 +45,7 @@ const zoomBot = {
   retention: { hours: 0.5 },
   dataDeletedAt: "2026-11-22T05:00:00.000Z",
   audioStream: { url: "wss://agent.example.com/meet", sampleRate: 24000, hasToken: true },
+  recordingOptions: { video: true },
 };
 
 const meetBot = {
@@ -64,6 +65,7 @@ const meetBot = {
   retention: null,
   dataDeletedAt: null,
   audioStream: null,
+  recordingOptions: { video: false },
 };
 
 describe("response serializer", () => {
