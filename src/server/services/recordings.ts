@@ -125,14 +125,12 @@ export class RecordingService {
         .insertInto("recordings")
         .values(row)
         .onConflict((oc) =>
-          oc
-            .column("bot_id")
-            .doUpdateSet({
-              format: row.format,
-              size_bytes: sizeBytes,
-              duration_ms: durationMs,
-              created_at: now,
-            }),
+          oc.column("bot_id").doUpdateSet({
+            format: row.format,
+            size_bytes: sizeBytes,
+            duration_ms: durationMs,
+            created_at: now,
+          }),
         )
         .execute();
       await appendLog(trx, botId, "info", `${note} (${sizeBytes} bytes)`, now);
