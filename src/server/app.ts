@@ -88,6 +88,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   services.accountChecks.start();
   if (deps.config.schedule.worker) services.schedules.start();
   if (deps.config.retention.worker) services.retention.start();
+  if (deps.config.calendars.worker) services.calendarSync.worker.start();
   // Open event streams would keep the server's close waiting for ever.
   app.addHook("preClose", async () => services.eventStreams.closeAll());
   // Runners' long polls answer at once (they poll again, the next server process answers).
@@ -97,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await services.accountChecks.stop();
     await services.schedules.stop();
     await services.retention.stop();
+    await services.calendarSync.stop();
     await leftovers;
     await services.segments.settled();
     // Hands running transcripts and summaries back to the queue, to be resumed after a restart.

@@ -429,18 +429,43 @@ export class BotService {
    * work dir).
    */
   async remove(userId: number, botId: number): Promise<void> {
-    const refused = await this.ctx.db.transaction().execute(async (trx) => {
-      const bot = await lockBot(trx, this.ctx.dialect, botId);
-      if (!bot || bot.user_id !== userId) throw new BotNotFoundError();
-      if (!DELETABLE_STATUSES.includes(bot.status as BotStatus)) return bot.status;
-      await trx.deleteFrom("bots").where("id", "=", botId).execute();
-      return null;
-    });
+    const refused = await this.removeIn(userId, botId, DELETABLE_STATUSES);
     if (refused !== null) {
       throw new ConflictError(
         `Bot can only be deleted in status ${DELETABLE_STATUSES.join(", ")} (status is ${refused})`,
       );
     }
+    await this.removeFiles(botId);
+  }
+
+  /**
+   * Deletes a bot that is still waiting to be deployed (a calendar event's bot that is no longer
+   * wanted); false, and nothing deleted, when it has been deployed meanwhile or is gone.
+   */
+  async removeUndeployed(userId: number, botId: number): Promise<boolean> {
+    try {
+      if ((await this.removeIn(userId, botId, ["READY_TO_DEPLOY"])) !== null) return false;
+    } catch (err) {
+      if (err instanceof BotNotFoundError) return false;
+      throw err;
+    }
+    await this.removeFiles(botId);
+    return true;
+  }
+
+  /** Deletes the bot's rows if its status is one of `statuses`; else its status. */
+  private removeIn(userId: number, botId: number, statuses: readonly BotStatus[]): Promise<string | null> {
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const bot = await lockBot(trx, this.ctx.dialect, botId);
+      if (!bot || bot.user_id !== userId) throw new BotNotFoundError();
+      if (!statuses.includes(bot.status as BotStatus)) return bot.status;
+      await trx.deleteFrom("bots").where("id", "=", botId).execute();
+      return null;
+    });
+  }
+
+  /** A deleted bot's files (its rows are gone already). */
+  private async removeFiles(botId: number): Promise<void> {
     // The rows are gone, so the API no longer knows the bot; files that resist are only logged.
     const files = await Promise.allSettled([
       this.ctx.store.remove(botId),
