@@ -9,6 +9,7 @@ import type { Launcher } from "./launcher/launcher.js";
 import { createLauncher } from "./launcher/index.js";
 import { prepareAudioStreamTokens } from "./services/audio-stream.js";
 import { prepareSessionKeys } from "./services/bot-accounts.js";
+import { prepareCalendarUrls } from "./services/calendar-sync.js";
 import { prepareDataDir } from "./storage/data-dir.js";
 import { verifyStorage } from "./storage/stores.js";
 
@@ -36,7 +37,10 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   try {
     // Stored secrets need their keys: refuse to start without them, rewrap under the current one.
     const box = new SecretBox(config.secretKeys);
-    resealed = (await prepareSessionKeys(db.kysely, box)) + (await prepareAudioStreamTokens(db.kysely, box));
+    resealed =
+      (await prepareSessionKeys(db.kysely, box)) +
+      (await prepareAudioStreamTokens(db.kysely, box)) +
+      (await prepareCalendarUrls(db.kysely, box));
   } catch (err) {
     await db.close();
     throw err;

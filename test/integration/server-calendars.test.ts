@@ -1,6 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claimDueSyncs, CALENDAR_SYNC_LEASE_MS } from "../../src/server/services/calendar-sync.js";
+import { StartupError } from "../../src/server/startup-error.js";
 import {
   type FeedEvent,
   type FeedServer,
@@ -15,6 +19,7 @@ import {
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
+import { testDatabaseFor } from "../helpers/postgres.js";
 
 /**
  * Calendar feeds on a real server and database (SQLite, or PostgreSQL under
@@ -402,6 +407,79 @@ describe("calendar feeds", () => {
       );
     } finally {
       await db.close();
+    }
+  });
+});
+
+describe("feed addresses and MEETBOT_SECRET_KEY", () => {
+  it("rotate like bot-account sessions; the worker of a restarted server syncs a due feed by itself", async () => {
+    const K1 = randomBytes(32).toString("base64");
+    const K2 = randomBytes(32).toString("base64");
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-calendar-keys-"));
+    const start = (key: string | undefined, worker = false) =>
+      startTestServer({
+        dataDir,
+        logLevel: "error",
+        calendars: { worker, pollIntervalMs: 20 },
+        env: {
+          MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: "1",
+          ...(key === undefined ? {} : { MEETBOT_SECRET_KEY: key }),
+        },
+      });
+    const keyIds = async (s: TestServer) => {
+      const db = await openServerDatabase(s);
+      try {
+        const rows = await db.kysely.selectFrom("calendars").select("url_sealed").execute();
+        return rows.map((r) => (JSON.parse(r.url_sealed) as { keyId: string }).keyId);
+      } finally {
+        await db.close();
+      }
+    };
+    try {
+      const noKeyYet = await start(undefined);
+      const owner = await registerUser(noKeyYet.api);
+      const refused = await noKeyYet.api.post("/v1/calendars", {
+        token: owner.token,
+        body: { name: "Work", url: feed.url, autoJoin: "all" },
+      });
+      expect(refused.status).toBe(422);
+      expect(refused.body.detail[0].msg).toMatch(/MEETBOT_SECRET_KEY/);
+      await noKeyYet.close();
+
+      const first = await start(`k1:${K1}`);
+      const created = await first.api.post("/v1/calendars", {
+        token: owner.token,
+        body: { name: "Work", url: feed.url, autoJoin: "all" },
+      });
+      expect(created.status).toBe(201);
+      await first.close();
+      const noKey = await start(undefined).catch((err: unknown) => err);
+      expect(noKey).toBeInstanceOf(StartupError);
+      expect((noKey as Error).message).toMatch(/MEETBOT_SECRET_KEY is not set, but 1 calendar feed address/);
+
+      const rotated = await start(`k2:${K2},k1:${K1}`);
+      expect(await keyIds(rotated)).toEqual(["k2"]);
+      await rotated.close();
+      // The old key can go: the address opens under k2 alone, and the worker reads the due feed.
+      feed.serve({ body: icsFeed([plain]) });
+      const after = await start(`k2:${K2}`, true);
+      try {
+        for (;;) {
+          const calendar = await after.api.get(`/v1/calendars/${created.body.id}`, { token: owner.token });
+          if (calendar.body.lastSyncStatus !== "pending") {
+            expect(calendar.body).toMatchObject({ lastSyncStatus: "ok", lastSyncError: null });
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        const listed = await after.api.get(`/v1/calendars/${created.body.id}/events`, { token: owner.token });
+        expect(listed.body.events.map((e: EventAnswer) => e.uid)).toEqual(["plain@test"]);
+      } finally {
+        await after.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+      await (await testDatabaseFor(dataDir))?.drop();
     }
   });
 });

@@ -131,11 +131,11 @@ export const calendarRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       },
     },
     async (request) =>
-      services.calendars.addBot(
+      services.calendars.chooseBot(
         currentUser(request).id,
         request.params.id,
-        request.params.uid,
-        request.query,
+        { uid: request.params.uid, query: request.query },
+        "on",
       ),
   );
 
@@ -151,11 +151,11 @@ export const calendarRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
       },
     },
     async (request) =>
-      services.calendars.removeBot(
+      services.calendars.chooseBot(
         currentUser(request).id,
         request.params.id,
-        request.params.uid,
-        request.query,
+        { uid: request.params.uid, query: request.query },
+        "off",
       ),
   );
 };

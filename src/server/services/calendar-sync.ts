@@ -5,6 +5,7 @@ import type { CalendarConfig } from "../config.js";
 import { parseJson, toIso } from "../db/database.js";
 import type { CalendarEventRow, CalendarRow, Database, DialectName } from "../db/schema.js";
 import { PollingWorker } from "../durable/polling-worker.js";
+import { StartupError } from "../startup-error.js";
 import type { WakeSignal } from "../wake-signal.js";
 import type { OutboundClient } from "../webhooks/outbound.js";
 import { enqueueUserEvents } from "../webhooks/outbox.js";
@@ -292,3 +293,43 @@ const EVENT_FIELDS = ["title", "start_at", "end_at", "meeting_info", "meeting_ke
 
 const instanceKey = (event: Pick<CalendarEventRow, "uid" | "recurrence_id">) =>
   `${event.uid}\n${event.recurrence_id}`;
+
+/**
+ * At startup, beside the bot-account sessions and audio-stream tokens and by the same rules:
+ * refuses to run when feed addresses are stored and MEETBOT_SECRET_KEY lacks a key they were
+ * sealed with, then rewrites every address sealed with another key under the first one (key
+ * rotation). Returns how many were rewritten.
+ */
+export async function prepareCalendarUrls(db: Kysely<Database>, box: SecretBox): Promise<number> {
+  const rows = await db.selectFrom("calendars").select(["id", "user_id", "url_sealed"]).execute();
+  if (rows.length === 0) return 0;
+  if (!box.configured)
+    throw new StartupError(
+      `MEETBOT_SECRET_KEY is not set, but ${rows.length} calendar feed address(es) are stored encrypted: set the key they were stored with`,
+    );
+  let resealed = 0;
+  for (const row of rows) {
+    const sealed = parseJson<Sealed>(row.url_sealed);
+    if (sealed.keyId === box.currentKeyId) continue;
+    if (!box.has(sealed.keyId))
+      throw new StartupError(
+        `MEETBOT_SECRET_KEY has no key with id "${sealed.keyId}", which calendar ${row.id}'s feed address is encrypted with: add it as <id>:<base64>`,
+      );
+    const aad = feedUrlAdditionalData(row.user_id);
+    let url: string;
+    try {
+      url = box.open(sealed, aad);
+    } catch (err) {
+      throw new StartupError(`calendar ${row.id}'s feed address: ${(err as Error).message}`);
+    }
+    // Only if no other process changed it meanwhile.
+    const result = await db
+      .updateTable("calendars")
+      .set({ url_sealed: JSON.stringify(box.seal(url, aad)) })
+      .where("id", "=", row.id)
+      .where("url_sealed", "=", row.url_sealed)
+      .executeTakeFirst();
+    resealed += Number(result.numUpdatedRows);
+  }
+  return resealed;
+}

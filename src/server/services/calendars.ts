@@ -160,54 +160,36 @@ export class CalendarService {
   }
 
   /**
-   * A bot for one event by hand, whatever autoJoin says (and kept through later syncs): 409 when
-   * the event starts in less than 30 s (join-at.ts) or its bot cannot be made.
+   * A bot for one event by hand ("on"), whatever autoJoin says, or none ("off"; its bot is deleted
+   * if it is still only scheduled); kept through later syncs. 409 when the event starts in less
+   * than 30 s (join-at.ts) or its bot cannot be made; when the bot to take away has been deployed.
    */
-  async addBot(
+  async chooseBot(
     userId: number,
     calendarId: number,
-    uid: string,
-    query: EventBotQuery,
+    ref: { uid: string; query: EventBotQuery },
+    mode: "on" | "off",
   ): Promise<CalendarEvent> {
     const calendar = await this.requireOwned(userId, calendarId);
-    const event = await this.requireEvent(calendarId, uid, query);
-    if (event.bot_id === null && !canSchedule(event, this.ctx.now()))
+    const event = await this.requireEvent(calendarId, ref.uid, ref.query);
+    if (mode === "on" && event.bot_id === null && !canSchedule(event, this.ctx.now()))
       throw new ConflictError(
         "The event starts in less than 30 s: create a bot with POST /v1/bots and deploy it",
       );
-    await this.setMode(event, "on");
-    await this.calendarBots.reconcile(calendar, { ...event, bot_mode: "on" });
-    const after = await this.eventAnswer(event.id);
-    if (after.botId === null)
-      throw new ConflictError("The event's bot could not be created (the server log says why)");
-    return after;
-  }
-
-  /** No bot for one event (kept through later syncs); its bot is deleted if it is still only scheduled. */
-  async removeBot(
-    userId: number,
-    calendarId: number,
-    uid: string,
-    query: EventBotQuery,
-  ): Promise<CalendarEvent> {
-    const calendar = await this.requireOwned(userId, calendarId);
-    const event = await this.requireEvent(calendarId, uid, query);
-    await this.setMode(event, "off");
-    await this.calendarBots.reconcile(calendar, { ...event, bot_mode: "off" });
-    const after = await this.eventAnswer(event.id);
-    if (after.botId !== null)
-      throw new ConflictError(
-        `The event's bot ${after.botId} has been deployed (status ${after.botStatus}): POST /v1/bots/${after.botId}/kill stops it`,
-      );
-    return after;
-  }
-
-  private async setMode(event: CalendarEventRow, mode: CalendarEventRow["bot_mode"]): Promise<void> {
     await this.ctx.db
       .updateTable("calendar_events")
       .set({ bot_mode: mode, updated_at: toIso(this.ctx.now()) })
       .where("id", "=", event.id)
       .execute();
+    await this.calendarBots.reconcile(calendar, { ...event, bot_mode: mode });
+    const after = await this.eventAnswer(event.id);
+    if (mode === "on" && after.botId === null)
+      throw new ConflictError("The event's bot could not be created (the server log says why)");
+    if (mode === "off" && after.botId !== null)
+      throw new ConflictError(
+        `The event's bot ${after.botId} has been deployed (status ${after.botStatus}): POST /v1/bots/${after.botId}/kill stops it`,
+      );
+    return after;
   }
 
   private async eventAnswer(eventId: number): Promise<CalendarEvent> {
