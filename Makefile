@@ -89,6 +89,7 @@ NO_DATABASE := mock-host intelligence-embedded intelligence-providers runner-con
 # End-to-end files whose bots are few and whose checks do not hang on media timing (dashboards,
 # the login command, start-up failures, TLS, kill, a lost runner): two files at a time.
 E2E_LIGHT := $(addprefix test/e2e/,dashboard-bots dashboard-recording dashboard-sign-in dashboard-account \
+  dashboard-calendars \
   login-command runner-startup-failures server-tls account-checks teams-bot-identification bot-kill \
   bot-accounts-deploy runner-lost meet-bot-warm runner-microphone bot-picture scheduled-bot)
 E2E_LIGHT_FILES := $(addsuffix .test.ts,$(E2E_LIGHT))
