@@ -350,6 +350,32 @@ describe("calendar feeds", () => {
         addedByHand.body.botId,
       ]);
 
+      // Two feeds synced at the same moment may each have made a bot: a later sync keeps the oldest.
+      const twin = await server.api.post("/v1/bots", {
+        token: user.token,
+        body: {
+          meetingInfo: { platform: "google", meetingUrl: MEET },
+          meetingTitle: "Design review",
+          joinAt: iso(at(0, 14)),
+        },
+      });
+      const db = await openServerDatabase(server);
+      try {
+        await db.kysely
+          .updateTable("calendar_events")
+          .set({ bot_id: twin.body.id })
+          .where("calendar_id", "=", other)
+          .where("uid", "=", "colleague-copy@test")
+          .execute();
+      } finally {
+        await db.close();
+      }
+      await sync(other);
+      expect((await events(other)).find((e) => e.uid === "colleague-copy@test")!.botId).toBe(
+        firstFeedPlain.botId,
+      );
+      expect((await server.api.get(`/v1/bots/${twin.body.id}`, { token: user.token })).status).toBe(404);
+
       // Removed by hand: the bot only this event had is deleted, and stays away.
       const removed = await server.api.delete(`${weekUrl}?recurrenceId=${instance.recurrenceId}`, {
         token: user.token,

@@ -18,7 +18,9 @@ import { MAX_JOIN_AHEAD_MS, MIN_JOIN_AHEAD_MS } from "./join-at.js";
  *   is left alone.
  * - One meeting (the same link at the same start) in several of the user's feeds has one bot:
  *   the events share it, and it is deleted when the last of them lets go of it. An event that moves
- *   away from a shared bot takes (or makes) the bot of its new time instead.
+ *   away from a shared bot takes (or makes) the bot of its new time instead. Two feeds synced at
+ *   the same moment (two processes) may each make one; each later sync moves its events to the
+ *   oldest, and the other goes.
  * - A bot is scheduled only at least 30 s ahead (join-at.ts): an event starting sooner gets none
  *   from a sync, but keeps the bot it has while nothing about it changes.
  */
@@ -42,8 +44,15 @@ export class CalendarBots {
       bot.join_at === event.start_at &&
       bot.meeting_title === event.title &&
       bot.meeting_info === event.meeting_info
-    )
+    ) {
+      // Two feeds synced at once may each have made a bot for their meeting: the oldest stays.
+      const older = await this.sharedBot(event, bot.id);
+      if (older !== undefined) {
+        await this.letGo(event, bot.id);
+        await this.link(event, older);
+      }
       return;
+    }
     const schedulable = canSchedule(event, this.ctx.now());
     if (bot) {
       if (schedulable && !(await this.sharedBeyond(event, bot.id))) {
@@ -68,6 +77,15 @@ export class CalendarBots {
 
   /** The meeting's bot from another feed, else a new one. */
   private async attach(calendar: CalendarRow, event: CalendarEventRow): Promise<void> {
+    const botId = (await this.sharedBot(event)) ?? (await this.create(calendar, event));
+    if (botId !== null) await this.link(event, botId);
+  }
+
+  /**
+   * The oldest bot still waiting that another of the user's events has for the same meeting (link
+   * and start); with `olderThan`, only one older than that bot.
+   */
+  private async sharedBot(event: CalendarEventRow, olderThan?: number): Promise<number | undefined> {
     const shared = await this.ctx.db
       .selectFrom("calendar_events as e")
       .innerJoin("bots as b", "b.id", "e.bot_id")
@@ -77,9 +95,13 @@ export class CalendarBots {
       .where("e.start_at", "=", event.start_at)
       .where("e.id", "!=", event.id)
       .where("b.status", "=", "READY_TO_DEPLOY")
+      .$if(olderThan !== undefined, (qb) => qb.where("b.id", "<", olderThan as number))
+      .orderBy("b.id")
       .executeTakeFirst();
-    const botId = shared?.id ?? (await this.create(calendar, event));
-    if (botId === null) return;
+    return shared?.id;
+  }
+
+  private async link(event: CalendarEventRow, botId: number): Promise<void> {
     await this.ctx.db
       .updateTable("calendar_events")
       .set({ bot_id: botId, updated_at: toIso(this.ctx.now()) })

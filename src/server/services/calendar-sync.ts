@@ -29,6 +29,9 @@ export const SYNC_WINDOW_MS = 28 * 24 * 60 * 60 * 1000;
 /** A claim not finished within this long (its process died) is taken again: more than a fetch's timeouts. */
 export const CALENDAR_SYNC_LEASE_MS = 300_000;
 
+/** A sync's error as the calendar and its webhook show it, at most. */
+const MAX_ERROR_CHARS = 500;
+
 export interface ClaimedSync {
   id: number;
   sync_claim_token: string;
@@ -126,6 +129,9 @@ export class CalendarSync {
     const now = this.ctx.now();
     const feed = await this.read(calendar, now);
     if ("error" in feed) {
+      // A parser's message may quote the feed at length.
+      feed.error =
+        feed.error.length > MAX_ERROR_CHARS ? `${feed.error.slice(0, MAX_ERROR_CHARS)}…` : feed.error;
       await this.finish(calendar, claimed, { error: feed.error });
       // Says why in the server log too, with the host only: the address is a secret.
       this.ctx.log.warn(
