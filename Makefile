@@ -114,6 +114,7 @@ bench: setup
 	node --import tsx bench/meeting-notes.ts
 	node --import tsx bench/segment-upload.ts
 	node --import tsx bench/scheduled-bot.ts
+	node --import tsx bench/calendar-sync.ts
 	node --import tsx bench/live-captions.ts
 	node --import tsx bench/live-pocketsphinx.ts
 	node --import tsx bench/live-meeting.ts
