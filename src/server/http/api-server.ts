@@ -58,6 +58,8 @@ export async function createApiServer(
     ...transportOptions(config),
     logger: loggerOptions(config.logLevel, config.logStream),
     bodyLimit: JSON_BODY_LIMIT,
+    // Path parameters can be long: an Outlook event's UID is over 100 characters before encoding.
+    routerOptions: { maxParamLength: 1500 },
     // A URL that does not decode, a request Node cannot parse: the same {detail} bodies.
     frameworkErrors: (error, request, reply) => {
       reply.headers(early());
