@@ -188,25 +188,16 @@ function CalendarPanel({ calendar, onChange }: { calendar: Calendar; onChange():
                   )}
                 </td>
                 <td class="actions">
-                  {event.botId === null ? (
-                    <button
-                      type="button"
-                      class="secondary"
-                      onClick={() => setBot(event.uid, event.recurrenceId, "POST")}
-                      disabled={action.busy}
-                    >
-                      Add bot
-                    </button>
-                  ) : (
-                    <button
-                      type="button"
-                      class="secondary"
-                      onClick={() => setBot(event.uid, event.recurrenceId, "DELETE")}
-                      disabled={action.busy}
-                    >
-                      Remove bot
-                    </button>
-                  )}
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={() =>
+                      setBot(event.uid, event.recurrenceId, event.botId === null ? "POST" : "DELETE")
+                    }
+                    disabled={action.busy}
+                  >
+                    {event.botId === null ? "Add bot" : "Remove bot"}
+                  </button>
                 </td>
               </tr>
             ))}

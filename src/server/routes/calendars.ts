@@ -119,43 +119,39 @@ export const calendarRoutes: FastifyPluginAsyncZod<{ services: Services }> = asy
     async (request) => services.calendars.events(currentUser(request).id, request.params.id),
   );
 
-  app.post(
-    "/calendars/:id/events/:uid/bot",
+  // One event's bot by hand: POST gives it one, DELETE takes it away; both hold through syncs.
+  const eventBotRoutes = [
     {
+      method: "POST",
+      mode: "on",
+      operationId: "addCalendarEventBot",
+      summary: "Give one event a bot, whatever autoJoin says",
+    },
+    {
+      method: "DELETE",
+      mode: "off",
+      operationId: "removeCalendarEventBot",
+      summary: "Take one event's bot away (it stays away through later syncs)",
+    },
+  ] as const;
+  for (const { method, mode, operationId, summary } of eventBotRoutes) {
+    app.route({
+      method,
+      url: "/calendars/:id/events/:uid/bot",
       schema: {
-        operationId: "addCalendarEventBot",
-        summary: "Give one event a bot, whatever autoJoin says",
+        operationId,
+        summary,
         params: EventParams,
         querystring: EventBotQuery,
         response: { 200: CalendarEvent },
       },
-    },
-    async (request) =>
-      services.calendars.chooseBot(
-        currentUser(request).id,
-        request.params.id,
-        { uid: request.params.uid, query: request.query },
-        "on",
-      ),
-  );
-
-  app.delete(
-    "/calendars/:id/events/:uid/bot",
-    {
-      schema: {
-        operationId: "removeCalendarEventBot",
-        summary: "Take one event's bot away (it stays away through later syncs)",
-        params: EventParams,
-        querystring: EventBotQuery,
-        response: { 200: CalendarEvent },
-      },
-    },
-    async (request) =>
-      services.calendars.chooseBot(
-        currentUser(request).id,
-        request.params.id,
-        { uid: request.params.uid, query: request.query },
-        "off",
-      ),
-  );
+      handler: async (request) =>
+        services.calendars.chooseBot(
+          currentUser(request).id,
+          request.params.id,
+          { uid: request.params.uid, query: request.query },
+          mode,
+        ),
+    });
+  }
 };

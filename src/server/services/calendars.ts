@@ -146,17 +146,13 @@ export class CalendarService {
   /** The calendar's events with a meeting link that have not ended, soonest first. */
   async events(userId: number, calendarId: number): Promise<CalendarEventList> {
     await this.requireOwned(userId, calendarId);
-    const rows = await this.ctx.db
-      .selectFrom("calendar_events as e")
-      .leftJoin("bots as b", "b.id", "e.bot_id")
-      .selectAll("e")
-      .select("b.status as bot_status")
+    const rows = await this.eventsWithBots()
       .where("e.calendar_id", "=", calendarId)
       .where("e.end_at", ">", toIso(this.ctx.now()))
       .orderBy("e.start_at")
       .orderBy("e.id")
       .execute();
-    return { events: rows.map((row) => toEvent(row, row.bot_status as BotStatus | null)) };
+    return { events: rows.map(toEvent) };
   }
 
   /**
@@ -193,14 +189,16 @@ export class CalendarService {
   }
 
   private async eventAnswer(eventId: number): Promise<CalendarEvent> {
-    const row = await this.ctx.db
+    return toEvent(await this.eventsWithBots().where("e.id", "=", eventId).executeTakeFirstOrThrow());
+  }
+
+  /** Events as answers show them: with their bot's status. */
+  private eventsWithBots() {
+    return this.ctx.db
       .selectFrom("calendar_events as e")
       .leftJoin("bots as b", "b.id", "e.bot_id")
       .selectAll("e")
-      .select("b.status as bot_status")
-      .where("e.id", "=", eventId)
-      .executeTakeFirstOrThrow();
-    return toEvent(row, row.bot_status as BotStatus | null);
+      .select("b.status as bot_status");
   }
 
   /** One instance: a recurring event's needs its recurrenceId (422 without), 404 when there is none. */
@@ -277,7 +275,7 @@ function toCalendar(row: CalendarRow): Calendar {
 
 const MODES = { auto: "auto", on: "added", off: "removed" } as const;
 
-function toEvent(row: CalendarEventRow, botStatus: BotStatus | null): CalendarEvent {
+function toEvent(row: CalendarEventRow & { bot_status: string | null }): CalendarEvent {
   return {
     uid: row.uid,
     recurrenceId: row.recurrence_id === "" ? null : row.recurrence_id,
@@ -286,7 +284,7 @@ function toEvent(row: CalendarEventRow, botStatus: BotStatus | null): CalendarEv
     end: row.end_at,
     meetingInfo: parseJson<MeetingInfo>(row.meeting_info),
     botId: row.bot_id,
-    botStatus: row.bot_id === null ? null : botStatus,
+    botStatus: row.bot_id === null ? null : (row.bot_status as BotStatus | null),
     bot: MODES[row.bot_mode],
   };
 }
