@@ -435,17 +435,17 @@ describe("calendar feeds", () => {
 });
 
 describe("feed addresses and MEETBOT_SECRET_KEY", () => {
-  it("rotate like bot-account sessions; the worker of a restarted server syncs a due feed by itself", async () => {
+  it("are held to the webhooks' address rules, need the key, rotate like bot-account sessions; a worker syncs a due feed by itself", async () => {
     const K1 = randomBytes(32).toString("base64");
     const K2 = randomBytes(32).toString("base64");
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-calendar-keys-"));
-    const start = (key: string | undefined, worker = false) =>
+    const start = (key: string | undefined, worker = false, privateTargets = true) =>
       startTestServer({
         dataDir,
         logLevel: "error",
         calendars: { worker, pollIntervalMs: 20 },
         env: {
-          MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: "1",
+          MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: privateTargets ? "1" : "0",
           ...(key === undefined ? {} : { MEETBOT_SECRET_KEY: key }),
         },
       });
@@ -459,15 +459,25 @@ describe("feed addresses and MEETBOT_SECRET_KEY", () => {
       }
     };
     try {
-      const noKeyYet = await start(undefined);
-      const owner = await registerUser(noKeyYet.api);
-      const refused = await noKeyYet.api.post("/v1/calendars", {
-        token: owner.token,
-        body: { name: "Work", url: feed.url, autoJoin: "all" },
+      // A server as in production: the webhooks' address rules refuse the feed on 127.0.0.1, and
+      // without MEETBOT_SECRET_KEY no address can be stored.
+      const production = await start(undefined, false, false);
+      const owner = await registerUser(production.api);
+      const add = (url: string) =>
+        production.api.post("/v1/calendars", {
+          token: owner.token,
+          body: { name: "Work", url, autoJoin: "all" },
+        });
+      const loopback = await add(feed.url);
+      expect(loopback.status).toBe(422);
+      expect(loopback.body.detail[0]).toMatchObject({
+        loc: ["body", "url"],
+        msg: expect.stringMatching(/loopback/),
       });
-      expect(refused.status).toBe(422);
-      expect(refused.body.detail[0].msg).toMatch(/MEETBOT_SECRET_KEY/);
-      await noKeyYet.close();
+      const noKey = await add("webcal://calendar.example.com/ical/secret/basic.ics");
+      expect(noKey.status).toBe(422);
+      expect(noKey.body.detail[0].msg).toMatch(/MEETBOT_SECRET_KEY/);
+      await production.close();
 
       const first = await start(`k1:${K1}`);
       const created = await first.api.post("/v1/calendars", {
@@ -476,9 +486,11 @@ describe("feed addresses and MEETBOT_SECRET_KEY", () => {
       });
       expect(created.status).toBe(201);
       await first.close();
-      const noKey = await start(undefined).catch((err: unknown) => err);
-      expect(noKey).toBeInstanceOf(StartupError);
-      expect((noKey as Error).message).toMatch(/MEETBOT_SECRET_KEY is not set, but 1 calendar feed address/);
+      const keyless = await start(undefined).catch((err: unknown) => err);
+      expect(keyless).toBeInstanceOf(StartupError);
+      expect((keyless as Error).message).toMatch(
+        /MEETBOT_SECRET_KEY is not set, but 1 calendar feed address/,
+      );
 
       const rotated = await start(`k2:${K2},k1:${K1}`);
       expect(await keyIds(rotated)).toEqual(["k2"]);
