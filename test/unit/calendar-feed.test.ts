@@ -88,6 +88,14 @@ describe("readFeed", () => {
     ]);
   });
 
+  it("leaves out an event it cannot read, not the whole feed", () => {
+    const text = icsFeed([
+      { uid: "broken", start: "20270104T100000Z", end: "20270104T110000Z", rrule: "FREQ=WEEKLY;UNTIL=2027" },
+      { uid: "fine", start: "20270105T100000Z", end: "20270105T110000Z" },
+    ]);
+    expect(readFeed(text, window).map((e) => e.uid)).toEqual(["fine"]);
+  });
+
   it("refuses what is not iCalendar, and a feed with too many events", () => {
     expect(() => readFeed("<html></html>", window)).toThrow(FeedError);
     const minutely = icsFeed([

@@ -53,20 +53,32 @@ export function readFeed(text: string, window: { from: Date; to: Date }): FeedIn
     found.push(instance);
   };
   for (const [uid, { master, overrides }] of byUid) {
-    if (!master) {
-      // Overrides of a series the feed does not carry (a single invited instance): each on its own.
-      for (const override of overrides) add(instanceOf(uid, override, override, null));
-      continue;
+    try {
+      readEvent(uid, master, overrides, window, add);
+    } catch (err) {
+      if (err instanceof FeedError) throw err;
+      // One event ical.js cannot read (a broken RRULE, a bad date) is left out, not the whole feed.
     }
-    // Exceptions related by UID only: ical.js would otherwise take every override in the feed.
-    const event = new ICAL.Event(master, { strictExceptions: true, exceptions: overrides });
-    if (!event.isRecurring()) {
-      add(instanceOf(uid, master, master, null));
-      continue;
-    }
-    expandSeries(uid, event, window, add);
   }
   return found.sort((a, b) => a.start.getTime() - b.start.getTime() || a.uid.localeCompare(b.uid));
+}
+
+function readEvent(
+  uid: string,
+  master: ICAL.Component | undefined,
+  overrides: ICAL.Component[],
+  window: { from: Date; to: Date },
+  add: (instance: FeedInstance | null) => void,
+): void {
+  if (!master) {
+    // Overrides of a series the feed does not carry (a single invited instance): each on its own.
+    for (const override of overrides) add(instanceOf(uid, override, override, null));
+    return;
+  }
+  // Exceptions related by UID only: ical.js would otherwise take every override in the feed.
+  const event = new ICAL.Event(master, { strictExceptions: true, exceptions: overrides });
+  if (!event.isRecurring()) add(instanceOf(uid, master, master, null));
+  else expandSeries(uid, event, window, add);
 }
 
 function expandSeries(
