@@ -312,6 +312,24 @@ describe("calendar feeds", () => {
     expect(back.calendar).toMatchObject({ lastSyncStatus: "ok", lastSyncError: null });
   });
 
+  it("a bot already deployed stays; an event moved after it was gets a new bot", async () => {
+    const [event] = await events(calendarId);
+    const deployed = event!.botId!;
+    expect((await server.api.post(`/v1/bots/${deployed}/deploy`, { token: user.token })).status).toBe(200);
+    feed.serve({ body: icsFeed([{ ...plain, start: saoPaulo(0, 16), end: saoPaulo(0, 17) }]) });
+    expect(await sync(calendarId)).toMatchObject({ changed: 1 });
+    const [moved] = await events(calendarId);
+    expect(moved).toMatchObject({ start: iso(at(0, 16)), botStatus: "READY_TO_DEPLOY" });
+    expect(moved!.botId).not.toBe(deployed);
+    expect((await server.api.get(`/v1/bots/${deployed}`, { token: user.token })).body.status).toBe(
+      "DEPLOYING",
+    );
+    // Back at its time: its new bot moves back with it.
+    feed.serve({ body: icsFeed([{ ...plain, start: saoPaulo(0, 14), end: saoPaulo(0, 15) }]) });
+    await sync(calendarId);
+    expect(await events(calendarId)).toMatchObject([{ start: iso(at(0, 14)), botId: moved!.botId }]);
+  });
+
   it("one meeting in two feeds gets one bot; bots by hand; deleting a feed deletes its scheduled bots", async () => {
     const otherFeed = await startFeedServer("/other/feed.ics");
     try {

@@ -15,7 +15,7 @@ import { MAX_JOIN_AHEAD_MS, MIN_JOIN_AHEAD_MS } from "./join-at.js";
  *   not removed by hand.
  * - A bot only still waiting (READY_TO_DEPLOY) follows its event: moved, renamed, deleted when
  *   the event is cancelled or no longer wants one. A bot already deployed is the meeting's now and
- *   is left alone.
+ *   is left alone; an event moved after its bot was deployed gets a new bot for its new time.
  * - One meeting (the same link at the same start) in several of the user's feeds has one bot:
  *   the events share it, and it is deleted when the last of them lets go of it. An event that moves
  *   away from a shared bot takes (or makes) the bot of its new time instead. Two feeds synced at
@@ -32,9 +32,15 @@ export class CalendarBots {
 
   /** Brings the event's bot in line with the event and its calendar. */
   async reconcile(calendar: CalendarRow, event: CalendarEventRow): Promise<void> {
-    const bot = event.bot_id === null ? undefined : await this.botOf(event.bot_id);
-    if (bot && bot.status !== "READY_TO_DEPLOY") return;
+    let bot = event.bot_id === null ? undefined : await this.botOf(event.bot_id);
     const wanted = event.bot_mode === "on" || (event.bot_mode === "auto" && calendar.auto_join === "all");
+    const schedulable = canSchedule(event, this.ctx.now());
+    if (bot && bot.status !== "READY_TO_DEPLOY") {
+      // Deployed or ended, the bot is the meeting's now; an event moved since gets one for its new time.
+      if (!wanted || bot.join_at === event.start_at || !schedulable) return;
+      await this.letGo(event, bot.id);
+      bot = undefined;
+    }
     if (!wanted) {
       if (bot) await this.letGo(event, bot.id);
       return;
@@ -53,7 +59,6 @@ export class CalendarBots {
       }
       return;
     }
-    const schedulable = canSchedule(event, this.ctx.now());
     if (bot) {
       if (schedulable && !(await this.sharedBeyond(event, bot.id))) {
         const moved = await this.move(event, bot.id);
