@@ -33,6 +33,8 @@ export class CalendarBots {
   /** Brings the event's bot in line with the event and its calendar. */
   async reconcile(calendar: CalendarRow, event: CalendarEventRow): Promise<void> {
     let bot = event.bot_id === null ? undefined : await this.botOf(event.bot_id);
+    // A bot whose schedule its owner removed (PATCH joinAt null) is deployed by hand: theirs now.
+    if (bot && bot.join_at === null) return;
     const wanted = event.bot_mode === "on" || (event.bot_mode === "auto" && calendar.auto_join === "all");
     const schedulable = canSchedule(event, this.ctx.now());
     if (bot && bot.status !== "READY_TO_DEPLOY") {
