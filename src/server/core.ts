@@ -21,7 +21,7 @@ export interface CoreDeps {
 
 /**
  * What both interfaces serve from, built once before either: the stores, the services and the
- * background workers. The apps (app.ts, notes/app.ts) only register routes on top of it.
+ * background workers (started once the server listens). The apps (app.ts, notes/app.ts) only register routes on top of it.
  */
 export interface Core {
   config: ServerConfig;
@@ -29,6 +29,11 @@ export interface Core {
   services: Services;
   log: FastifyBaseLogger;
   now: () => Date;
+  /**
+   * Starts the workers. Called once the server listens: a runner launched by one (a scheduled
+   * bot, an account check) is given the server's address, which is not known before (port 0).
+   */
+  start(): void;
   /**
    * Answers at once what would hold an HTTP server's close open: event streams end, runners'
    * long polls return (they poll again, and the next server process answers).
@@ -68,24 +73,26 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     stores.close();
     throw err;
   }
-  // Segments of runners lost while no server (or a server that stopped mid-salvage) was running.
-  const leftovers = services.segments
-    .salvageLeftovers()
-    .catch((err: unknown) => log.error({ err }, "could not check for unsalvaged recording segments"));
-  services.watchdog.start();
-  services.apiLogs.start();
-  if (config.webhooks.worker) services.webhookWorker.start();
-  if (config.jobs.worker) services.jobWorker.start();
-  services.accountChecks.start();
-  if (config.schedule.worker) services.schedules.start();
-  if (config.retention.worker) services.retention.start();
-
+  let leftovers: Promise<void> = Promise.resolve();
   return {
     config,
     db,
     services,
     log,
     now,
+    start() {
+      // Segments of runners lost while no server (or a server that stopped mid-salvage) was running.
+      leftovers = services.segments
+        .salvageLeftovers()
+        .catch((err: unknown) => log.error({ err }, "could not check for unsalvaged recording segments"));
+      services.watchdog.start();
+      services.apiLogs.start();
+      if (config.webhooks.worker) services.webhookWorker.start();
+      if (config.jobs.worker) services.jobWorker.start();
+      services.accountChecks.start();
+      if (config.schedule.worker) services.schedules.start();
+      if (config.retention.worker) services.retention.start();
+    },
     async releaseRequests() {
       await services.eventStreams.closeAll();
       await services.commands.close();

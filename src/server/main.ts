@@ -99,6 +99,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     ? localUrl(config, listeningPort(notesApp, config.notes.port as number))
     : undefined;
   notesPublicUrl = notesUrl;
+  core.start();
 
   let closing: Promise<void> | undefined;
   return {

@@ -82,6 +82,7 @@ export async function startBuiltApp(
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();
   url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  core.start();
   return {
     app,
     core,
