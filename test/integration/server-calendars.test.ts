@@ -94,7 +94,8 @@ beforeAll(async () => {
     // Deliveries stay queued, for the tests to read; bots stay scheduled.
     webhooks: { worker: false },
     schedule: { worker: false },
-    calendars: { worker: false },
+    // A small feed limit, for a test to go past.
+    calendars: { worker: false, maxFeedBytes: 64 * 1024 },
     logLevel: "error",
     env: {
       MEETBOT_SECRET_KEY: randomBytes(32).toString("base64"),
@@ -285,6 +286,10 @@ describe("calendar feeds", () => {
       lastSyncStatus: "failed",
       lastSyncError: "the feed's server answered 500",
     });
+    feed.serve({
+      body: icsFeed([plain]).replace("END:VCALENDAR", `X-PAD:${"x".repeat(70 * 1024)}\r\nEND:VCALENDAR`),
+    });
+    expect((await sync(calendarId)).calendar.lastSyncError).toBe("the feed is larger than 65536 bytes");
     feed.serve({ body: "<html>this is not a calendar</html>" });
     expect((await sync(calendarId)).calendar.lastSyncError).toMatch(
       /^the feed could not be read|^not an iCalendar feed/,
