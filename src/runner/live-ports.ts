@@ -167,6 +167,10 @@ class LiveStage implements StagePort {
         await segments?.start();
         return recorder.startedAt as Date;
       },
+      // The segment uploader keeps following the first file: after a pause the recording is in
+      // more than one part, and goes whole at the end (below), as after an ffmpeg restart.
+      pause: (atMs) => recorder.pause(atMs),
+      resume: (pausedMs) => recorder.resume(pausedMs),
       stop: async () => {
         const result = await recorder.stop();
         if (!segments) return result;

@@ -76,6 +76,10 @@ export interface RecorderPort {
   start(): Promise<Date>;
   /** Stops and finalizes the file (whatever was recorded, even after a failure). */
   stop(): Promise<RecordingResult>;
+  /** Stops recording until resume(); `atMs`: where, on the recording's clock (recorder.ts). */
+  pause(atMs: number): Promise<void>;
+  /** Records again, its timestamps shifted back by `pausedMs`, all the time paused so far. */
+  resume(pausedMs: number): Promise<void>;
 }
 
 export interface RecorderEvents {

@@ -60,17 +60,28 @@ const LEVEL_FD = 3;
  *   recording's own chain and timestamps are as before, and the meter costs next to no CPU.
  *
  * If ffmpeg dies mid-call it is restarted into a new segment with the same T0, and the segments
- * are joined at the end with their gaps kept, so times in the recording stay wall-clock times
- * from its start. After MAX_RESTARTS the recording fails (what was recorded is still kept).
+ * are joined at the end with their gaps kept, so times in the recording stay times on the
+ * recording's clock. After MAX_RESTARTS the recording fails (what was recorded is still kept).
+ *
+ * A pause stops ffmpeg cleanly ('q'); the resume starts a new segment whose T0 is shifted by all
+ * the time paused so far, so its frames land right where the recording paused: the join cuts the
+ * paused segment at the pause and the paused time is not in the file (no gap of black). The
+ * recording's clock (recording-clock.ts) is the same wall clock minus the pauses.
  */
 export class Recorder {
   private child: ChildProcess | null = null;
   private stopping = false;
   private restarts = 0;
   private output: () => string = () => "";
-  /** The segment files, in order, with when each began (ms after startedAt); the first is `path`. */
+  /** The segment files, in order, with when each began (ms on the recording's clock); the first is `path`. */
   private readonly segments: string[] = [];
   private readonly segmentStarts: number[] = [];
+  /** Where each segment that was paused ends (ms on the recording's clock): its content after that is cut. */
+  private readonly segmentEnds = new Map<number, number>();
+  /** All the time paused before the current segment: its T0 is startedAt plus this. */
+  private pausedMs = 0;
+  /** Set from a pause until the resume's segment runs: ffmpeg's exit meanwhile is no crash. */
+  private paused = false;
   /** The latest progress counters of each segment's ffmpeg (they count from 0 per process). */
   private readonly counters: FrameCounters[] = [];
   /** The wall-clock instant that is 0 s in the recording (ffmpeg's shared timestamp origin). */
@@ -106,23 +117,34 @@ export class Recorder {
     return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
   }
 
+  /**
+   * Pauses: ffmpeg stops cleanly and the current segment ends at `atMs` (the recording's clock at
+   * the pause; what ffmpeg wrote after it while stopping is cut at the join).
+   */
+  async pause(atMs: number): Promise<void> {
+    if (this.paused || this.stopping) return;
+    this.paused = true;
+    this.segmentEnds.set(this.segments.length - 1, atMs);
+    await this.stopChild();
+  }
+
+  /**
+   * Resumes into a new segment, its T0 shifted by `pausedMs` (all the time paused so far): its
+   * first frame is then at the recording's clock, right after where the recording paused.
+   */
+  async resume(pausedMs: number): Promise<void> {
+    if (!this.paused || this.stopping) return;
+    this.pausedMs = pausedMs;
+    await this.startSegment(join(dirname(this.path), `recording-part${this.segments.length + 1}.mp4`));
+    this.paused = false;
+  }
+
   /** Stops ffmpeg cleanly ('q', then SIGTERM, which still finalizes), joins segments, measures. */
   async stop(): Promise<RecordingResult> {
     const child = this.child;
     if (!child) throw new BotFailure("RECORDING_FAILED", "recording was never started");
     this.stopping = true;
-    if (this.running) {
-      const exited = waitForExit(child);
-      child.stdin?.end("q");
-      const escalate = setTimeout(() => child.kill("SIGTERM"), 5_000);
-      const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      const code = await exited;
-      clearTimeout(escalate);
-      clearTimeout(kill);
-      // 255 is ffmpeg's answer to a signal; the file is still finalized then.
-      if (code !== 0 && code !== 255)
-        this.log.warn({ code, ffmpeg: this.output() }, "ffmpeg stopped uncleanly");
-    }
+    await this.stopChild();
     if (this.segments.length > 1) await this.joinSegments();
     const { size } = await stat(this.path);
     // 0 when ffprobe cannot read it: the file is still delivered, and the server probes it again.
@@ -138,9 +160,25 @@ export class Recorder {
     };
   }
 
+  /** Stops the running ffmpeg, if any, with 'q' (then SIGTERM, which still finalizes). */
+  private async stopChild(): Promise<void> {
+    const child = this.child;
+    if (!child || !this.running) return;
+    const exited = waitForExit(child);
+    child.stdin?.end("q");
+    const escalate = setTimeout(() => child.kill("SIGTERM"), 5_000);
+    const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    const code = await exited;
+    clearTimeout(escalate);
+    clearTimeout(kill);
+    // 255 is ffmpeg's answer to a signal; the file is still finalized then.
+    if (code !== 0 && code !== 255)
+      this.log.warn({ code, ffmpeg: this.output() }, "ffmpeg stopped uncleanly");
+  }
+
   private async startSegment(path: string): Promise<void> {
     this.segments.push(path);
-    const t0 = ((this.startedAt as Date).getTime() / 1000).toFixed(3);
+    const t0 = (((this.startedAt as Date).getTime() + this.pausedMs) / 1000).toFixed(3);
     const { width, height, frameRate, display, audioSource } = this.opts;
     const args = [
       ...["-hide_banner", "-loglevel", "warning", "-nostats", "-y", "-copyts"],
@@ -186,11 +224,11 @@ export class Recorder {
       });
     });
     await firstFrame;
-    // The MP4 muxer rebases each file to start at 0, so a segment's place on the call's clock is
-    // kept here: when its first frame was reported (within the 0.1 s progress period).
-    this.segmentStarts.push(Date.now() - (this.startedAt as Date).getTime());
+    // The MP4 muxer rebases each file to start at 0, so a segment's place on the recording's
+    // clock is kept here: when its first frame was reported (within the 0.1 s progress period).
+    this.segmentStarts.push(Date.now() - (this.startedAt as Date).getTime() - this.pausedMs);
     void waitForExit(child).then((code) => {
-      if (!this.stopping && this.child === child) void this.restart(code);
+      if (!this.stopping && !this.paused && this.child === child) void this.restart(code);
     });
   }
 
@@ -220,7 +258,8 @@ export class Recorder {
 
   /**
    * Joins the segments into `path` without re-encoding. Each segment's span is set to reach the
-   * next one's start, so a gap while ffmpeg restarted stays a gap rather than shifting what follows.
+   * next one's start, so a gap while ffmpeg restarted stays a gap rather than shifting what follows;
+   * a paused segment is cut where it paused (ffmpeg records a moment more while it stops).
    */
   private async joinSegments(): Promise<void> {
     // The first segment's own start is 0 s of the recording.
@@ -229,7 +268,10 @@ export class Recorder {
       .map((segment, i) => {
         const next = starts[i + 1];
         const span = next === undefined ? "" : `\nduration ${(next - (starts[i] ?? 0)).toFixed(3)}`;
-        return `file '${segment.replace(/'/g, "'\\''")}'${span}`;
+        const end = this.segmentEnds.get(i);
+        const cut =
+          end === undefined ? "" : `\noutpoint ${Math.max(0, end / 1000 - (starts[i] ?? 0)).toFixed(3)}`;
+        return `file '${segment.replace(/'/g, "'\\''")}'${span}${cut}`;
       })
       .join("\n");
     const listFile = join(dirname(this.path), "segments.txt");

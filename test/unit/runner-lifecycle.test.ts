@@ -65,6 +65,17 @@ class FakeRecorder implements RecorderPort {
     return new Date();
   }
 
+  /** The pauses and resumes asked, with their arguments (ms on the recording's clock, ms paused). */
+  readonly pauses: Array<["pause" | "resume", number]> = [];
+
+  async pause(atMs: number): Promise<void> {
+    this.pauses.push(["pause", atMs]);
+  }
+
+  async resume(pausedMs: number): Promise<void> {
+    this.pauses.push(["resume", pausedMs]);
+  }
+
   async stop(): Promise<RecordingResult> {
     if (!this.started) throw new BotFailure("RECORDING_FAILED", "recording was never started");
     this.stopped = true;
@@ -1117,7 +1128,7 @@ describe("BotLifecycle: the live transcript", () => {
     const context = bot.stage.live?.context;
     expect(context?.options).toEqual({ source: "pocketsphinx", fallback: false });
     const started = bot.reported.find((e) => e.type === "recording.started");
-    expect(started?.data).toMatchObject({ startedAt: context?.recordingStartedAt.toISOString() });
+    expect(started?.data).toMatchObject({ startedAt: context?.clock.startedAt.toISOString() });
   });
 
   it("names the speaker from the speaker events the bot reports, on the recording's clock", async () => {
