@@ -124,7 +124,9 @@ export class Recorder {
   async pause(atMs: number): Promise<void> {
     if (this.paused || this.stopping) return;
     this.paused = true;
-    this.segmentEnds.set(this.segments.length - 1, atMs);
+    // (A segment still starting after an ffmpeg restart has nothing to cut: it is dropped below.)
+    if (this.segmentStarts.length === this.segments.length)
+      this.segmentEnds.set(this.segments.length - 1, atMs);
     await this.stopChild();
   }
 
@@ -135,7 +137,13 @@ export class Recorder {
   async resume(pausedMs: number): Promise<void> {
     if (!this.paused || this.stopping) return;
     this.pausedMs = pausedMs;
-    await this.startSegment(join(dirname(this.path), `recording-part${this.segments.length + 1}.mp4`));
+    try {
+      await this.startSegment(join(dirname(this.path), `recording-part${this.segments.length + 1}.mp4`));
+    } catch (error) {
+      // Stopped (the call ended) while it started: no failure, and nothing recorded to keep.
+      if (this.stopping && (await this.dropUnstarted())) return;
+      throw error;
+    }
     this.paused = false;
   }
 
@@ -232,6 +240,15 @@ export class Recorder {
     });
   }
 
+  /** Forgets the last segment if it never got its first frame (it holds nothing); answers whether it did. */
+  private async dropUnstarted(): Promise<boolean> {
+    if (this.segmentStarts.length >= this.segments.length) return false;
+    const segment = this.segments.pop() as string;
+    this.counters.pop();
+    if (segment !== this.path) await rm(segment, { force: true });
+    return true;
+  }
+
   private async restart(code: number | string): Promise<void> {
     const ffmpeg = this.output();
     if (this.restarts >= MAX_RESTARTS) {
@@ -250,6 +267,8 @@ export class Recorder {
     try {
       await this.startSegment(next);
     } catch (error) {
+      // Paused or stopped while it started: no failure; a resume starts a segment of its own.
+      if ((this.stopping || this.paused) && (await this.dropUnstarted())) return;
       this.opts.onFailure(
         error instanceof BotFailure ? error : new BotFailure("RECORDING_FAILED", String(error)),
       );
