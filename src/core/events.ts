@@ -101,7 +101,7 @@ export const RecordingStartedEvent = envelope(
     width: z.number().int(),
     height: z.number().int(),
     frameRate: z.number().int(),
-    /** The wall-clock instant that is 0 s in the recording: speaker times are relative to it. */
+    /** The wall-clock instant that is 0 s in the recording: speaker times are relative to it (less the pauses). */
     startedAt: z.iso.datetime({ offset: true }).optional(),
   }),
 );
