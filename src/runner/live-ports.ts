@@ -167,9 +167,8 @@ class LiveStage implements StagePort {
         await segments?.start();
         return recorder.startedAt as Date;
       },
-      // The segment uploader keeps following the first file: after a pause the recording is in
-      // more than one part, and goes whole at the end (below), as after an ffmpeg restart.
-      pause: (atMs) => recorder.pause(atMs),
+      // A resumed recording goes on in the same file: the segment uploader keeps following it.
+      pause: () => recorder.pause(),
       resume: (pausedMs) => recorder.resume(pausedMs),
       stop: async () => {
         const result = await recorder.stop();

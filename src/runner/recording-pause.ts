@@ -6,11 +6,12 @@ import type { RecorderPort } from "./ports.js";
 import type { RecordingClock } from "./recording-clock.js";
 
 /**
- * The pause_recording and resume_recording commands: the recording's clock stops at once (so
- * nothing said from now on reaches the live transcript or the speaker timeline), then ffmpeg
- * stops; a resume lets the clock run again and starts ffmpeg on it (recorder.ts). Both are
- * idempotent: a pause of a paused recording is done and changes nothing. The commands share one
- * lane (core COMMAND_LANES), so they never overlap.
+ * The pause_recording and resume_recording commands: ffmpeg stops, then the recording's clock
+ * stops where the file does (what ffmpeg recorded while stopping, a few hundred ms, is in the file,
+ * and so on the clock: the live transcript and the speaker timeline keep it too); a resume lets
+ * the clock run again and starts ffmpeg on it (recorder.ts). Both are idempotent: a pause of a
+ * paused recording is done and changes nothing. The commands share one lane (core
+ * COMMAND_LANES), so they never overlap.
  */
 export class RecordingPause {
   constructor(
@@ -27,9 +28,9 @@ export class RecordingPause {
   async pause(): Promise<RecordingPauseResult> {
     const { clock, recorder, report, log } = this.opts;
     if (clock.paused) return { paused: true, changed: false, recordingMs: clock.now() };
+    await recorder.pause();
     const pausedAt = clock.pause();
     const recordingMs = clock.at(pausedAt);
-    await recorder.pause(recordingMs);
     log.info({ recordingMs }, "recording paused");
     report({ type: "recording.paused", data: { recordingMs, pausedAt: new Date(pausedAt).toISOString() } });
     return { paused: true, changed: true, recordingMs };

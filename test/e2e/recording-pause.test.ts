@@ -18,7 +18,8 @@ import { WebhookReceiver } from "../helpers/webhook-receiver.js";
  * paused while Bob reads his, and resumed before Alice's last. The file leaves the paused time
  * out (its duration is the time recorded), and neither the live transcript (the runner's
  * pocketsphinx) nor the stored one (the server's, from the file) has a word of Bob's line; the
- * bot's events and webhooks say when it paused and resumed.
+ * bot's events and webhooks say when it paused and resumed; the recording was still delivered in
+ * segments during the call.
  */
 let stack: Awaited<ReturnType<typeof startStack>>;
 let user: NotesUser;
@@ -154,6 +155,11 @@ describe("pausing a recording", () => {
     const figures = JSON.stringify({ fileMs, earliest, latest, pausedMs });
     expect(fileMs, figures).toBeGreaterThan(earliest - 1_000);
     expect(fileMs, figures).toBeLessThan(latest + 1_000);
+
+    // The pause did not stop the upload in segments during the call: the resumed recording went
+    // on in the same file, and the server put the file together from its segments.
+    const runnerLog = await readFile(join(stack.dataDir, "bots", String(bot.id), "runner.log"), "utf8");
+    expect(runnerLog).toContain("recording completed from its segments");
 
     // The live transcript: the first and last lines, nothing of the paused one.
     const live = events

@@ -65,11 +65,11 @@ class FakeRecorder implements RecorderPort {
     return new Date();
   }
 
-  /** The pauses and resumes asked, with their arguments (ms on the recording's clock, ms paused). */
-  readonly pauses: Array<["pause" | "resume", number]> = [];
+  /** The pauses and resumes asked (a resume with all the time paused so far, in ms). */
+  readonly pauses: Array<["pause"] | ["resume", number]> = [];
 
-  async pause(atMs: number): Promise<void> {
-    this.pauses.push(["pause", atMs]);
+  async pause(): Promise<void> {
+    this.pauses.push(["pause"]);
   }
 
   async resume(pausedMs: number): Promise<void> {
@@ -874,11 +874,7 @@ describe("BotLifecycle: silence", () => {
     bot.lifecycle.requestStop();
     await elapse(0);
     expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED LEFT_ON_REQUEST", "DONE"]);
-    expect(bot.stage.recording?.pauses).toEqual([
-      ["pause", 4_000],
-      ["resume", 60_000],
-      ["pause", 4_000],
-    ]);
+    expect(bot.stage.recording?.pauses).toEqual([["pause"], ["resume", 60_000], ["pause"]]);
     expect(bot.uploads).toHaveLength(1);
     expect(bot.eventTypes().filter((type) => type.startsWith("recording."))).toEqual([
       "recording.started",
