@@ -16,17 +16,12 @@
 import { startMockHost } from "../fixtures/host/server.js";
 import type { ApiClient } from "../src/client/api-client.js";
 import { botInSilentMeetCall, startBenchServer } from "./bench-server.js";
+import { figures } from "./figures.js";
 
 const PAUSES = Number(process.env.BENCH_PAUSES ?? 5);
 const PAUSE_MS = 3_000;
 const RECORD_MS = 3_000;
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-const figures = (values: number[]) => {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  return `n=${sorted.length} p50 ${Math.round(percentile(sorted, 50))} ms, p95 ${Math.round(percentile(sorted, 95))} ms, max ${Math.round(sorted.at(-1) ?? Number.NaN)} ms`;
-};
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Asks, then polls the command until it is done; answers how long that took (ms). */
