@@ -141,7 +141,7 @@ export class Recorder {
       await this.startSegment(null);
     } catch (error) {
       // Stopped (the call ended) while it started: no failure, and nothing recorded to keep.
-      if (this.stopping) return void (await this.dropUnstarted());
+      if (this.stopping) return await this.dropUnstarted();
       throw error;
     }
     this.paused = false;
@@ -271,13 +271,11 @@ export class Recorder {
     });
   }
 
-  /** Forgets the last segment if it never got its first frame (it holds nothing); answers whether it did. */
-  private async dropUnstarted(): Promise<boolean> {
-    if (this.segmentStarts.length >= this.segments.length) return false;
+  /** Forgets the last segment file if it never got its first frame: it holds nothing. */
+  private async dropUnstarted(): Promise<void> {
+    if (this.segmentStarts.length >= this.segments.length) return;
     const segment = this.segments.pop() as string;
-    this.counters.pop();
     if (segment !== this.path) await rm(segment, { force: true });
-    return true;
   }
 
   private async restart(code: number | string): Promise<void> {
@@ -298,8 +296,8 @@ export class Recorder {
     try {
       await this.startSegment(next);
     } catch (error) {
-      // Paused or stopped while it started: no failure; a resume starts a segment of its own.
-      if (this.stopping || this.paused) return void (await this.dropUnstarted());
+      // Paused or stopped while it started: no failure; a resume starts ffmpeg again.
+      if (this.stopping || this.paused) return await this.dropUnstarted();
       this.opts.onFailure(
         error instanceof BotFailure ? error : new BotFailure("RECORDING_FAILED", String(error)),
       );
