@@ -120,6 +120,7 @@ bench: setup
 	node --import tsx bench/live-meeting.ts
 	node --import tsx bench/voice.ts
 	node --import tsx bench/picture.ts
+	node --import tsx bench/recording-pause.ts
 	node --import tsx bench/agent-stream.ts
 
 # The README's pictures of the dashboard (docs/screenshots), from a real run with real bots.

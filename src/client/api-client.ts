@@ -73,6 +73,16 @@ export class ApiClient {
     return this.call("POST", `/v1/bots/${botId}/leave`);
   }
 
+  /** Pauses a bot's recording: the paused time is left out of it (a command; follow it with `command`). */
+  pauseRecording(botId: number) {
+    return this.call("POST", `/v1/bots/${botId}/pause-recording`);
+  }
+
+  /** Resumes a bot's paused recording (a command; follow it with `command`). */
+  resumeRecording(botId: number) {
+    return this.call("POST", `/v1/bots/${botId}/resume-recording`);
+  }
+
   command(botId: number, commandId: number) {
     return this.call("GET", `/v1/bots/${botId}/commands/${commandId}`);
   }

@@ -93,6 +93,8 @@ export const BOT_API_RESPONSES = {
   "POST /v1/bots/{id}/deploy": DeployResult,
   "POST /v1/bots/{id}/kill": KillResult,
   "POST /v1/bots/{id}/leave": Command,
+  "POST /v1/bots/{id}/pause-recording": Command,
+  "POST /v1/bots/{id}/resume-recording": Command,
   "GET /v1/bots/{id}/commands/{commandId}": Command,
   "GET /v1/bots/{id}/chat-messages": ChatMessageList,
   "POST /v1/bots/{id}/chat": Command,
