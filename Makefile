@@ -89,6 +89,7 @@ NO_DATABASE := mock-host intelligence-embedded intelligence-providers runner-con
 # End-to-end files whose bots are few and whose checks do not hang on media timing (dashboards,
 # the login command, start-up failures, TLS, kill, a lost runner): two files at a time.
 E2E_LIGHT := $(addprefix test/e2e/,dashboard-bots dashboard-recording dashboard-sign-in dashboard-account \
+  dashboard-calendars \
   login-command runner-startup-failures server-tls account-checks teams-bot-identification bot-kill \
   bot-accounts-deploy runner-lost meet-bot-warm runner-microphone bot-picture scheduled-bot)
 E2E_LIGHT_FILES := $(addsuffix .test.ts,$(E2E_LIGHT))
@@ -113,11 +114,13 @@ bench: setup
 	node --import tsx bench/meeting-notes.ts
 	node --import tsx bench/segment-upload.ts
 	node --import tsx bench/scheduled-bot.ts
+	node --import tsx bench/calendar-sync.ts
 	node --import tsx bench/live-captions.ts
 	node --import tsx bench/live-pocketsphinx.ts
 	node --import tsx bench/live-meeting.ts
 	node --import tsx bench/voice.ts
 	node --import tsx bench/picture.ts
+	node --import tsx bench/recording-pause.ts
 	node --import tsx bench/agent-stream.ts
 	node --import tsx bench/audio-only.ts
 

@@ -35,7 +35,7 @@ async function bare(): Promise<() => Promise<void>> {
 
 /**
  * GET /v1/bots/{id} written by hand on a bare Fastify: hash the API key and find it in a map,
- * one prepared SQLite statement (the same SQL as ours), JSON.stringify of the fields. No schema,
+ * two prepared SQLite lookups (the same SQL as ours), JSON.stringify of the fields. No schema,
  * no request log, no ORM: the floor for this read on this machine, so the figure to compare
  * meetbot's with (the hello-world does no work at all).
  */
@@ -45,9 +45,10 @@ async function floor(file: string): Promise<() => Promise<void>> {
     "select user_id from api_keys where key_hash = ?",
   );
   const botById = db.prepare<[number, number], Record<string, unknown>>(
-    `select bots.*, recordings.size_bytes as rec_size_bytes, recordings.duration_ms as rec_duration_ms,
-     recordings.created_at as rec_created_at from bots left join recordings on recordings.bot_id = bots.id
-     where bots.id = ? and bots.user_id = ?`,
+    "select * from bots where id = ? and user_id = ?",
+  );
+  const recordingOf = db.prepare<[number], Record<string, unknown>>(
+    "select size_bytes, duration_ms, created_at from recordings where bot_id = ?",
   );
   const owners = new Map<string, number>();
   const app = Fastify({ logger: false });
@@ -62,6 +63,7 @@ async function floor(file: string): Promise<() => Promise<void>> {
     }
     const row = botById.get(Number(request.params.id), userId);
     if (!row) return reply.code(404).send({ detail: "Bot not found" });
+    const recording = recordingOf.get(row.id as number);
     return {
       id: row.id,
       botDisplayName: row.bot_display_name,
@@ -69,7 +71,7 @@ async function floor(file: string): Promise<() => Promise<void>> {
       status: row.status,
       meetingInfo: JSON.parse(row.meeting_info as string),
       createdAt: row.created_at,
-      recording: null,
+      recording: recording ? { sizeBytes: recording.size_bytes, createdAt: recording.created_at } : null,
       deploymentError: row.deployment_error === null ? null : JSON.parse(row.deployment_error as string),
       lastHeartbeat: row.last_heartbeat,
     };

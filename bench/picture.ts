@@ -17,17 +17,12 @@ import { execFileSync } from "node:child_process";
 import { startMockHost } from "../fixtures/host/server.js";
 import { startBenchServer } from "./bench-server.js";
 import { sampleTree } from "./process-tree.js";
+import { figures } from "./figures.js";
 
 const PICTURES = Number(process.env.BENCH_PICTURES ?? 8);
 const CPU_SAMPLE_MS = 10_000;
 const COLOURS = { red: "0xff0000", blue: "0x0000ff" } as const;
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-const figures = (values: number[]) => {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  return `n=${sorted.length} p50 ${Math.round(percentile(sorted, 50))} ms, p95 ${Math.round(percentile(sorted, 95))} ms, max ${Math.round(sorted.at(-1) ?? Number.NaN)} ms`;
-};
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A 1280x720 PNG of one colour, made by ffmpeg. */

@@ -14,17 +14,11 @@
 import { startMockHost } from "../fixtures/host/server.js";
 import { botInSilentMeetCall, startBenchServer } from "./bench-server.js";
 import { sampleTree } from "./process-tree.js";
+import { figures } from "./figures.js";
 
 const SPEAKS = Number(process.env.BENCH_SPEAKS ?? 8);
 const SENTENCE = "I will send the report to the team tomorrow";
 const CPU_SAMPLE_MS = 10_000;
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-const figures = (values: number[]) => {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  return `n=${sorted.length} p50 ${Math.round(percentile(sorted, 50))} ms, p95 ${Math.round(percentile(sorted, 95))} ms, max ${Math.round(sorted.at(-1) ?? Number.NaN)} ms`;
-};
 
 interface Attendee {
   mic: { changes: Array<{ at: string }> };

@@ -2,13 +2,15 @@
  * A small client of the /v1 API, used by the demo, the benchmarks and the end-to-end tests: it
  * speaks to the server exactly as a user's program would, over HTTP.
  */
-import type { Command } from "../server/schemas/commands.js";
-import type { ChatMessageView as ChatMessage } from "../server/schemas/live.js";
+import type { z } from "zod";
+import type { AnswerOf, BotApiResponses } from "../server/schemas/responses.js";
 
-/** A command to a bot as the API answers it: the server's own schema, so the two cannot drift. */
-export type CommandView = Command;
-/** A chat message as the bot read it (GET /v1/bots/{id}/chat-messages). */
-export type ChatMessageView = ChatMessage;
+/** The answer of an operation of the /v1 API: the server's own schema, so the two cannot drift. */
+export type Answer<Operation extends keyof BotApiResponses> = z.output<BotApiResponses[Operation]>;
+export type BotView = Answer<"GET /v1/bots/{id}">;
+export type BotEventView = Answer<"GET /v1/bots/{id}/events">[number];
+export type CommandView = Answer<"GET /v1/bots/{id}/commands/{commandId}">;
+export type ChatMessageView = Answer<"GET /v1/bots/{id}/chat-messages">["messages"][number];
 
 export class ApiError extends Error {
   constructor(
@@ -20,46 +22,6 @@ export class ApiError extends Error {
   }
 }
 
-export interface BotView {
-  id: number;
-  status: string;
-  botDisplayName: string;
-  meetingTitle: string;
-  meetingInfo: Record<string, unknown>;
-  recording: null | { sizeBytes: number; durationSeconds: number; format: string };
-  deploymentError?: null | { code: string; message: string; artifacts?: string[] };
-  lastHeartbeat?: string | null;
-  /** The bot's live audio channel to an agent; the token is never shown. */
-  audioStream?: null | { url: string; sampleRate: number; hasToken: boolean };
-}
-
-export interface BotEventView {
-  id: number;
-  eventType: string;
-  eventTime: string;
-  data: Record<string, unknown> | null;
-}
-
-export interface AggregatedEventView extends BotEventView {
-  botId: number;
-  botName: string;
-  platform: string;
-  data: Record<string, unknown>;
-}
-
-/** A bot account as the API shows it (never its session). */
-export interface BotAccountView {
-  id: number;
-  platform: string;
-  name: string;
-  group: string;
-  maxConcurrent: number;
-  status: string;
-  inUse: number;
-  accountName: string | null;
-  accountEmail: string | null;
-}
-
 const MAX_RATE_LIMIT_WAITS = 3;
 
 export class ApiClient {
@@ -68,7 +30,7 @@ export class ApiClient {
   constructor(readonly baseUrl: string) {}
 
   async register(email: string, password: string, name: string): Promise<void> {
-    const result = await this.call<{ access_token: string }>("POST", "/v1/auth/register", {
+    const result = await this.call("POST", "/v1/auth/register", {
       email,
       password,
       name,
@@ -77,51 +39,61 @@ export class ApiClient {
   }
 
   /** The secret that signs deliveries to this user's bots' callbackUrl. */
-  signingSecret(): Promise<{ secret: string; createdAt: string }> {
+  signingSecret() {
     return this.call("GET", "/v1/webhooks/signing-secret");
   }
 
   /** A new API key of this user (its secret is shown once, in `key`). */
-  createApiKey(name: string): Promise<{ id: number; key: string }> {
+  createApiKey(name: string) {
     return this.call("POST", "/v1/api-keys", { name });
   }
 
-  createBotAccount(body: Record<string, unknown>): Promise<BotAccountView> {
+  createBotAccount(body: Record<string, unknown>) {
     return this.call("POST", "/v1/bot-accounts", body);
   }
 
-  botAccounts(): Promise<{ botAccounts: BotAccountView[]; total: number }> {
+  botAccounts() {
     return this.call("GET", "/v1/bot-accounts?page_size=100");
   }
 
-  createBot(body: Record<string, unknown>): Promise<BotView> {
+  createBot(body: Record<string, unknown>) {
     return this.call("POST", "/v1/bots", body);
   }
 
-  deploy(botId: number): Promise<{ status: string }> {
+  deploy(botId: number) {
     return this.call("POST", `/v1/bots/${botId}/deploy`);
   }
 
-  kill(botId: number): Promise<{ message: string; botId: number; status: string }> {
+  kill(botId: number) {
     return this.call("POST", `/v1/bots/${botId}/kill`);
   }
 
   /** Asks a bot in a call to leave it (a command; follow it with `command`). */
-  leave(botId: number): Promise<CommandView> {
+  leave(botId: number) {
     return this.call("POST", `/v1/bots/${botId}/leave`);
   }
 
-  command(botId: number, commandId: number): Promise<CommandView> {
+  /** Pauses a bot's recording: the paused time is left out of it (a command; follow it with `command`). */
+  pauseRecording(botId: number) {
+    return this.call("POST", `/v1/bots/${botId}/pause-recording`);
+  }
+
+  /** Resumes a bot's paused recording (a command; follow it with `command`). */
+  resumeRecording(botId: number) {
+    return this.call("POST", `/v1/bots/${botId}/resume-recording`);
+  }
+
+  command(botId: number, commandId: number) {
     return this.call("GET", `/v1/bots/${botId}/commands/${commandId}`);
   }
 
   /** Asks a bot in a call to send `text` to the meeting's chat (a command; follow it with `command`). */
-  sendChat(botId: number, text: string): Promise<CommandView> {
+  sendChat(botId: number, text: string) {
     return this.call("POST", `/v1/bots/${botId}/chat`, { text });
   }
 
   /** Asks a bot in a call to say `text` (a play_audio command; follow it with `command`). */
-  speak(botId: number, text: string, voice?: string): Promise<CommandView> {
+  speak(botId: number, text: string, voice?: string) {
     return this.call("POST", `/v1/bots/${botId}/speak`, { text, ...(voice ? { voice } : {}) });
   }
 
@@ -131,7 +103,7 @@ export class ApiClient {
   }
 
   /** Stops what the bot plays and drops the sounds queued before this (a stop_audio command). */
-  stopAudio(botId: number): Promise<CommandView> {
+  stopAudio(botId: number) {
     return this.call("DELETE", `/v1/bots/${botId}/output-audio`);
   }
 
@@ -141,7 +113,7 @@ export class ApiClient {
   }
 
   /** Turns the bot's camera off (a hide_image command). */
-  hideImage(botId: number): Promise<CommandView> {
+  hideImage(botId: number) {
     return this.call("DELETE", `/v1/bots/${botId}/output-image`);
   }
 
@@ -169,7 +141,7 @@ export class ApiClient {
   }
 
   /** The meeting's chat as the bot read it, oldest first (one page of up to `pageSize`). */
-  chatMessages(botId: number, pageSize = 100): Promise<{ messages: ChatMessageView[]; total: number }> {
+  chatMessages(botId: number, pageSize = 100) {
     return this.call("GET", `/v1/bots/${botId}/chat-messages?page_size=${pageSize}`);
   }
 
@@ -178,38 +150,34 @@ export class ApiClient {
     return this.token;
   }
 
-  bot(botId: number): Promise<BotView> {
+  bot(botId: number) {
     return this.call("GET", `/v1/bots/${botId}`);
   }
 
-  botEvents(botId: number): Promise<BotEventView[]> {
+  botEvents(botId: number) {
     return this.call("GET", `/v1/bots/${botId}/events`);
   }
 
-  botLogs(botId: number): Promise<Array<{ level: string; message: string }>> {
+  botLogs(botId: number) {
     return this.call("GET", `/v1/bots/${botId}/logs`);
   }
 
-  events(query: Record<string, string | number>): Promise<{ events: AggregatedEventView[]; total: number }> {
+  events(query: Record<string, string | number>) {
     const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
     return this.call("GET", `/v1/events?${qs}`);
   }
 
-  recording(botId: number): Promise<{
-    sizeBytes: number;
-    durationSeconds: number;
-    speakerTimeline: Array<{ participantId: string; name: string; startMs: number; endMs: number }>;
-  }> {
+  recording(botId: number) {
     return this.call("GET", `/v1/recordings/${botId}`);
   }
 
-  recordingDownload(botId: number): Promise<{ url: string; expiresAt: string }> {
+  recordingDownload(botId: number) {
     return this.call("GET", `/v1/recordings/${botId}/download`);
   }
 
   /** Any JSON route with the caller's credential (e.g. bot accounts); a non-2xx answer throws ApiError. */
-  send<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-    return this.call<T>(method, path, body);
+  send<Method extends string, Path extends string>(method: Method, path: Path, body?: unknown) {
+    return this.call(method, path, body);
   }
 
   /** A GET with the caller's credential, answered raw (for files such as failure artifacts). */
@@ -248,7 +216,12 @@ export class ApiClient {
     }
   }
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** `path` picks its operation (ids filled in), and with it the type of the answer. */
+  private async call<Method extends string, Path extends string>(
+    method: Method,
+    path: Path,
+    body?: unknown,
+  ): Promise<AnswerOf<BotApiResponses, Method, Path>> {
     let response: Response;
     for (let attempt = 1; ; attempt++) {
       response = await fetch(new URL(path, this.baseUrl), {
@@ -268,6 +241,6 @@ export class ApiClient {
     const text = await response.text();
     const parsed = text ? JSON.parse(text) : null;
     if (!response.ok) throw new ApiError(response.status, parsed, `${method} ${path}`);
-    return parsed as T;
+    return parsed as AnswerOf<BotApiResponses, Method, Path>;
   }
 }

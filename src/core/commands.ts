@@ -23,6 +23,8 @@ export const COMMAND_KINDS = [
   "screenshot",
   "show_image",
   "hide_image",
+  "pause_recording",
+  "resume_recording",
 ] as const;
 export const CommandKind = z.enum(COMMAND_KINDS);
 export type CommandKind = z.infer<typeof CommandKind>;
@@ -32,9 +34,10 @@ export type CommandKind = z.infer<typeof CommandKind>;
  * after another, while a leave, a chat message or a stop never waits for a sound to finish, and a
  * look at the page never waits for either. The camera has a lane of its own: a picture shown then
  * hidden must land in that order, and neither a sound nor a chat message (which can take seconds
- * each) holds it up, nor it them.
+ * each) holds it up, nor it them. So has the recording: a pause then a resume land in that order,
+ * each within the second or so ffmpeg takes to stop or start.
  */
-export const COMMAND_LANES: Record<CommandKind, "output" | "control" | "view" | "camera"> = {
+export const COMMAND_LANES: Record<CommandKind, "output" | "control" | "view" | "camera" | "recording"> = {
   leave: "control",
   chat: "control",
   play_audio: "output",
@@ -42,6 +45,8 @@ export const COMMAND_LANES: Record<CommandKind, "output" | "control" | "view" | 
   screenshot: "view",
   show_image: "camera",
   hide_image: "camera",
+  pause_recording: "recording",
+  resume_recording: "recording",
 };
 
 export const COMMAND_STATUSES = ["queued", "sent", "done", "failed"] as const;
@@ -65,7 +70,22 @@ export const COMMAND_DEADLINE_MS: Record<CommandKind, number> = {
   // Fetching the picture and a click on the camera toggle (or two, the page asking for the camera again).
   show_image: 30_000,
   hide_image: 30_000,
+  // Stopping ffmpeg cleanly (or starting it to its first frame): a second or two, ten on a loaded machine.
+  pause_recording: 30_000,
+  resume_recording: 30_000,
 };
+
+/**
+ * A pause_recording or resume_recording command's result: whether the recording is paused now,
+ * whether this command changed that (a second pause is done and changes nothing), and where in
+ * the recording it stands (ms on the recording's clock).
+ */
+export const RecordingPauseResult = z.object({
+  paused: z.boolean(),
+  changed: z.boolean(),
+  recordingMs: z.number().int().nonnegative(),
+});
+export type RecordingPauseResult = z.infer<typeof RecordingPauseResult>;
 
 /**
  * A screenshot command's picture: the runner uploads it as this artifact of the bot (each one

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { CommandResult } from "./commands.js";
 import type { BotAccountStatus } from "./login.js";
+import { type PauseSpan, recordingMsAt } from "./recording-clock.js";
 import { BotStatus, SubCode } from "./status.js";
 import { EXPLICIT_ONLY_WEBHOOK_EVENTS, WEBHOOK_EVENT_NAMES } from "./webhook-event-names.js";
 
@@ -100,7 +101,7 @@ export const RecordingStartedEvent = envelope(
     width: z.number().int(),
     height: z.number().int(),
     frameRate: z.number().int(),
-    /** The wall-clock instant that is 0 s in the recording: speaker times are relative to it. */
+    /** The wall-clock instant that is 0 s in the recording: speaker times are relative to it (less the pauses). */
     startedAt: z.iso.datetime({ offset: true }).optional(),
   }),
 );
@@ -113,6 +114,28 @@ export const RecordingStoppedEvent = envelope(
     frames: z.number().int().nonnegative().optional(),
     droppedFrames: z.number().int().nonnegative().optional(),
     duplicatedFrames: z.number().int().nonnegative().optional(),
+  }),
+);
+/**
+ * The recording paused (a pause_recording command): nothing is recorded until it resumes, and the
+ * paused time is not in the file. `recordingMs`: where in the recording it paused (on the recording's
+ * clock); `pausedAt`: the wall-clock instant (the server maps the runner's wall times through the
+ * pauses: core/recording-clock.ts).
+ */
+export const RecordingPausedEvent = envelope(
+  "recording.paused",
+  z.object({
+    recordingMs: z.number().int().nonnegative(),
+    pausedAt: z.iso.datetime({ offset: true }),
+  }),
+);
+/** The recording resumed at `recordingMs` (the same place it paused) after `pausedMs` of wall time. */
+export const RecordingResumedEvent = envelope(
+  "recording.resumed",
+  z.object({
+    recordingMs: z.number().int().nonnegative(),
+    resumedAt: z.iso.datetime({ offset: true }),
+    pausedMs: z.number().int().nonnegative(),
   }),
 );
 /** Someone starts or stops speaking, as the platform's own speaking indicator shows it. */
@@ -219,6 +242,8 @@ export const CallbackEvent = z.discriminatedUnion("type", [
   ParticipantLeftEvent,
   RecordingStartedEvent,
   RecordingStoppedEvent,
+  RecordingPausedEvent,
+  RecordingResumedEvent,
   SpeakerStartedEvent,
   SpeakerStoppedEvent,
   TranscriptPartialEvent,
@@ -247,6 +272,8 @@ export const BOT_EVENT_TYPES = [
   "BOT_LEFT",
   "RECORDING_STARTED",
   "RECORDING_STOPPED",
+  "RECORDING_PAUSED",
+  "RECORDING_RESUMED",
   "PARTICIPANT_JOINED",
   "PARTICIPANT_LEFT",
   "BOT_OUTPUT_STARTED",
@@ -326,6 +353,12 @@ export function deriveEvents(
     case "recording.stopped":
       botEvents.push({ eventType: "RECORDING_STOPPED", data: { ...event.data } });
       break;
+    case "recording.paused":
+      botEvents.push({ eventType: "RECORDING_PAUSED", data: { ...event.data } });
+      break;
+    case "recording.resumed":
+      botEvents.push({ eventType: "RECORDING_RESUMED", data: { ...event.data } });
+      break;
     case "output.started":
       botEvents.push({ eventType: "BOT_OUTPUT_STARTED", data: { ...event.data } });
       break;
@@ -368,14 +401,18 @@ export interface SpeakerChange {
 /**
  * The speaker timeline of a recording from the speaker events, in event order: each start opens
  * a segment for that participant and the next stop closes it; a segment still open when the
- * recording ends closes at its end. Times before the recording started are clipped to 0.
+ * recording ends closes at its end. Times before the recording started are clipped to 0; times
+ * go through the recording's pauses (speaking while it was paused is not in the file: it shrinks
+ * to nothing and is left out).
  */
 export function speakerTimeline(
   changes: readonly SpeakerChange[],
-  recording: { startedAt: string; durationMs: number },
+  recording: { startedAt: string; durationMs: number; pauses?: readonly PauseSpan[] },
 ): SpeakerSegment[] {
   const origin = Date.parse(recording.startedAt);
-  const at = (time: string) => Math.min(recording.durationMs, Math.max(0, Date.parse(time) - origin));
+  const pauses = recording.pauses ?? [];
+  const at = (time: string) =>
+    Math.min(recording.durationMs, recordingMsAt(Date.parse(time), origin, pauses));
   const open = new Map<string, { name: string; startMs: number }>();
   const segments: SpeakerSegment[] = [];
   for (const change of changes) {
@@ -474,6 +511,9 @@ export function webhookEventsFor(
       return [{ event: "recording.started", data: { ...event.data } }];
     case "recording.stopped":
       return [{ event: "recording.stopped", data: recordingFigures(event.data) }];
+    case "recording.paused":
+    case "recording.resumed":
+      return [{ event: event.type, data: { ...event.data } }];
     case "transcript.partial":
     case "transcript.final":
     case "chat.message":

@@ -6,3 +6,4 @@ export * from "./platform.js";
 export * from "./runner-env.js";
 export * from "./status.js";
 export * from "./net-address.js";
+export * from "./recording-clock.js";

@@ -1,7 +1,10 @@
 /**
  * Webhook event names (spec §6), plus `bot.ended`: the bot reached DONE or FATAL, whichever way,
- * and ours: `recording.deleted` (a bot's meeting data deleted: retention, or its owner's request), transcript and summary events, the live meeting's (`transcript.partial`/`final`/`source`,
- * `chat.message`), and `bot_account.*` about a user's bot accounts.
+ * and ours: `recording.paused`/`recording.resumed` (pause_recording/resume_recording),
+ * `recording.deleted` (a bot's meeting data deleted: retention, or its owner's request), transcript
+ * and summary events, the live meeting's (`transcript.partial`/`final`/`source`, `chat.message`),
+ * `bot_account.*` about a user's bot accounts, and `calendar.*` about the syncs of a user's
+ * calendar feeds.
  * The spec's subscription example also names `recording.available`; the server accepts it as an
  * alias of `recording.ready` when subscribing, but never sends an event by that name.
  *
@@ -20,6 +23,8 @@ export const WEBHOOK_EVENT_NAMES = [
   "bot.output_ended",
   "recording.started",
   "recording.stopped",
+  "recording.paused",
+  "recording.resumed",
   "recording.ready",
   "recording.deleted",
   "participant.joined",
@@ -34,6 +39,8 @@ export const WEBHOOK_EVENT_NAMES = [
   "summary.failed",
   "bot_account.checked",
   "bot_account.expired",
+  "calendar.synced",
+  "calendar.sync_failed",
 ] as const;
 
 /**

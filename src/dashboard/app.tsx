@@ -3,6 +3,7 @@ import { Layout } from "./components/layout.js";
 import { BotPage } from "./pages/bot.js";
 import { BotAccountsPage } from "./pages/bot-accounts.js";
 import { BotsPage } from "./pages/bots.js";
+import { CalendarsPage } from "./pages/calendars.js";
 import { KeysPage } from "./pages/keys.js";
 import { SignInPage } from "./pages/sign-in.js";
 import { UsagePage } from "./pages/usage.js";
@@ -29,6 +30,8 @@ function Page({ route }: { route: Route }) {
       return <BotPage key={route.botId} botId={route.botId} />;
     case "bot-accounts":
       return <BotAccountsPage />;
+    case "calendars":
+      return <CalendarsPage />;
     case "keys":
       return <KeysPage />;
     case "webhooks":

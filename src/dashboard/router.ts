@@ -8,6 +8,7 @@ export type Route =
   | { page: "bots" }
   | { page: "bot"; botId: number }
   | { page: "bot-accounts" }
+  | { page: "calendars" }
   | { page: "keys" }
   | { page: "webhooks" }
   | { page: "usage" }
@@ -20,6 +21,7 @@ export function parseRoute(hash: string): Route {
   if (first === "bots" && second && /^\d+$/.test(second)) return { page: "bot", botId: Number(second) };
   if (
     first === "bot-accounts" ||
+    first === "calendars" ||
     first === "keys" ||
     first === "webhooks" ||
     first === "usage" ||

@@ -1,10 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { requireUser } from "../server/auth/guard.js";
-import type { ServerConfig } from "../server/config.js";
+import type { Core } from "../server/core.js";
 import { createApiServer } from "../server/http/api-server.js";
 import { registerDocs } from "../server/http/docs.js";
 import { API_PREFIX, type ApiDocument, documentBearerAuth, registerOpenApi } from "../server/http/openapi.js";
-import type { SharedWithApp } from "../server/app.js";
 import { MeetingService } from "./meetings.js";
 import {
   PlanLimiter,
@@ -33,26 +32,17 @@ export const NOTES_DOCUMENT: ApiDocument = {
   },
 };
 
-export interface NotesAppDeps {
-  config: ServerConfig;
-  /** The bot API app's services and database: one set of users, keys, jobs and webhooks. */
-  shared: SharedWithApp;
-  publicBaseUrl(): string;
-  /** The plan windows' clock; default the system's. */
-  now?: () => Date;
-}
-
 /**
  * The meeting-notes interface (the second spec): the same server builder, error bodies and
- * credentials as the bot API, its own routes, document and docs pages. It owns no worker: the bot
- * API's app runs them, and outlives this one.
+ * credentials as the bot API, its own routes, document and docs pages, on the same core (one set
+ * of users, keys, jobs and webhooks). It owns no worker: the core runs them.
  */
-export async function buildNotesApp(deps: NotesAppDeps): Promise<FastifyInstance> {
-  const { services, db } = deps.shared;
-  const limiter = new PlanLimiter(db.kysely, deps.config.notes.defaultPlan, deps.now);
+export async function buildNotesApp(core: Core, publicBaseUrl: () => string): Promise<FastifyInstance> {
+  const { services, db, config } = core;
+  const limiter = new PlanLimiter(db.kysely, config.notes.defaultPlan, core.now);
   // Every answer carries the X-RateLimit-* headers: a 401, a 404 of an unknown path, and what is
   // answered before any hook runs (a URL that does not decode, a request Node cannot parse) too.
-  const app = await createApiServer(deps.config, {
+  const app = await createApiServer(config, core.log, {
     earlyHeaders: () => planRateLimitHeaders(limiter.anonymous()),
   });
   const meetings = new MeetingService({
@@ -60,7 +50,7 @@ export async function buildNotesApp(deps: NotesAppDeps): Promise<FastifyInstance
     dialect: db.dialect,
     content: { transcripts: services.transcripts, summaries: services.summaries },
   });
-  const webhooks = new NotesWebhookService(db.kysely, deps.config, deps.now ?? (() => new Date()));
+  const webhooks = new NotesWebhookService(db.kysely, config, core.now);
   app.addHook("onSend", planHeadersOnEveryResponse(limiter));
   await registerOpenApi(app, NOTES_DOCUMENT);
   await app.register(
@@ -76,6 +66,6 @@ export async function buildNotesApp(deps: NotesAppDeps): Promise<FastifyInstance
     },
     { prefix: API_PREFIX },
   );
-  await registerDocs(app, deps.publicBaseUrl, NOTES_DOCUMENT.title);
+  await registerDocs(app, publicBaseUrl, NOTES_DOCUMENT.title);
   return app;
 }

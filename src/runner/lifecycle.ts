@@ -26,6 +26,8 @@ import { BotFailure } from "./errors.js";
 import { LiveMeeting } from "./live-meeting/index.js";
 import { BotVoice } from "./voice/bot-voice.js";
 import { BotCamera } from "./camera/bot-camera.js";
+import { RecordingClock } from "./recording-clock.js";
+import { RecordingPause } from "./recording-pause.js";
 import { SpeakerTimeline } from "./live-transcript/speakers.js";
 import type { LiveTranscriber, LiveTranscriptContext } from "./live-transcript/types.js";
 import { type PageWatcher, PhaseTimeout } from "./page-watcher.js";
@@ -84,7 +86,12 @@ export class BotLifecycle {
   private voice: BotVoice | null = null;
   /** The live audio channel to an agent (BotConfig.audioStream) while in the call. */
   private agentStream: AgentStream | null = null;
-  /** Settles once the voice exists (the recording runs: the bot's turns are on its clock) or the call ended. */
+  /** Pausing and resuming the recording while in the call (once it runs). */
+  private recordingPause: RecordingPause | null = null;
+  /**
+   * Settles once the voice exists (the recording runs: the bot's turns are on its clock) or the
+   * call ended; the recording's pause waits for it too.
+   */
   private voiceReady = deferred();
   /** The bot's camera while in the call (camera/): the pictures of show_image commands. */
   private camera: BotCamera | null = null;
@@ -142,6 +149,14 @@ export class BotLifecycle {
         if (!camera)
           throw new CommandRefusal("NOT_IN_CALL", `the bot is not in the call (${this.lastStatus})`);
         return command.kind === "show_image" ? camera.show(command.payload) : camera.hide();
+      }
+      case "pause_recording":
+      case "resume_recording": {
+        if (this.callEnded) await this.voiceReady.promise.catch(() => {});
+        const pause = this.callEnded && !this.liveStopping ? this.recordingPause : null;
+        if (!pause)
+          throw new CommandRefusal("NOT_IN_CALL", `the bot is not recording a call (${this.lastStatus})`);
+        return command.kind === "pause_recording" ? pause.pause() : pause.resume();
       }
       case "screenshot":
         return this.screenshot();
@@ -329,7 +344,15 @@ export class BotLifecycle {
       type: "recording.started",
       data: { ...recording, startedAt: startedAt.toISOString() },
     });
-    const reporter = this.tapForAgent(this.startLiveTranscript(stage, startedAt));
+    const clock = new RecordingClock(startedAt);
+    this.recordingPause = new RecordingPause({
+      clock,
+      recorder: this.recorder,
+      report: (body) => this.reporter.report(body),
+      onFailure: (failure) => this.interrupt.abort(failure),
+      log: this.log,
+    });
+    const reporter = this.tapForAgent(this.startLiveTranscript(stage, clock));
     this.voice = new BotVoice({
       page,
       microphone: this.adapter.live?.microphone ?? null,
@@ -339,7 +362,8 @@ export class BotLifecycle {
       // With an audio stream the microphone is on for the whole call (agent-stream/).
       keepMicOn: this.config.output.keepMicOn === true || this.agentStream !== null,
       liveTranscript: this.config.liveTranscript ?? null,
-      recordingClock: () => Date.now() - startedAt.getTime(),
+      recordingClock: () => clock.now(),
+      recordingPaused: () => clock.paused,
       // Through the live transcript's reporter: the bot's turns name it in the live transcript too.
       report: (body) => reporter.report(body),
       log: this.log.child({ component: "voice" }),
@@ -350,7 +374,7 @@ export class BotLifecycle {
     // Before the captions, which may use the same menus: one step at a time.
     if (!recording.video) await this.turnOffIncomingVideo(page);
     if (this.showsPicture) await this.camera.ensureOn();
-    this.liveMeeting.start(startedAt);
+    this.liveMeeting.start(clock);
     this.agentStream?.start();
 
     const endedBy = await watchCall({
@@ -360,6 +384,7 @@ export class BotLifecycle {
       levels: this.levels,
       signal: this.interrupt.signal,
       log: this.log,
+      recordingNow: () => clock.now(),
     });
     // Every utterance's final goes out before CALL_ENDED; the bot says nothing more.
     this.voice.end();
@@ -419,13 +444,13 @@ export class BotLifecycle {
    * Starts the live transcript when the bot has one; answers the reporter the call is watched
    * with, which also keeps the speaker events on the recording's clock, to name who said what.
    */
-  private startLiveTranscript(stage: StagePort, startedAt: Date): ReporterPort {
+  private startLiveTranscript(stage: StagePort, clock: RecordingClock): ReporterPort {
     const options = this.config.liveTranscript;
     if (!options) return this.reporter;
-    const speakers = new SpeakerTimeline(() => Date.now() - startedAt.getTime());
+    const speakers = new SpeakerTimeline(() => clock.now());
     this.liveContext = {
       options,
-      recordingStartedAt: startedAt,
+      clock,
       speakers,
       report: (body) => this.reporter.report(body),
       workDir: this.workDir,

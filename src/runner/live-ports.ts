@@ -167,6 +167,9 @@ class LiveStage implements StagePort {
         await segments?.start();
         return recorder.startedAt as Date;
       },
+      // A resumed recording goes on in the same file: the segment uploader keeps following it.
+      pause: () => recorder.pause(),
+      resume: (pausedMs) => recorder.resume(pausedMs),
       stop: async () => {
         const result = await recorder.stop();
         if (!segments) return result;

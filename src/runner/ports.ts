@@ -76,6 +76,13 @@ export interface RecorderPort {
   start(): Promise<Date>;
   /** Stops and finalizes the file (whatever was recorded, even after a failure). */
   stop(): Promise<RecordingResult>;
+  /** Stops recording until resume(); resolves once all that was recorded is in the file. */
+  pause(): Promise<void>;
+  /**
+   * Records again, its timestamps shifted back by `pausedMs`, all the time paused so far, into the
+   * same file (recorder.ts).
+   */
+  resume(pausedMs: number): Promise<void>;
 }
 
 export interface RecorderEvents {

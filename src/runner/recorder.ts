@@ -7,6 +7,7 @@ import type { RecordingOptions } from "../core/index.js";
 import { runToEnd, spawnTied, tailOutput, waitForExit } from "../media/processes.js";
 import { probeDurationMs } from "../media/untrusted-input.js";
 import { BotFailure } from "./errors.js";
+import { appendFragments } from "./mp4-append.js";
 
 export interface RecordingResult {
   path: string;
@@ -40,6 +41,8 @@ const MAX_RESTARTS = 3;
 const LEVEL_WINDOW_SAMPLES = 24_000;
 /** ffmpeg writes the level readings to this file descriptor (stdout carries -progress). */
 const LEVEL_FD = 3;
+/** A resumed ffmpeg writes its MP4 to this file descriptor, to be appended (mp4-append.ts). */
+const APPEND_FD = 4;
 
 /**
  * Records the bot's display (x11grab; none for an audio-only bot) and its sound card's monitor (pulse) with ffmpeg, spawned
@@ -60,17 +63,30 @@ const LEVEL_FD = 3;
  *   recording's own chain and timestamps are as before, and the meter costs next to no CPU.
  *
  * If ffmpeg dies mid-call it is restarted into a new segment with the same T0, and the segments
- * are joined at the end with their gaps kept, so times in the recording stay wall-clock times
- * from its start. After MAX_RESTARTS the recording fails (what was recorded is still kept).
+ * are joined at the end with their gaps kept, so times in the recording stay times on the
+ * recording's clock. After MAX_RESTARTS the recording fails (what was recorded is still kept).
+ *
+ * A pause stops ffmpeg cleanly ('q'); the resume starts a new ffmpeg whose T0 is shifted by all
+ * the time paused so far, so its frames carry on where the recording paused, and its output is
+ * appended to the file as more fragments of the same movie (mp4-append.ts): the paused time is
+ * not in the file (no gap of black), the file stays one growing fMP4 the segment uploader keeps
+ * following, and nothing is joined at the end. The recording's clock (recording-clock.ts) is the
+ * same wall clock minus the pauses.
  */
 export class Recorder {
   private child: ChildProcess | null = null;
   private stopping = false;
   private restarts = 0;
   private output: () => string = () => "";
-  /** The segment files, in order, with when each began (ms after startedAt); the first is `path`. */
+  /** The segment files, in order, with when each began (ms on the recording's clock); the first is `path`. */
   private readonly segments: string[] = [];
   private readonly segmentStarts: number[] = [];
+  /** A resumed ffmpeg's output being appended to the file; settles once all of it is written. */
+  private appending: Promise<unknown> = Promise.resolve();
+  /** All the time paused before the current segment: its T0 is startedAt plus this. */
+  private pausedMs = 0;
+  /** Set from a pause until the resume's segment runs: ffmpeg's exit meanwhile is no crash. */
+  private paused = false;
   /** The latest progress counters of each segment's ffmpeg (they count from 0 per process). */
   private readonly counters: FrameCounters[] = [];
   /** The wall-clock instant that is 0 s in the recording (ffmpeg's shared timestamp origin). */
@@ -106,23 +122,38 @@ export class Recorder {
     return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
   }
 
+  /** Pauses: ffmpeg stops cleanly, and all it wrote is in the file when this resolves. */
+  async pause(): Promise<void> {
+    if (this.paused || this.stopping) return;
+    this.paused = true;
+    await this.stopChild();
+  }
+
+  /**
+   * Resumes: a new ffmpeg, its T0 shifted by `pausedMs` (all the time paused so far), so that its
+   * first frame is at the recording's clock, right after where the recording paused; its output
+   * is appended to the file the recording paused in.
+   */
+  async resume(pausedMs: number): Promise<void> {
+    if (!this.paused || this.stopping) return;
+    this.pausedMs = pausedMs;
+    try {
+      await this.startSegment(null);
+    } catch (error) {
+      // Stopped (the call ended) while it started: no failure, and nothing recorded to keep.
+      if (this.stopping) return await this.dropUnstarted();
+      throw error;
+    }
+    this.paused = false;
+  }
+
   /** Stops ffmpeg cleanly ('q', then SIGTERM, which still finalizes), joins segments, measures. */
   async stop(): Promise<RecordingResult> {
     const child = this.child;
     if (!child) throw new BotFailure("RECORDING_FAILED", "recording was never started");
     this.stopping = true;
-    if (this.running) {
-      const exited = waitForExit(child);
-      child.stdin?.end("q");
-      const escalate = setTimeout(() => child.kill("SIGTERM"), 5_000);
-      const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      const code = await exited;
-      clearTimeout(escalate);
-      clearTimeout(kill);
-      // 255 is ffmpeg's answer to a signal; the file is still finalized then.
-      if (code !== 0 && code !== 255)
-        this.log.warn({ code, ffmpeg: this.output() }, "ffmpeg stopped uncleanly");
-    }
+    await this.stopChild();
+    await this.appending;
     if (this.segments.length > 1) await this.joinSegments();
     const { size } = await stat(this.path);
     // 0 when ffprobe cannot read it: the file is still delivered, and the server probes it again.
@@ -138,21 +169,63 @@ export class Recorder {
     };
   }
 
-  private async startSegment(path: string): Promise<void> {
-    this.segments.push(path);
-    const t0 = ((this.startedAt as Date).getTime() / 1000).toFixed(3);
+  /** Stops the running ffmpeg, if any, with 'q' (then SIGTERM, which still finalizes). */
+  private async stopChild(): Promise<void> {
+    const child = this.child;
+    if (!child || !this.running) return;
+    const exited = waitForExit(child);
+    child.stdin?.end("q");
+    const escalate = setTimeout(() => child.kill("SIGTERM"), 5_000);
+    const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    const code = await exited;
+    clearTimeout(escalate);
+    clearTimeout(kill);
+    // 255 is ffmpeg's answer to a signal; the file is still finalized then.
+    if (code !== 0 && code !== 255)
+      this.log.warn({ code, ffmpeg: this.output() }, "ffmpeg stopped uncleanly");
+    await this.appending;
+  }
+
+  /**
+   * Starts an ffmpeg writing to `path`, a segment of its own; null: after a pause, appending to
+   * the last segment's file (mp4-append.ts), or, should its movie not match, to a file of its own.
+   */
+  private async startSegment(path: string | null): Promise<void> {
+    const appendTo = path === null ? (this.segments.at(-1) as string) : null;
+    const partPath = join(dirname(this.path), `recording-part${this.segments.length + 1}.mp4`);
+    if (path !== null) this.segments.push(path);
+    const t0 = (((this.startedAt as Date).getTime() + this.pausedMs) / 1000).toFixed(3);
     const args = [
       ...["-hide_banner", "-loglevel", "warning", "-nostats", "-y", "-copyts"],
       ...["-progress", "pipe:1", "-stats_period", "0.1"],
       ...recordingArgs(this.opts, t0),
       ...["-movflags", "+frag_keyframe+empty_moov+default_base_moof"],
       ...["-frag_duration", "1000000", "-flush_packets", "1"],
-      path,
+      ...(appendTo ? ["-f", "mp4", `pipe:${APPEND_FD}`] : [path as string]),
     ];
     const child = spawnTied("ffmpeg", args, {
       env: this.opts.pulseEnv,
-      stdio: ["pipe", "pipe", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe", "pipe", ...(appendTo ? (["pipe"] as const) : [])],
     });
+    // Appending: the fragments wait for the part's place on the recording's clock (below).
+    let place: (startMs: number) => void = () => {};
+    const placed = new Promise<number>((resolve) => {
+      place = resolve;
+    });
+    if (appendTo) {
+      // Not the same movie after all (mp4-append.ts): the part is a segment of its own, joined at the end.
+      const ownSegment = () => {
+        this.log.warn({ segment: partPath }, "the resumed recording's movie differs: recording it apart");
+        this.segments.push(partPath);
+        void placed.then((startMs) => this.segmentStarts.push(startMs));
+      };
+      const stream = child.stdio[APPEND_FD] as Readable;
+      this.appending = appendFragments(stream, appendTo, placed, partPath, ownSegment).catch(
+        (error: Error) => {
+          this.log.error({ err: error.message }, "could not append the resumed recording");
+        },
+      );
+    }
     this.child = child;
     this.output = tailOutput(child);
     const { onLevel } = this.opts;
@@ -179,13 +252,24 @@ export class Recorder {
         );
       });
     });
-    await firstFrame;
-    // The MP4 muxer rebases each file to start at 0, so a segment's place on the call's clock is
-    // kept here: when its first frame was reported (within the 0.1 s progress period).
-    this.segmentStarts.push(Date.now() - (this.startedAt as Date).getTime());
+    try {
+      await firstFrame;
+    } finally {
+      // The MP4 muxer rebases each file to start at 0, so a segment's place on the recording's
+      // clock is kept: when its first frame was reported (within the 0.1 s progress period).
+      place(Date.now() - (this.startedAt as Date).getTime() - this.pausedMs);
+    }
+    if (!appendTo) this.segmentStarts.push(await placed);
     void waitForExit(child).then((code) => {
-      if (!this.stopping && this.child === child) void this.restart(code);
+      if (!this.stopping && !this.paused && this.child === child) void this.restart(code);
     });
+  }
+
+  /** Forgets the last segment file if it never got its first frame: it holds nothing. */
+  private async dropUnstarted(): Promise<void> {
+    if (this.segmentStarts.length >= this.segments.length) return;
+    const segment = this.segments.pop() as string;
+    if (segment !== this.path) await rm(segment, { force: true });
   }
 
   private async restart(code: number | string): Promise<void> {
@@ -206,6 +290,8 @@ export class Recorder {
     try {
       await this.startSegment(next);
     } catch (error) {
+      // Paused or stopped while it started: no failure; a resume starts ffmpeg again.
+      if (this.stopping || this.paused) return await this.dropUnstarted();
       this.opts.onFailure(
         error instanceof BotFailure ? error : new BotFailure("RECORDING_FAILED", String(error)),
       );

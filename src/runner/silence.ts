@@ -17,21 +17,26 @@ export function watchSilence(opts: {
   levels: AudioLevels;
   log: Logger;
   onSilent: () => void;
+  /**
+   * Now, in ms, on the clock the silence is counted on: the recording's, which stands still while
+   * the recording is paused (a paused recording hears nothing, and that is no silent call).
+   */
+  now?: () => number;
 }): () => void {
-  const { timeoutMs, levels, log, onSilent } = opts;
+  const { timeoutMs, levels, log, onSilent, now = Date.now } = opts;
   if (timeoutMs === 0) {
     log.info("silence timeout off: the bot does not leave a silent call");
     return () => {};
   }
   log.info({ silenceTimeoutMs: timeoutMs, levelDbfs: SILENCE_LEVEL_DBFS }, "silence clock started");
-  let lastSoundAt = Date.now();
+  let lastSoundAt = now();
   let warned = false;
   let timer: NodeJS.Timeout | undefined;
 
   // One timer, re-armed from the last sound when it fires, rather than reset on each of the two
   // readings a second.
   const check = () => {
-    const silentMs = Date.now() - lastSoundAt;
+    const silentMs = now() - lastSoundAt;
     if (silentMs >= timeoutMs) {
       stop();
       log.info(
@@ -52,9 +57,9 @@ export function watchSilence(opts: {
   };
   const onLevel = (dbfs: number) => {
     if (dbfs <= SILENCE_LEVEL_DBFS) return;
-    if (warned) log.info({ dbfs, silentMs: Date.now() - lastSoundAt }, "sound again: silence clock reset");
+    if (warned) log.info({ dbfs, silentMs: now() - lastSoundAt }, "sound again: silence clock reset");
     warned = false;
-    lastSoundAt = Date.now();
+    lastSoundAt = now();
   };
   const stop = () => {
     clearTimeout(timer);

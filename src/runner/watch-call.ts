@@ -25,8 +25,10 @@ export function watchCall(opts: {
   levels: AudioLevels;
   signal: AbortSignal;
   log: Logger;
+  /** The recording's clock in ms (paused time left out): the silence timeout counts on it. */
+  recordingNow?: () => number;
 }): Promise<SubCode> {
-  const { watcher, reporter, automaticLeave, levels, signal, log } = opts;
+  const { watcher, reporter, automaticLeave, levels, signal, log, recordingNow } = opts;
   const present = new Map<string, Participant>();
   const speaking = new Map<string, Participant>();
   // With onlyBotsTimeout 0 bots count as people, as everyone did before bots were told apart.
@@ -128,6 +130,7 @@ export function watchCall(opts: {
       levels,
       log,
       onSilent: () => finish("SILENCE"),
+      ...(recordingNow ? { now: recordingNow } : {}),
     });
     watcher.on("change", onChange);
     signal.addEventListener("abort", onAbort, { once: true });

@@ -67,6 +67,8 @@ export interface StartServerOptions {
   schedule?: Partial<ScheduleConfig>;
   /** Deleting meeting data after a while; defaults from env (see RetentionConfig). */
   retention?: Partial<RetentionConfig>;
+  /** Calendar feeds' syncs; defaults from env (see CalendarConfig). */
+  calendars?: Partial<CalendarConfig>;
   /** The meeting-notes interface; defaults from env (see NotesConfig). */
   notes?: Partial<NotesConfig>;
   /** GET /v1/events/stream; defaults from env (see EventStreamConfig). */
@@ -155,6 +157,18 @@ export interface RetentionConfig {
   /** How often this process looks for data due for deletion. Env MEETBOT_RETENTION_SWEEP_INTERVAL_MS, default 600000. */
   sweepIntervalMs: number;
   /** Run the sweeper in this process: with the job worker (MEETBOT_JOB_WORKER). */
+  worker: boolean;
+}
+
+/** Calendar feeds (services/calendar-sync.ts). */
+export interface CalendarConfig {
+  /** Each feed is synced this often. Env MEETBOT_CALENDAR_SYNC_INTERVAL_MS, default 300000 (5 min). */
+  syncIntervalMs: number;
+  /** How often this process looks for feeds due; default 5000. */
+  pollIntervalMs: number;
+  /** A feed larger than this fails its sync. Default 10 MiB. */
+  maxFeedBytes: number;
+  /** Run the sync worker in this process: with the job worker (MEETBOT_JOB_WORKER). */
   worker: boolean;
 }
 
@@ -271,6 +285,7 @@ export interface ServerConfig {
   accountChecks: AccountChecksConfig;
   schedule: ScheduleConfig;
   retention: RetentionConfig;
+  calendars: CalendarConfig;
   notes: NotesConfig;
   eventStream: EventStreamConfig;
   /** `outputs`: the clips bots play (<dataDir>/outputs/<botId>/<clipId>.wav), kept until the bot ends. */
@@ -369,6 +384,12 @@ export function resolveConfig(opts: StartServerOptions): ServerConfig {
       hours: opts.retention && "hours" in opts.retention ? opts.retention.hours : env.MEETBOT_RETENTION_HOURS,
       sweepIntervalMs: opts.retention?.sweepIntervalMs ?? env.MEETBOT_RETENTION_SWEEP_INTERVAL_MS,
       worker: opts.retention?.worker ?? opts.jobs?.worker ?? env.MEETBOT_JOB_WORKER,
+    },
+    calendars: {
+      syncIntervalMs: opts.calendars?.syncIntervalMs ?? env.MEETBOT_CALENDAR_SYNC_INTERVAL_MS,
+      pollIntervalMs: opts.calendars?.pollIntervalMs ?? 5_000,
+      maxFeedBytes: opts.calendars?.maxFeedBytes ?? 10 * 1024 * 1024,
+      worker: opts.calendars?.worker ?? opts.jobs?.worker ?? env.MEETBOT_JOB_WORKER,
     },
     notes: {
       port: opts.notes?.port ?? env.MEETBOT_NOTES_PORT,

@@ -188,6 +188,7 @@ export const ServerEnv = z.object({
     "a positive number of hours",
   ),
   MEETBOT_RETENTION_SWEEP_INTERVAL_MS: milliseconds(600_000),
+  MEETBOT_CALENDAR_SYNC_INTERVAL_MS: wholeFrom(300_000, 10_000, MAX_TIMER_MS),
   MEETBOT_JOB_POLL_INTERVAL_MS: milliseconds(2000),
   MEETBOT_TRANSCRIPTION_ENGINE: oneOf(TRANSCRIPTION_ENGINES, "pocketsphinx"),
   MEETBOT_SUMMARY_ENGINE: oneOf(SUMMARY_ENGINES, "extractive"),

@@ -34,16 +34,7 @@ async function mock(method: string, path: string, body?: unknown) {
   return response.status === 204 ? null : response.json();
 }
 
-interface AccountView {
-  id: number;
-  status: string;
-  accountName: string | null;
-  accountEmail: string | null;
-  lastCheckedAt: string | null;
-  sessionUpdatedAt: string;
-}
-
-const account = (id: number) => stack.api.send<AccountView>("GET", `/v1/bot-accounts/${id}`);
+const account = (id: number) => stack.api.send("GET", `/v1/bot-accounts/${id}`);
 
 describe("bot account checks", { timeout: 150_000 }, () => {
   it("a valid session checks active with the account's name; after the platform expires it, the next check finds it expired", async () => {
@@ -51,18 +42,16 @@ describe("bot account checks", { timeout: 150_000 }, () => {
     await mock("PUT", `/control/meetings/google/${code}`, { admit: "open", participants: 1 });
     await mock("PUT", "/control/accounts/google/check-bot-1", { name: "Ada Account" });
     const session = (await mock("POST", "/control/accounts/google/check-bot-1/sessions")) as StorageState;
-    const created = await stack.api.send<AccountView>("POST", "/v1/bot-accounts", {
+    const created = await stack.api.send("POST", "/v1/bot-accounts", {
       platform: "google",
       name: "Checked",
       session,
     });
     expect(created.status).toBe("unchecked");
 
-    const first = await stack.api.send<{ checkId: number; status: string }>(
-      "POST",
-      `/v1/bot-accounts/${created.id}/check`,
-      { meetingUrl: `${stack.mock.url}/meet/${code}` },
-    );
+    const first = await stack.api.send("POST", `/v1/bot-accounts/${created.id}/check`, {
+      meetingUrl: `${stack.mock.url}/meet/${code}`,
+    });
     expect(first.status).toBe("queued");
     const checked = await eventually(
       async () => {
@@ -84,11 +73,7 @@ describe("bot account checks", { timeout: 150_000 }, () => {
     expect(state.attendees).toEqual([]);
 
     await mock("POST", "/control/accounts/google/check-bot-1/expire");
-    const second = await stack.api.send<{ checkId: number }>(
-      "POST",
-      `/v1/bot-accounts/${created.id}/check`,
-      {},
-    );
+    const second = await stack.api.send("POST", `/v1/bot-accounts/${created.id}/check`, {});
     expect(second.checkId).not.toBe(first.checkId);
     const expired = await eventually(
       async () => {

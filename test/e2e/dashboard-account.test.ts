@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Browser, Locator } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DashboardTab, expectNoProblems, openDashboard } from "../helpers/dashboard.js";
+import { type DashboardTab, expectNoProblems, openSignedIn } from "../helpers/dashboard.js";
 import { launchTestChromium } from "../helpers/mock-browser.js";
 import {
   registerUser,
@@ -45,16 +45,8 @@ afterAll(async () => {
 /** A new user (registered through the API) with the dashboard open at `hash`, signed in. */
 async function signedIn(hash: string): Promise<{ tab: DashboardTab; user: TestUser }> {
   const user = await registerUser(server.api);
-  const tab = await openDashboard(browser, server.url, hash);
+  const tab = await openSignedIn(browser, server.url, user, hash);
   tabs.push(tab);
-  // A missing element fails the test naming its locator, well before the test's own timeout.
-  tab.page.setDefaultTimeout(10_000);
-  await tab.context.addInitScript(
-    ([access, refresh]) => localStorage.setItem("meetbot.session", JSON.stringify({ access, refresh })),
-    [user.token, user.refreshToken] as const,
-  );
-  await tab.page.reload();
-  await tab.page.getByText(user.email).waitFor();
   return { tab, user };
 }
 

@@ -11,6 +11,7 @@ import { startPocketsphinx } from "../../src/runner/live-transcript/pocketsphinx
 import { SpeakerTimeline } from "../../src/runner/live-transcript/speakers.js";
 import { type MediaEnvironment, startMediaEnvironment } from "../../src/runner/media-env.js";
 import { eventually } from "../helpers/stack.js";
+import { RecordingClock } from "../../src/runner/recording-clock.js";
 
 /**
  * The pocketsphinx source on a real sound card without a browser: a bot's own PulseAudio, a
@@ -46,7 +47,7 @@ function listen(opts: { language?: string } = {}) {
   const live = startPocketsphinx(
     {
       options: { source: "pocketsphinx", fallback: false, ...opts },
-      recordingStartedAt,
+      clock: new RecordingClock(recordingStartedAt),
       speakers,
       report: (body) => reported.push({ ...body, atMs: clock() }),
       workDir: dir,

@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "../../src/server/app.js";
+import { type Core, createCore } from "../../src/server/core.js";
+import { createLogger } from "../../src/server/http/api-server.js";
 import { type LogStream, type RateLimitConfig, resolveConfig } from "../../src/server/config.js";
 import { openDatabase } from "../../src/server/db/database.js";
 import { testDatabaseFor } from "./postgres.js";
@@ -32,6 +34,8 @@ export class TestClock {
 
 export interface BuiltApp extends TestServer {
   app: FastifyInstance;
+  /** The services and workers behind the app. */
+  core: Core;
 }
 
 /**
@@ -65,26 +69,32 @@ export async function startBuiltApp(
   const db = await openDatabase(config.database);
   const launcher = new RecordingLauncher();
   let url = "";
-  const app = await buildApp({
+  const core = await createCore({
     config,
     db,
     secret: randomBytes(32),
     launcher,
     publicBaseUrl: () => url,
+    log: createLogger(config),
     ...(opts.clock ? { now: opts.clock.now } : {}),
   });
+  const app = await buildApp(core, () => url);
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();
   url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  core.start();
   return {
     app,
+    core,
     api: new Api(url),
     url,
     dataDir,
     databaseUrl: database?.url ?? "",
     launcher,
     async close() {
+      await core.releaseRequests();
       await app.close();
+      await core.stop();
       await db.close();
       await rm(dataDir, { recursive: true, force: true });
       await database?.drop();

@@ -83,3 +83,25 @@ export async function registerThroughUi(tab: DashboardTab, name = "Dana Dashboar
   await page.getByText(email).waitFor();
   return { email, password };
 }
+
+/**
+ * The dashboard at `hash`, signed in with an API session (put where the dashboard keeps it) whose
+ * user's e-mail is shown once the page is ready; a missing element fails naming its locator, well
+ * before a test's own timeout.
+ */
+export async function openSignedIn(
+  browser: Browser,
+  baseUrl: string,
+  user: { token: string; refreshToken: string; email: string },
+  hash: string,
+): Promise<DashboardTab> {
+  const tab = await openDashboard(browser, baseUrl, hash);
+  tab.page.setDefaultTimeout(10_000);
+  await tab.context.addInitScript(
+    ([access, refresh]) => localStorage.setItem("meetbot.session", JSON.stringify({ access, refresh })),
+    [user.token, user.refreshToken] as const,
+  );
+  await tab.page.reload();
+  await tab.page.getByText(user.email).waitFor();
+  return tab;
+}

@@ -19,7 +19,7 @@ import { JwtIssuer } from "../../src/server/auth/tokens.js";
 import { resolveConfig } from "../../src/server/config.js";
 import { type Db, openDatabase } from "../../src/server/db/database.js";
 import { NotFoundError } from "../../src/server/errors.js";
-import { createApiServer } from "../../src/server/http/api-server.js";
+import { createApiServer, createLogger } from "../../src/server/http/api-server.js";
 import { ApiKeyService } from "../../src/server/services/api-keys.js";
 import type { ServiceContext } from "../../src/server/services/context.js";
 import { UserService } from "../../src/server/services/users.js";
@@ -98,7 +98,7 @@ async function startProcess(
 ): Promise<Process> {
   const config = resolveConfig({ dataDir, port: 0, logLevel: "silent", databaseUrl, env: {} });
   const db = await openDatabase(config.database);
-  const app: FastifyInstance = await createApiServer(config);
+  const app: FastifyInstance = await createApiServer(config, createLogger(config));
   let url = "";
   const ctx: ServiceContext = {
     db: db.kysely,

@@ -3,7 +3,6 @@ import { access, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BotConfig, StorageState } from "../../src/core/index.js";
-import { sharedWith } from "../../src/server/app.js";
 import type { Db } from "../../src/server/db/database.js";
 import { scheduleDueChecks } from "../../src/server/services/account-checks.js";
 import { type BuiltApp, startBuiltApp, TestClock } from "../helpers/built-app.js";
@@ -84,7 +83,7 @@ afterAll(async () => {
 });
 
 type Json = Record<string, unknown>;
-const checks = () => sharedWith(server.app).services.accountChecks;
+const checks = () => server.core.services.accountChecks;
 
 async function createAccount(body: Json = {}, user = owner): Promise<{ id: number; session: StorageState }> {
   const session = newSession("create");

@@ -14,7 +14,6 @@ import {
   PlayAudioPayload,
 } from "../../src/core/index.js";
 import { embeddedTranscriber, wordAccuracy } from "../../src/intelligence/index.js";
-import { sharedWith } from "../../src/server/app.js";
 import { MAX_OUTPUT_AUDIO_BYTES } from "../../src/server/services/voice.js";
 import { type BuiltApp, startBuiltApp } from "../helpers/built-app.js";
 import { expectUploadLimit } from "../helpers/uploads.js";
@@ -442,7 +441,7 @@ describe("the clips kept", () => {
     }
     await ending.runner.status("CALL_ENDED", { subCode: "EVERYONE_LEFT" });
     await ending.runner.status("DONE");
-    const { services } = sharedWith(server.app);
+    const { services } = server.core;
     // A bot killed is FATAL: deletable, with its clips still there until a sweep.
     expect((await server.api.post(`/v1/bots/${deleted.botId}/kill`, { token: owner.token })).status).toBe(
       200,

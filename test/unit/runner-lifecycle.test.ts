@@ -65,6 +65,17 @@ class FakeRecorder implements RecorderPort {
     return new Date();
   }
 
+  /** The pauses and resumes asked (a resume with all the time paused so far, in ms). */
+  readonly pauses: Array<["pause"] | ["resume", number]> = [];
+
+  async pause(): Promise<void> {
+    this.pauses.push(["pause"]);
+  }
+
+  async resume(pausedMs: number): Promise<void> {
+    this.pauses.push(["resume", pausedMs]);
+  }
+
   async stop(): Promise<RecordingResult> {
     if (!this.started) throw new BotFailure("RECORDING_FAILED", "recording was never started");
     this.stopped = true;
@@ -843,6 +854,40 @@ describe("BotLifecycle: silence", () => {
     expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED SILENCE", "DONE"]);
   });
 
+  it("does not count a paused recording's time as silence; a bot leaving while paused still uploads", async () => {
+    const bot = setUp({ silenceTimeout: 10_000 });
+    inCallWithAlice(bot);
+    bot.start();
+    await elapse(4_000);
+    await expect(
+      bot.lifecycle.handleCommand({ commandId: 5, kind: "pause_recording", payload: {} }),
+    ).resolves.toEqual({ paused: true, changed: true, recordingMs: 4_000 });
+    // A minute paused: nothing is heard, and that is no silent call.
+    await elapse(60_000);
+    expect(bot.statuses()).toEqual(RECORDED);
+    await expect(
+      bot.lifecycle.handleCommand({ commandId: 6, kind: "resume_recording", payload: {} }),
+    ).resolves.toEqual({ paused: false, changed: true, recordingMs: 4_000 });
+    await bot.lifecycle.handleCommand({ commandId: 7, kind: "pause_recording", payload: {} });
+    await elapse(30_000);
+    expect(bot.statuses()).toEqual(RECORDED);
+    bot.lifecycle.requestStop();
+    await elapse(0);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED LEFT_ON_REQUEST", "DONE"]);
+    expect(bot.stage.recording?.pauses).toEqual([["pause"], ["resume", 60_000], ["pause"]]);
+    expect(bot.uploads).toHaveLength(1);
+    expect(bot.eventTypes().filter((type) => type.startsWith("recording."))).toEqual([
+      "recording.started",
+      "recording.paused",
+      "recording.resumed",
+      "recording.paused",
+      "recording.stopped",
+    ]);
+    await expect(
+      bot.lifecycle.handleCommand({ commandId: 8, kind: "resume_recording", payload: {} }),
+    ).rejects.toMatchObject({ code: "NOT_IN_CALL" });
+  });
+
   it("never leaves for silence with silenceTimeout 0", async () => {
     const bot = setUp({ silenceTimeout: 0, maxDuration: 3_600_000 });
     inCallWithAlice(bot);
@@ -1117,7 +1162,7 @@ describe("BotLifecycle: the live transcript", () => {
     const context = bot.stage.live?.context;
     expect(context?.options).toEqual({ source: "pocketsphinx", fallback: false });
     const started = bot.reported.find((e) => e.type === "recording.started");
-    expect(started?.data).toMatchObject({ startedAt: context?.recordingStartedAt.toISOString() });
+    expect(started?.data).toMatchObject({ startedAt: context?.clock.startedAt.toISOString() });
   });
 
   it("names the speaker from the speaker events the bot reports, on the recording's clock", async () => {

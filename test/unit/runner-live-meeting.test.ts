@@ -15,6 +15,7 @@ import { BotConfig, type BotConfigInput, type CallbackEventBody } from "../../sr
 import { CommandRefusal } from "../../src/runner/commands.js";
 import { LiveMeeting } from "../../src/runner/live-meeting/index.js";
 import { PageWatcher } from "../../src/runner/page-watcher.js";
+import { RecordingClock } from "../../src/runner/recording-clock.js";
 
 /**
  * The live meeting's glue (src/runner/live-meeting/index.ts) with a fake page and a fake platform:
@@ -93,7 +94,7 @@ function setUp(
 describe("the live meeting", () => {
   it("turns captions on, says so, and streams the entries: partials, then the final at stop", async () => {
     const { page, meeting, of } = setUp();
-    meeting.start(new Date(Date.now() - 1_000));
+    meeting.start(new RecordingClock(new Date(Date.now() - 1_000)));
     await vi.waitFor(() =>
       expect(of("transcript.source")).toEqual([{ source: "captions", state: "active" }]),
     );
@@ -120,7 +121,7 @@ describe("the live meeting", () => {
   it("reports captions unavailable with the reason and calls the fallback hook once", async () => {
     const reason = "Meet's captions button is disabled: captions are off for this meeting";
     const { meeting, of, unavailable } = setUp({ captions: { on: false, reason } });
-    meeting.start(new Date());
+    meeting.start(new RecordingClock(new Date()));
     await vi.waitFor(() => expect(unavailable).toEqual([reason]));
     expect(of("transcript.source")).toEqual([{ source: "captions", state: "unavailable", reason }]);
     await meeting.stop();
@@ -130,7 +131,7 @@ describe("the live meeting", () => {
   it("reads the chat once per message, sends onJoin first and once, answers a send with the message's id", async () => {
     const { page, live, list, meeting, of } = setUp({ config: { chat: { onJoin: "I take notes" } } });
     const answer = meeting.sendChat({ text: "From the API" });
-    meeting.start(new Date());
+    meeting.start(new RecordingClock(new Date()));
     await expect(answer).resolves.toEqual({ messageId: "m-3" });
     expect(vi.mocked(live.sendChat).mock.calls.map(([, text]) => text)).toEqual([
       "I take notes",
@@ -157,7 +158,7 @@ describe("the live meeting", () => {
 
   it("refuses sends where the call has no chat (CHAT_UNAVAILABLE) or the platform would (too long)", async () => {
     const { live, meeting } = setUp({ noChat: true, config: { liveTranscript: undefined } });
-    meeting.start(new Date());
+    meeting.start(new RecordingClock(new Date()));
     const refusal = await meeting.sendChat({ text: "hi" }).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(CommandRefusal);
     expect(refusal).toMatchObject({ code: "CHAT_UNAVAILABLE", message: "the call shows no chat button" });
@@ -165,7 +166,7 @@ describe("the live meeting", () => {
     expect(live.turnOnCaptions).not.toHaveBeenCalled();
 
     const other = setUp({ config: { liveTranscript: undefined } });
-    other.meeting.start(new Date());
+    other.meeting.start(new RecordingClock(new Date()));
     await expect(other.meeting.sendChat({ text: "x".repeat(501) })).rejects.toMatchObject({
       code: "COMMAND_FAILED",
       message: expect.stringContaining("at most 500"),

@@ -175,7 +175,7 @@ describe("SpeechSegmenter", () => {
 
 describe("StreamClock", () => {
   it("places samples where the least delayed chunk says sample 0 played, on the recording's clock", () => {
-    const clock = new StreamClock(10_000);
+    const clock = new StreamClock((wallMs) => wallMs - 10_000);
     expect(clock.toRecordingMs(0)).toBe(0);
     // 50 ms chunks; the second arrives 30 ms late, the third 5 ms late.
     clock.arrived(samples(50), 12_050 + 10);

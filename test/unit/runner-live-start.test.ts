@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { CallbackEventBody, LiveTranscriptOptions } from "../../src/core/index.js";
 import { SpeakerTimeline } from "../../src/runner/live-transcript/speakers.js";
 import { type LiveTranscriptSources, startLiveTranscript } from "../../src/runner/live-transcript/start.js";
+import { RecordingClock } from "../../src/runner/recording-clock.js";
 
 /** Which source the runner starts for BotConfig.liveTranscript, and what it says when it has none. */
 function start(options: LiveTranscriptOptions, sources: (started: string[]) => LiveTranscriptSources) {
@@ -11,7 +12,7 @@ function start(options: LiveTranscriptOptions, sources: (started: string[]) => L
   startLiveTranscript(
     {
       options,
-      recordingStartedAt: new Date(),
+      clock: new RecordingClock(new Date()),
       speakers: new SpeakerTimeline(() => 0),
       report: (body) => reported.push(body),
       workDir: "/nowhere",

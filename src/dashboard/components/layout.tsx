@@ -8,6 +8,7 @@ import { useApi } from "./ui.js";
 
 const SECTIONS = [
   { route: { page: "bots" }, label: "Bots" },
+  { route: { page: "calendars" }, label: "Calendars" },
   { route: { page: "bot-accounts" }, label: "Bot accounts" },
   { route: { page: "keys" }, label: "API keys" },
   { route: { page: "webhooks" }, label: "Webhooks" },

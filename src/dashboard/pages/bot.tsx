@@ -79,6 +79,7 @@ export function BotPage({ botId }: { botId: number }) {
       <h1 class="bot-title">
         <bdi>{data.botDisplayName}</bdi> <span class="muted">#{data.id}</span>{" "}
         <StatusBadge status={data.status} />
+        {running && live.recordingPaused ? <span class="status status-paused">recording paused</span> : null}
       </h1>
       <ErrorNote error={bot.error} />
       <Panel

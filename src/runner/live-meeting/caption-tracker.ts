@@ -10,6 +10,11 @@ export const SETTLE_MS = 1_000;
 export type TranscriptEventType = "transcript.partial" | "transcript.final";
 
 export interface CaptionTrackerOptions {
+  /**
+   * Whether the recording is paused now: what is said meanwhile is not in the recording, so it is
+   * not in the transcript either.
+   */
+  paused?: () => boolean;
   /** Now on the recording's clock (ms from its first frame). */
   clock(): number;
   resolve(ref: SpeakerRef | null): ResolvedSpeaker;
@@ -87,6 +92,13 @@ export class CaptionTracker {
       if (entry.speaker === "self") continue;
       const words = reading.text.split(/\s+/).filter((word) => word !== "");
       entry.words = words;
+      if (this.opts.paused?.()) {
+        // An utterance under way ends at the pause, and the words shown meanwhile count as
+        // reported: after the resume only words said after them go out.
+        this.finish(entry);
+        entry.committed = words;
+        continue;
+      }
       const text = words.slice(sharedPrefix(entry.committed, words)).join(" ").slice(0, LIVE_TEXT_MAX);
       if (!entry.open) {
         if (text === "") continue;

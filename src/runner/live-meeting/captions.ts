@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { Page } from "playwright";
 import { type LiveAdapter, type LiveNote, readCaptions } from "../../../platforms/live.js";
 import type { CallbackEventBody, LiveTranscriptOptions } from "../../core/index.js";
+import type { RecordingClock } from "../recording-clock.js";
 import { CaptionTracker } from "./caption-tracker.js";
 import { feedFromPage } from "./page-feed.js";
 import type { SpeakerDirectory } from "./speakers.js";
@@ -15,7 +16,7 @@ export interface CaptionsContext {
   live: LiveAdapter;
   options: LiveTranscriptOptions;
   /** The instant that is 0 ms of the recording: utterance times are on its clock. */
-  recordingStartedAt: Date;
+  clock: RecordingClock;
   speakers: SpeakerDirectory;
   report(body: CallbackEventBody): void;
   log: Logger;
@@ -59,9 +60,9 @@ export function startCaptions(ctx: CaptionsContext): CaptionsSource {
       }));
     if (stopped) return;
     if (!outcome.on) return unavailable(outcome.reason);
-    const origin = ctx.recordingStartedAt.getTime();
     const reading = new CaptionTracker({
-      clock: () => Date.now() - origin,
+      clock: () => ctx.clock.now(),
+      paused: () => ctx.clock.paused,
       resolve: (ref) => ctx.speakers.resolve(ref),
       emit: (type, utterance) => report({ type, data: utterance }),
       language: outcome.language,

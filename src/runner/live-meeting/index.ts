@@ -4,6 +4,7 @@ import type { PageSnapshot, PlatformAdapter } from "../../../platforms/adapter.j
 import type { BotConfig, CallbackEventBody } from "../../core/index.js";
 import { CommandRefusal } from "../commands.js";
 import type { PageWatcher } from "../page-watcher.js";
+import type { RecordingClock } from "../recording-clock.js";
 import { type CaptionsSource, startCaptions } from "./captions.js";
 import { MeetingChat } from "./chat.js";
 import { SpeakerDirectory } from "./speakers.js";
@@ -53,8 +54,8 @@ export class LiveMeeting {
     ctx.watcher.on("change", this.onSnapshot);
   }
 
-  /** `recordingStartedAt`: 0 ms of the recording, the clock of every utterance. */
-  start(recordingStartedAt: Date): void {
+  /** `clock`: the recording's clock, the clock of every utterance. */
+  start(clock: RecordingClock): void {
     if (this.stopped) return;
     this.markStarted();
     const { page, adapter, config, report, log } = this.ctx;
@@ -73,7 +74,7 @@ export class LiveMeeting {
         page,
         live,
         options: config.liveTranscript,
-        recordingStartedAt,
+        clock,
         speakers: this.speakers,
         report,
         log: log.child({ component: "captions" }),

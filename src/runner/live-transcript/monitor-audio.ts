@@ -7,14 +7,14 @@ import { SAMPLE_RATE } from "./speech-segmenter.js";
  * their last sample was played; that delay is never negative, so the smallest
  * `arrival - samplesSoFar / rate` seen is the best estimate of when sample 0 was played. The
  * recorder's ffmpeg stamps its own audio the same way (wall clock at capture), so both land on one
- * clock.
+ * clock; `toRecordingMs` maps that wall-clock instant onto the recording (through its pauses).
  */
 export class StreamClock {
   /** Wall-clock ms at which sample 0 played (the smallest estimate so far). */
   private origin = Infinity;
   private samples = 0;
 
-  constructor(private readonly recordingStartedAtMs: number) {}
+  constructor(private readonly toRecording: (wallMs: number) => number) {}
 
   /** A chunk of `samples` samples arrived at `arrivalMs` (wall clock). */
   arrived(samples: number, arrivalMs: number): void {
@@ -25,7 +25,7 @@ export class StreamClock {
   /** Sample `sample` of the stream, in ms on the recording's clock (0 before anything arrived). */
   toRecordingMs(sample: number): number {
     if (!Number.isFinite(this.origin)) return 0;
-    return Math.max(0, this.origin + (sample / SAMPLE_RATE) * 1000 - this.recordingStartedAtMs);
+    return Math.max(0, this.toRecording(this.origin + (sample / SAMPLE_RATE) * 1000));
   }
 }
 

@@ -45,7 +45,7 @@ export function startPocketsphinx(
   }
 
   const dir = path.join(context.workDir, "live-transcript");
-  const clock = new StreamClock(context.recordingStartedAt.getTime());
+  const clock = new StreamClock((wallMs) => context.clock.at(wallMs));
   const decoder = new PocketsphinxDecoder(dir);
   let monitor: MonitorAudio | null = null;
   let segmenter: SpeechSegmenter | null = null;
@@ -89,7 +89,9 @@ export function startPocketsphinx(
       ...media,
       source: media.audioSource,
       clock,
-      onAudio: (pcm) => cutter.push(pcm),
+      // While the recording is paused the meeting is not heard: silence goes in instead (the
+      // samples still count, so the stream stays on the clock), and an utterance under way ends.
+      onAudio: (pcm) => cutter.push(context.clock.paused ? Buffer.alloc(pcm.length) : pcm),
       onLost: (why) => end(`the meeting's sound can no longer be read: ${why}`),
     });
     monitor.start();

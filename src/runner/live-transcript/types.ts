@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { CallbackEventBody, LiveTranscriptOptions } from "../../core/index.js";
+import type { RecordingClock } from "../recording-clock.js";
 import type { SpeakerTimeline } from "./speakers.js";
 
 /**
@@ -19,8 +20,8 @@ export interface LiveTranscriber {
 /** What a source gets from the lifecycle. */
 export interface LiveTranscriptContext {
   options: LiveTranscriptOptions;
-  /** The wall-clock instant that is 0 s of the recording: every time reported is on that clock. */
-  recordingStartedAt: Date;
+  /** The recording's clock (paused time left out): every time reported is on it. */
+  clock: RecordingClock;
   /** Who the platform's speaking indicator showed, when: for the utterances' speakers. */
   speakers: SpeakerTimeline;
   report(body: CallbackEventBody): void;

@@ -32,6 +32,8 @@ export interface BotVoiceContext {
   liveTranscript: LiveTranscriptOptions | null;
   /** Milliseconds on the recording's clock now (0 before the recording). */
   recordingClock(): number;
+  /** Whether the recording is paused now: a text said wholly while it was is not in the transcript. */
+  recordingPaused?(): boolean;
   report(body: CallbackEventBody): void;
   log: Logger;
   note: LiveNote;
@@ -164,6 +166,8 @@ export class BotVoice {
 
   private ownUtterance(commandId: number, text: string, startMs: number): void {
     const options = this.ctx.liveTranscript;
+    const endMs = Math.max(startMs, this.ctx.recordingClock());
+    if (endMs === startMs && this.ctx.recordingPaused?.()) return;
     this.ctx.report({
       type: "transcript.final",
       data: {
@@ -171,7 +175,7 @@ export class BotVoice {
         speaker: { participantId: SELF_PARTICIPANT_ID, name: this.ctx.selfName },
         text,
         startMs,
-        endMs: Math.max(startMs, this.ctx.recordingClock()),
+        endMs,
         source: options?.source ?? "captions",
         language: options?.language ?? null,
       },

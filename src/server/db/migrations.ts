@@ -690,6 +690,73 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           where ended_at is not null and data_deleted_at is null`.execute(db);
       },
     },
+    "0022_calendars": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+      async up(db: Kysely<any>) {
+        // A user's iCalendar feed (services/calendars.ts): its address sealed with
+        // MEETBOT_SECRET_KEY (it grants read access to someone's calendar), only its host in the
+        // clear. The sync is a durable task: due at next_sync_at, claimed with a lease.
+        await id(db.schema.createTable("calendars"))
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("name", "varchar(200)", (col) => col.notNull())
+          .addColumn("url_sealed", "text", (col) => col.notNull())
+          .addColumn("url_host", "varchar(300)", (col) => col.notNull())
+          .addColumn("auto_join", "varchar(8)", (col) => col.notNull())
+          .addColumn("bot_defaults", "text")
+          .addColumn("last_sync_at", "varchar(40)")
+          .addColumn("last_sync_error", "text")
+          .addColumn("last_synced_at", "varchar(40)")
+          .addColumn("next_sync_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("sync_claim_token", "varchar(40)")
+          .addColumn("sync_lease_until", "varchar(40)")
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("updated_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+        await db.schema
+          .createIndex("calendars_user_idx")
+          .on("calendars")
+          .columns(["user_id", "id"])
+          .execute();
+        await db.schema.createIndex("calendars_due_idx").on("calendars").columns(["next_sync_at"]).execute();
+        // The feed's events with a meeting link in the sync window, one row per instance
+        // (recurrence_id "" for an event that does not recur), and the bot each has, if any.
+        await id(db.schema.createTable("calendar_events"))
+          .addColumn("calendar_id", "integer", (col) =>
+            col.notNull().references("calendars.id").onDelete("cascade"),
+          )
+          .addColumn("user_id", "integer", (col) => col.notNull().references("users.id").onDelete("cascade"))
+          .addColumn("uid", "varchar(500)", (col) => col.notNull())
+          .addColumn("recurrence_id", "varchar(40)", (col) => col.notNull())
+          .addColumn("title", "varchar(300)", (col) => col.notNull())
+          .addColumn("start_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("end_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("meeting_info", "text", (col) => col.notNull())
+          .addColumn("meeting_key", "varchar(500)", (col) => col.notNull())
+          // auto: as the calendar's autoJoin says; on / off: a bot added or removed by hand.
+          .addColumn("bot_mode", "varchar(8)", (col) => col.notNull())
+          .addColumn("bot_id", "integer", (col) => col.references("bots.id").onDelete("set null"))
+          .addColumn("created_at", "varchar(40)", (col) => col.notNull())
+          .addColumn("updated_at", "varchar(40)", (col) => col.notNull())
+          .execute();
+        await db.schema
+          .createIndex("calendar_events_instance_idx")
+          .on("calendar_events")
+          .columns(["calendar_id", "uid", "recurrence_id"])
+          .unique()
+          .execute();
+        // One meeting in two feeds: found by its link and start among the user's events.
+        await db.schema
+          .createIndex("calendar_events_meeting_idx")
+          .on("calendar_events")
+          .columns(["user_id", "meeting_key", "start_at"])
+          .execute();
+        await db.schema
+          .createIndex("calendar_events_bot_idx")
+          .on("calendar_events")
+          .columns(["bot_id"])
+          .execute();
+      },
+    },
     "0023_bot_recording": {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
       async up(db: Kysely<any>) {

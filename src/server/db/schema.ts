@@ -35,6 +35,8 @@ export interface Database {
   webhook_signing_secrets: WebhookSigningSecretsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
+  calendars: CalendarsTable;
+  calendar_events: CalendarEventsTable;
 }
 
 /** Only the sha256 (hex) of a key is kept; the full key is shown once, at creation. */
@@ -527,3 +529,51 @@ export type RecordingRow = Selectable<RecordingsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
 export type ContentJobRow = Selectable<ContentJobsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+/** A user's iCalendar feed (services/calendars.ts); its address only sealed (MEETBOT_SECRET_KEY). */
+export interface CalendarsTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  /** JSON of the sealed feed address (auth/secret-box.ts). */
+  url_sealed: string;
+  /** The address's host, the one part answers show. */
+  url_host: string;
+  auto_join: "all" | "none";
+  /** JSON: the bot options its bots are created with, or null. */
+  bot_defaults: string | null;
+  /** The last sync, finished either way; null: not synced yet. */
+  last_sync_at: string | null;
+  /** Why the last sync failed; null when it did not. */
+  last_sync_error: string | null;
+  /** The last sync that succeeded. */
+  last_synced_at: string | null;
+  next_sync_at: string;
+  sync_claim_token: string | null;
+  sync_lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+export type CalendarRow = Selectable<CalendarsTable>;
+
+/** One instance of a feed's event with a meeting link, in the sync window. */
+export interface CalendarEventsTable {
+  id: Generated<number>;
+  calendar_id: number;
+  user_id: number;
+  uid: string;
+  /** The instance's original start (ISO UTC); "" for an event that does not recur. */
+  recurrence_id: string;
+  title: string;
+  start_at: string;
+  end_at: string;
+  /** JSON MeetingInfo. */
+  meeting_info: string;
+  /** The meeting's identity in its link (services/meeting-links.ts). */
+  meeting_key: string;
+  bot_mode: "auto" | "on" | "off";
+  bot_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+export type CalendarEventRow = Selectable<CalendarEventsTable>;

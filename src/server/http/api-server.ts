@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import type { Socket } from "node:net";
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { pino } from "pino";
 import type { ServerConfig } from "../config.js";
 import { BadRequestError, clientErrorHandler, errorHandler } from "../errors.js";
 import { validatorCompiler } from "../validation.js";
@@ -42,7 +43,8 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
  * authentication, rate limits and OpenAPI document.
  */
 export async function createApiServer(
-  config: Pick<ServerConfig, "logLevel" | "logStream" | "tls" | "trustProxy">,
+  config: Pick<ServerConfig, "tls" | "trustProxy">,
+  log: FastifyBaseLogger,
   opts: {
     /**
      * Headers every answer of this interface carries, for the answers given before any hook
@@ -56,8 +58,10 @@ export async function createApiServer(
   const early = () => ({ ...NO_SNIFF, ...opts.earlyHeaders?.() });
   const app = Fastify({
     ...transportOptions(config),
-    logger: loggerOptions(config.logLevel, config.logStream),
+    loggerInstance: log,
     bodyLimit: JSON_BODY_LIMIT,
+    // Path parameters can be long: an Outlook event's UID is over 100 characters before encoding.
+    routerOptions: { maxParamLength: 1500 },
     // A URL that does not decode, a request Node cannot parse: the same {detail} bodies.
     frameworkErrors: (error, request, reply) => {
       reply.headers(early());
@@ -137,7 +141,12 @@ export function redactUrl(url: string): string {
   return url.replace(/([?&]signature=)[^&]*/gi, "$1[redacted]");
 }
 
-function loggerOptions(level: string, stream: ServerConfig["logStream"]): FastifyServerOptions["logger"] {
+/**
+ * The server's one logger: both interfaces' requests and the workers write through it. JSON
+ * lines; pretty only on a terminal, and only where pino-pretty is installed (a dev dependency).
+ */
+export function createLogger(config: Pick<ServerConfig, "logLevel" | "logStream">): FastifyBaseLogger {
+  const level = config.logLevel;
   const serializers = {
     req: (req: { method: string; url: string; ip?: string }) => ({
       method: req.method,
@@ -145,13 +154,12 @@ function loggerOptions(level: string, stream: ServerConfig["logStream"]): Fastif
       remoteAddress: req.ip,
     }),
   };
-  if (stream) return { level, serializers, stream };
-  // JSON logs; pretty only on a terminal, and only where pino-pretty is installed (a dev dependency).
-  if (level === "silent" || !process.stdout.isTTY) return { level, serializers };
+  if (config.logStream) return pino({ level, serializers }, config.logStream);
+  if (level === "silent" || !process.stdout.isTTY) return pino({ level, serializers });
   try {
     createRequire(import.meta.url).resolve("pino-pretty");
-    return { level, serializers, transport: { target: "pino-pretty" } };
+    return pino({ level, serializers, transport: { target: "pino-pretty" } });
   } catch {
-    return { level, serializers };
+    return pino({ level, serializers });
   }
 }

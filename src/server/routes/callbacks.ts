@@ -14,7 +14,7 @@ import { bearerToken } from "../auth/guard.js";
 import { MAX_INTEGER_COLUMN } from "../db/database.js";
 import { documentCallbackAuth } from "../http/openapi.js";
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from "../errors.js";
-import { AccountSession, CallbackResult, Recording } from "../schemas/index.js";
+import { AccountSession, ArtifactSaved, CallbackResult, Recording, SegmentSaved } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { MAX_RECORDING_BYTES } from "../services/recordings.js";
 import { ARTIFACT_NAME, MAX_ARTIFACT_BYTES } from "../storage/artifacts.js";
@@ -40,13 +40,11 @@ const PollQuery = z.object({
 // Any text: an id no clip can have is a clip not found (404), like an unknown one.
 const ClipParams = z.object({ id: IdParam, clipId: z.string() });
 const ImageParams = z.object({ id: IdParam, imageId: z.string() });
-const ArtifactSaved = z.object({ name: z.string(), sizeBytes: z.number().int() });
 const SegmentParams = z.object({
   id: IdParam,
   // Canonical decimal only: no empty seq read as 0, no `0x10` read as 16, no `1e3`, no leading zeros.
   seq: integerPathParam(0, MAX_SEGMENT_SEQ),
 });
-const SegmentSaved = z.object({ seq: z.number().int(), sizeBytes: z.number().int() });
 const CompleteBody = z.object({
   segments: z
     .number()

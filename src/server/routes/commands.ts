@@ -41,6 +41,52 @@ export const commandRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
     },
   );
 
+  // Pause and resume: commands like leave. Idempotent on the runner: a pause of a paused recording
+  // (or a resume of a running one) is done and changes nothing (its result says `changed: false`),
+  // so a retry after a lost answer is safe. Each ask is its own command (no reuse of an open one):
+  // pause, resume, pause asked quickly must end paused, in that order (one lane in the runner).
+  for (const [kind, path, operationId, summary, description] of [
+    [
+      "pause_recording",
+      "/bots/:id/pause-recording",
+      "pauseRecording",
+      "Pause a bot's recording",
+      "Nothing is recorded until the recording resumes: the file, the live transcript and the speaker " +
+        "timeline leave the paused time out (the file has no gap: the paused part is simply not there), " +
+        "and the silence timeout does not count it. The bot stays in the call. The event " +
+        "`RECORDING_PAUSED` and the webhook `recording.paused` follow once the recording has stopped. " +
+        "409 unless the bot is `IN_CALL`; a pause of a paused recording is done and changes nothing.",
+    ],
+    [
+      "resume_recording",
+      "/bots/:id/resume-recording",
+      "resumeRecording",
+      "Resume a bot's paused recording",
+      "The recording goes on where it paused (`RECORDING_RESUMED`, webhook `recording.resumed`, once " +
+        "the first frame is recorded again). 409 unless the bot is `IN_CALL`; a resume of a recording " +
+        "that is not paused is done and changes nothing.",
+    ],
+  ] as const) {
+    app.post(
+      path,
+      {
+        schema: { operationId, summary, description, params: BotParams, response: { 202: Command } },
+      },
+      async (request, reply) => {
+        const command = await services.commands.queue(
+          currentUser(request).id,
+          request.params.id,
+          kind,
+          {},
+          ["IN_CALL"],
+          { reuseOpen: false },
+        );
+        reply.code(202);
+        return command;
+      },
+    );
+  }
+
   app.get(
     "/bots/:id/screenshot",
     {

@@ -3,8 +3,8 @@ import { z } from "zod";
 import { currentUser } from "../auth/guard.js";
 import { sendEventStream } from "../http/event-stream-reply.js";
 import {
-  BotEvent,
-  BotLogEntry,
+  BotEventList,
+  BotLogList,
   BotLogsQuery,
   EventList,
   EventListQuery,
@@ -25,7 +25,7 @@ export const eventRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
         operationId: "listBotEvents",
         summary: "A bot's lifecycle events",
         params: BotParams,
-        response: { 200: z.array(BotEvent) },
+        response: { 200: BotEventList },
       },
     },
     async (request) => services.events.listForBot(currentUser(request).id, request.params.id),
@@ -39,7 +39,7 @@ export const eventRoutes: FastifyPluginAsyncZod<{ services: Services }> = async 
         summary: "A bot's log lines",
         params: BotParams,
         querystring: BotLogsQuery,
-        response: { 200: z.array(BotLogEntry) },
+        response: { 200: BotLogList },
       },
     },
     async (request) => services.events.logsForBot(currentUser(request).id, request.params.id, request.query),

@@ -9,6 +9,7 @@ import { apiKeyRoutes } from "./api-keys.js";
 import { authRoutes, sessionRoutes } from "./auth.js";
 import { accountCheckCallbackRoutes, botAccountRoutes } from "./bot-accounts.js";
 import { botRoutes } from "./bots.js";
+import { calendarRoutes } from "./calendars.js";
 import { callbackRoutes } from "./callbacks.js";
 import { commandRoutes } from "./commands.js";
 import { liveRoutes } from "./live.js";
@@ -71,6 +72,7 @@ export const apiRoutes: FastifyPluginAsyncZod<{ services: Services; rateLimiter:
     await authenticated.register(voiceRoutes, { services });
     await authenticated.register(pictureRoutes, { services });
     await authenticated.register(botAccountRoutes, { services });
+    await authenticated.register(calendarRoutes, { services });
     await authenticated.register(eventRoutes, { services });
     await authenticated.register(recordingRoutes, { services });
     await authenticated.register(shareRoutes, { services });

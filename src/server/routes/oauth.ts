@@ -4,19 +4,10 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { CLIENT_STATE, readFlowCookie } from "../auth/oauth-flow.js";
 import { escapeHtml } from "../http/html.js";
+import { ProviderList } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 
 const ProviderParams = z.object({ provider: z.string() });
-const ProviderList = z.object({
-  providers: z
-    .array(
-      z.object({
-        name: z.string().describe("The path segment of /auth/oauth/{provider}"),
-        label: z.string(),
-      }),
-    )
-    .describe("Only the providers configured on this server"),
-});
 const StartQuery = z.object({
   state: z
     .string()

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { UnauthorizedError } from "../errors.js";
+import { ProviderWebhookReceived } from "../schemas/index.js";
 import type { Services } from "../services/index.js";
 import { IdParam } from "../validation.js";
 
@@ -22,7 +23,7 @@ export const webhookReceiverRoutes: FastifyPluginAsyncZod<{ services: Services }
         security: [{ providerWebhookSecret: [] }],
         params: z.object({ job_id: IdParam }),
         body: z.unknown(),
-        response: { 200: z.object({ received: z.literal(true) }) },
+        response: { 200: ProviderWebhookReceived },
         description:
           "AssemblyAI's transcript-completed webhook. 401, the same answer, without the job's secret " +
           "header and for a job this server process is not waiting for (its polling finds the result " +

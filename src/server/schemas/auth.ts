@@ -42,3 +42,15 @@ export type LogoutResult = z.infer<typeof LogoutResult>;
 
 export const RevokeSessionsResult = z.object({ message: z.string() });
 export type RevokeSessionsResult = z.infer<typeof RevokeSessionsResult>;
+
+/** The OAuth sign-in providers this server offers. */
+export const ProviderList = z.object({
+  providers: z
+    .array(
+      z.object({
+        name: z.string().describe("The path segment of /auth/oauth/{provider}"),
+        label: z.string(),
+      }),
+    )
+    .describe("Only the providers configured on this server"),
+});

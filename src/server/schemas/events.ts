@@ -12,6 +12,7 @@ export const BotEvent = z.object({
   data: EventData.nullable(),
 });
 export type BotEvent = z.infer<typeof BotEvent>;
+export const BotEventList = z.array(BotEvent);
 
 export const BotLogEntry = z.object({
   id: z.number().int(),
@@ -20,6 +21,7 @@ export const BotLogEntry = z.object({
   createdAt: Timestamp,
 });
 export type BotLogEntry = z.infer<typeof BotLogEntry>;
+export const BotLogList = z.array(BotLogEntry);
 
 /** Largest `limit` of GET /v1/bots/{id}/logs (the spec leaves the maximum open). */
 export const MAX_LOGS_LIMIT = 1000;

@@ -19,3 +19,4 @@ export * from "./webhooks.js";
 export * from "./content-jobs.js";
 export * from "./voice.js";
 export * from "./picture.js";
+export * from "./calendars.js";

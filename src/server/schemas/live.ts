@@ -15,6 +15,8 @@ export const LIVE_EVENT_TYPES = [
   "chat.message",
   "output.started",
   "output.ended",
+  "recording.paused",
+  "recording.resumed",
 ] as const;
 
 /** One event of GET /v1/bots/{id}/live (and its WebSocket): its `data` is the runner's report. */

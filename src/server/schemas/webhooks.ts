@@ -163,3 +163,6 @@ export const SigningSecret = z.object({
   createdAt: Timestamp,
 });
 export type SigningSecret = z.infer<typeof SigningSecret>;
+
+/** What a transcription provider's call about a job is answered. */
+export const ProviderWebhookReceived = z.object({ received: z.literal(true) });

@@ -28,6 +28,9 @@ import { RecordingService } from "./recordings.js";
 import { ScreenshotService } from "./screenshots.js";
 import { type ClaimedSchedule, scheduleWorker } from "./schedules.js";
 import { type ClaimedDeletion, retentionWorker } from "./retention.js";
+import { CalendarBots } from "./calendar-bots.js";
+import { CalendarSync } from "./calendar-sync.js";
+import { CalendarService } from "./calendars.js";
 import type { PollingWorker } from "../durable/polling-worker.js";
 import { ShareService } from "./shares.js";
 import { SummaryService } from "./summaries.js";
@@ -62,6 +65,10 @@ export interface Services {
   botData: BotDataService;
   /** Deletes meeting data whose retention ran out; the app starts it unless config.retention.worker is off. */
   retention: PollingWorker<ClaimedDeletion>;
+  /** A user's calendar feeds, their events and those events' bots. */
+  calendars: CalendarService;
+  /** Syncs the feeds; the app starts its worker unless config.calendars.worker is off. */
+  calendarSync: CalendarSync;
   events: EventService;
   /** Live event streams (GET /v1/events/stream); the app ends them all before it closes. */
   eventStreams: EventStreams;
@@ -131,6 +138,17 @@ export function createServices(ctx: ServiceContext): Services {
     ...ctx.config.outbound,
     maxResponseBytes: MAX_LOGGED_BODY_CHARS * 4,
   });
+  // Feeds are read by the webhooks' address rules, with a size limit of their own.
+  const calendarBots = new CalendarBots(ctx, bots);
+  const calendarWake = new WakeSignal();
+  const calendarSync = new CalendarSync(
+    ctx,
+    ctx.config.calendars,
+    secrets,
+    new OutboundClient({ ...ctx.config.outbound, maxResponseBytes: ctx.config.calendars.maxFeedBytes }),
+    calendarBots,
+    calendarWake,
+  );
   return {
     users,
     apiKeys,
@@ -141,6 +159,8 @@ export function createServices(ctx: ServiceContext): Services {
     schedules: scheduleWorker(ctx, bots, ctx.config.schedule),
     botData,
     retention: retentionWorker(ctx, botData, ctx.config.retention),
+    calendars: new CalendarService(ctx, secrets, calendarBots, calendarSync, calendarWake),
+    calendarSync,
     events,
     eventStreams: new EventStreams(events, ctx.db, ctx.config.eventStream, eventsAppended, ctx.log),
     callbacks: new CallbackService(ctx, eventsAppended),

@@ -46,6 +46,8 @@ export async function appendLiveEvent(
     case "transcript.source":
     case "output.started":
     case "output.ended":
+    case "recording.paused":
+    case "recording.resumed":
       await insert(null, { ...event.data });
       return "appended";
     case "transcript.partial":

@@ -79,34 +79,18 @@ export function scheduleWorker(
   return new PollingWorker({
     name: "schedule worker",
     log: ctx.log,
-    claim: async (limit) =>
-      runnersCanReachUs(ctx)
-        ? claimDueSchedules(ctx.db, ctx.dialect, {
-            now: ctx.now(),
-            limit,
-            leadMs: settings.leadMs,
-            leaseMs: SCHEDULE_LEASE_MS,
-          })
-        : [],
+    claim: (limit) =>
+      claimDueSchedules(ctx.db, ctx.dialect, {
+        now: ctx.now(),
+        limit,
+        leadMs: settings.leadMs,
+        leaseMs: SCHEDULE_LEASE_MS,
+      }),
     run: (claimed) => deployOrMiss(ctx, bots, settings, claimed),
     // Launches are short (a process, a container request): a few at once.
     concurrency: 4,
     pollIntervalMs: settings.pollIntervalMs,
   });
-}
-
-/**
- * A runner is given the server's address, which is not known before the server listens (on
- * port 0, say); the worker starts with the app, so until then it claims nothing.
- */
-function runnersCanReachUs(ctx: ServiceContext): boolean {
-  if (ctx.config.runner.callbackBaseUrl) return true;
-  try {
-    ctx.publicBaseUrl();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function deployOrMiss(

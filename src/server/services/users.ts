@@ -19,19 +19,34 @@ export interface TokenPair {
 }
 
 /**
- * The guard's one query (prepared: it runs on every request with an access token): the user, if
- * the token's generation is still the user's and its family is live. Two primary-key lookups.
+ * The guard's queries (prepared: they run on every request with an access token): the user, if
+ * the token's generation is still the user's, and whether the token's family is live. Two
+ * primary-key lookups, not a join: better-sqlite3 13 re-prepares a join at every call (see
+ * BotService.get).
  */
-const selectSessionUser = preparedQuery((db, id: number, generation: number, family: string) =>
+const selectSessionUser = preparedQuery((db, id: number, generation: number) =>
   db
-    .selectFrom("users as u")
-    .innerJoin("refresh_token_families as f", "f.user_id", "u.id")
-    .select(["u.id", "u.email", "u.name"])
-    .where("u.id", "=", id)
-    .where("u.session_generation", "=", generation)
-    .where("f.id", "=", family)
-    .where("f.revoked_at", "is", null),
+    .selectFrom("users")
+    .select(["id", "email", "name"])
+    .where("id", "=", id)
+    .where("session_generation", "=", generation),
 );
+const selectLiveFamily = preparedQuery((db, family: string, userId: number) =>
+  db
+    .selectFrom("refresh_token_families")
+    .select("id")
+    .where("id", "=", family)
+    .where("user_id", "=", userId)
+    .where("revoked_at", "is", null),
+);
+
+/** The user of a session token, if its generation is current and its family not revoked. */
+async function sessionUser(db: Kysely<Database>, userId: number, generation: number, family: string) {
+  const [user] = await selectSessionUser(db, userId, generation);
+  if (!user) return undefined;
+  const [live] = await selectLiveFamily(db, family, userId);
+  return live ? user : undefined;
+}
 
 /**
  * Accounts and sessions. A sign-in (register, login, OAuth) starts a refresh-token family; its
@@ -94,7 +109,7 @@ export class UserService {
     const token = await this.ctx.jwt.verify(refreshToken, "refresh");
     if (!token?.session || !token.jti) throw new UnauthorizedError("Invalid or expired refresh token");
     const { userId, jti, session } = token;
-    const [user] = await selectSessionUser(this.ctx.db, userId, session.gen, session.fam);
+    const user = await sessionUser(this.ctx.db, userId, session.gen, session.fam);
     if (!user) throw new UnauthorizedError("Invalid, expired or revoked refresh token");
 
     const now = this.ctx.now();
@@ -136,7 +151,7 @@ export class UserService {
     const verified = await this.ctx.jwt.verify(token, "access");
     if (!verified?.session) return null;
     const { gen, fam } = verified.session;
-    const [user] = await selectSessionUser(this.ctx.db, verified.userId, gen, fam);
+    const user = await sessionUser(this.ctx.db, verified.userId, gen, fam);
     return user ? { user, credential: { kind: "access_token" } } : null;
   }
 

@@ -6,7 +6,8 @@ import { performance } from "node:perf_hooks";
 import { vetAddress } from "../../core/net-address.js";
 
 /**
- * The one way the server makes HTTP requests to user-chosen URLs (webhooks, bot callbackUrls).
+ * The one way the server makes HTTP requests to user-chosen URLs (webhooks, bot callbackUrls,
+ * calendar feeds).
  *
  * SSRF protection happens at connect time, for every attempt: the hostname is resolved once, every
  * resolved address is vetted (one refused address refuses the target: a name that mixes public
@@ -41,9 +42,12 @@ export type OutboundError =
   | "response_timeout"
   | "network_error";
 
-/** responseTimeMs: whole milliseconds from the call to the result, DNS and connecting included. */
+/**
+ * responseTimeMs: whole milliseconds from the call to the result, DNS and connecting included.
+ * truncated: the body was longer than maxResponseBytes (responseBody is its start).
+ */
 export type OutboundResult =
-  | { ok: true; statusCode: number; responseBody: string; responseTimeMs: number }
+  | { ok: true; statusCode: number; responseBody: string; responseTimeMs: number; truncated: boolean }
   | { ok: false; error: OutboundError; message: string; responseTimeMs: number };
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
@@ -65,6 +69,20 @@ export class OutboundClient {
 
   /** POST `body` with `headers`. Never throws; never follows redirects (a 3xx comes back as it is). */
   post(url: string, body: string, headers: Record<string, string>): Promise<OutboundResult> {
+    return this.request("POST", url, body, headers);
+  }
+
+  /** GET with `headers`, by the same rules as post (a calendar feed). */
+  get(url: string, headers: Record<string, string>): Promise<OutboundResult> {
+    return this.request("GET", url, null, headers);
+  }
+
+  private request(
+    method: "GET" | "POST",
+    url: string,
+    body: string | null,
+    headers: Record<string, string>,
+  ): Promise<OutboundResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     if (this.closed) {
@@ -79,7 +97,7 @@ export class OutboundClient {
     if (typeof target === "string") {
       return Promise.resolve({ ok: false, error: "invalid_url", message: target, responseTimeMs: 0 });
     }
-    const attempt = new Attempt(this.policy, this.lookup, target, body, headers, elapsed);
+    const attempt = new Attempt(this.policy, this.lookup, target, method, body, headers, elapsed);
     const entry = { abort: () => attempt.abort(), done: attempt.result };
     this.inFlight.add(entry);
     return attempt.result.finally(() => this.inFlight.delete(entry));
@@ -143,7 +161,8 @@ class Attempt {
     private readonly policy: OutboundPolicy,
     private readonly lookup: LookupFunction,
     private readonly target: Target,
-    private readonly body: string,
+    private readonly method: "GET" | "POST",
+    private readonly body: string | null,
     private readonly headers: Record<string, string>,
     private readonly elapsed: () => number,
   ) {
@@ -189,7 +208,7 @@ class Attempt {
       if (!OWN_HEADERS.has(name.toLowerCase())) headers[name] = value;
     }
     headers.host = url.host;
-    headers["content-length"] = String(Buffer.byteLength(this.body));
+    if (this.body !== null) headers["content-length"] = String(Buffer.byteLength(this.body));
     headers.connection = "close";
     let request: http.ClientRequest;
     try {
@@ -197,7 +216,7 @@ class Attempt {
         hostname,
         port: url.port === "" ? (secure ? 443 : 80) : Number(url.port),
         path: `${url.pathname}${url.search}`,
-        method: "POST",
+        method: this.method,
         headers,
         auth: url.username
           ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
@@ -224,7 +243,7 @@ class Attempt {
       this.fail(connected ? "network_error" : "connect_failed", describe(err));
     });
     request.on("response", (response) => this.read(response));
-    request.end(this.body);
+    request.end(this.body ?? undefined);
   }
 
   private read(response: http.IncomingMessage): void {
@@ -232,11 +251,15 @@ class Attempt {
     const chunks: Buffer[] = [];
     let size = 0;
     const finish = () =>
-      this.succeed(response.statusCode ?? 0, Buffer.concat(chunks).subarray(0, limit).toString("utf8"));
+      this.succeed(
+        response.statusCode ?? 0,
+        Buffer.concat(chunks).subarray(0, limit).toString("utf8"),
+        size > limit,
+      );
     response.on("data", (chunk: Buffer) => {
       chunks.push(chunk);
       size += chunk.length;
-      if (size >= limit) finish(); // enough: the rest of a large body is not waited for
+      if (size > limit) finish(); // enough: the rest of a large body is not waited for
     });
     response.on("end", finish);
     response.on("aborted", () => this.fail("network_error", "the connection closed mid-response"));
@@ -248,8 +271,8 @@ class Attempt {
     this.timer = setTimeout(() => this.fail(error, `${what} within ${ms} ms`), ms);
   }
 
-  private succeed(statusCode: number, responseBody: string): void {
-    this.finish({ ok: true, statusCode, responseBody, responseTimeMs: this.elapsed() });
+  private succeed(statusCode: number, responseBody: string, truncated: boolean): void {
+    this.finish({ ok: true, statusCode, responseBody, responseTimeMs: this.elapsed(), truncated });
   }
 
   private fail(error: OutboundError, message: string): void {
