@@ -14,6 +14,7 @@ import { type Db, openDatabase } from "../../src/server/db/database.js";
 import type { Launcher } from "../../src/server/launcher/launcher.js";
 import { type StartServerOptions, startServer } from "../../src/server/main.js";
 import { completeBoxes, segmentEnd } from "../../src/runner/mp4-boxes.js";
+import type { AnswerOf, BotApiResponses, ResponseMap } from "../../src/server/schemas/responses.js";
 import { testDatabaseFor } from "./postgres.js";
 
 /**
@@ -23,10 +24,24 @@ import { testDatabaseFor } from "./postgres.js";
  * runner would get.
  */
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are whatever JSON the test expects
-type Json = any;
+/** The spec's error body, which any answer may be (4xx/5xx): readable beside the typed fields. */
+export interface ErrorFields {
+  detail?: string | ValidationIssue[];
+}
+export interface ValidationIssue {
+  loc: Array<string | number>;
+  msg: string;
+  type: string;
+}
 
-export interface ApiResponse<T = Json> {
+/**
+ * The body type of an answer: the operation's schema (from the server's own response map) with
+ * the error fields; `unknown` for a route the map does not list, so a test must state its shape
+ * (`request<T>`) or not read fields at all.
+ */
+export type Body<T> = unknown extends T ? unknown : T & ErrorFields;
+
+export interface ApiResponse<T = unknown> {
   status: number;
   body: T;
   headers: Headers;
@@ -42,27 +57,35 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-export class Api {
+/**
+ * A client of one interface, whose answers are typed by that interface's response map (the bot
+ * API's by default; the meeting-notes interface's is NotesApiResponses): a test reading a field
+ * the schema does not have fails to compile.
+ */
+export class Api<Map extends ResponseMap = BotApiResponses> {
   constructor(readonly baseUrl: string) {}
 
-  get<T = Json>(path: string, opts?: RequestOptions) {
-    return this.request<T>("GET", path, opts);
+  get<P extends string>(path: P, opts?: RequestOptions) {
+    return this.request<Body<AnswerOf<Map, "GET", P>>>("GET", path, opts);
   }
-  post<T = Json>(path: string, opts?: RequestOptions) {
-    return this.request<T>("POST", path, opts);
+  post<P extends string>(path: P, opts?: RequestOptions) {
+    return this.request<Body<AnswerOf<Map, "POST", P>>>("POST", path, opts);
   }
-  put<T = Json>(path: string, opts?: RequestOptions) {
-    return this.request<T>("PUT", path, opts);
+  put<P extends string>(path: P, opts?: RequestOptions) {
+    return this.request<Body<AnswerOf<Map, "PUT", P>>>("PUT", path, opts);
   }
-  patch<T = Json>(path: string, opts?: RequestOptions) {
-    return this.request<T>("PATCH", path, opts);
+  patch<P extends string>(path: P, opts?: RequestOptions) {
+    return this.request<Body<AnswerOf<Map, "PATCH", P>>>("PATCH", path, opts);
   }
-  delete<T = Json>(path: string, opts?: RequestOptions) {
-    return this.request<T>("DELETE", path, opts);
+  delete<P extends string>(path: P, opts?: RequestOptions) {
+    return this.request<Body<AnswerOf<Map, "DELETE", P>>>("DELETE", path, opts);
   }
 
-  /** `path` is relative to the server (e.g. "/v1/bots") or an absolute URL. */
-  async request<T = Json>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+  /**
+   * `path` is relative to the server (e.g. "/v1/bots") or an absolute URL. The escape hatch for
+   * routes the response map does not list (files, streams, 204s): the test states the shape.
+   */
+  async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = {};
     if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
     let body: string | Uint8Array | undefined;
@@ -84,6 +107,19 @@ export class Api {
       headers: response.headers,
     };
   }
+}
+
+/** `value`, or a throw naming `what` when it is missing: narrows where `expect().toBeDefined()` does not. */
+export function defined<T>(value: T | null | undefined, what: string): T {
+  if (value === undefined || value === null) throw new Error(`${what} is missing`);
+  return value;
+}
+
+/** The issues of a validation error (422) body; throws when its detail is not a list of them. */
+export function validationIssues(body: unknown): ValidationIssue[] {
+  const detail = (body as ErrorFields | null)?.detail;
+  if (!Array.isArray(detail)) throw new Error(`not a validation error: ${JSON.stringify(body)}`);
+  return detail;
 }
 
 /** A Launcher that keeps each BotConfig it is asked to launch; can be told to fail. */
