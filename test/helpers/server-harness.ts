@@ -40,6 +40,10 @@ export interface ValidationIssue {
  * (`request<T>`) or not read fields at all.
  */
 export type Body<T> = unknown extends T ? unknown : T & ErrorFields;
+/** The body of a bot-API answer to `Method` on a path of the documented form `Path`. */
+export type BotApiBody<Method extends string, Path extends string> = Body<
+  AnswerOf<BotApiResponses, Method, Path>
+>;
 
 export interface ApiResponse<T = unknown> {
   status: number;
@@ -85,7 +89,11 @@ export class Api<Map extends ResponseMap = BotApiResponses> {
    * `path` is relative to the server (e.g. "/v1/bots") or an absolute URL. The escape hatch for
    * routes the response map does not list (files, streams, 204s): the test states the shape.
    */
-  async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+  async request<T = unknown>(
+    method: string,
+    path: string,
+    opts: RequestOptions = {},
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = {};
     if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
     let body: string | Uint8Array | undefined;
@@ -113,6 +121,13 @@ export class Api<Map extends ResponseMap = BotApiResponses> {
 export function defined<T>(value: T | null | undefined, what: string): T {
   if (value === undefined || value === null) throw new Error(`${what} is missing`);
   return value;
+}
+
+/** The message of an error body whose detail is one string; throws when it is not. */
+export function errorDetail(body: unknown): string {
+  const detail = (body as ErrorFields | null)?.detail;
+  if (typeof detail !== "string") throw new Error(`not an error with a message: ${JSON.stringify(body)}`);
+  return detail;
 }
 
 /** The issues of a validation error (422) body; throws when its detail is not a list of them. */
@@ -212,7 +227,7 @@ export async function registerUser(api: Api, name = "Test User"): Promise<TestUs
   return {
     token: res.body.access_token,
     refreshToken: res.body.refresh_token,
-    userId: res.body.user_id,
+    userId: String(res.body.user_id), // "usr_<id>" from register
     email,
     password,
   };
@@ -306,7 +321,15 @@ export class FakeRunner {
   }
 
   sendRaw(event: unknown, token = this.config.callback.token) {
-    return this.api.post(callbackEventUrl(this.config), { body: event, token });
+    // The URL is the config's (absolute): its answer is typed as the route it names.
+    return this.api.request<BotApiBody<"POST", "/v1/bot-callbacks/0/event">>(
+      "POST",
+      callbackEventUrl(this.config),
+      {
+        body: event,
+        token,
+      },
+    );
   }
 
   status(
@@ -338,14 +361,18 @@ export class FakeRunner {
   }
 
   upload(bytes: Uint8Array, durationMs: number, opts: { token?: string; contentType?: string } = {}) {
-    return this.api.put(this.config.upload.url, {
-      rawBody: bytes,
-      token: opts.token ?? this.config.callback.token,
-      headers: {
-        "content-type": opts.contentType ?? "video/mp4",
-        "x-recording-duration-ms": String(durationMs),
+    return this.api.request<BotApiBody<"PUT", "/v1/bot-callbacks/0/recording">>(
+      "PUT",
+      this.config.upload.url,
+      {
+        rawBody: bytes,
+        token: opts.token ?? this.config.callback.token,
+        headers: {
+          "content-type": opts.contentType ?? "video/mp4",
+          "x-recording-duration-ms": String(durationMs),
+        },
       },
-    });
+    );
   }
 }
 

@@ -18,6 +18,8 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  validationIssues,
+  errorDetail,
 } from "../helpers/server-harness.js";
 
 /**
@@ -327,18 +329,18 @@ describe("a bot's login option", () => {
       body: { meetingInfo: TEST_MEETING, login: { mode: "always", accountId: zoom.id } },
     });
     expect(refused.status).toBe(422);
-    expect(refused.body.detail[0].msg).toBe(`bot account ${zoom.id} is for zoom, not google`);
+    expect(validationIssues(refused.body)[0]?.msg).toBe(`bot account ${zoom.id} is for zoom, not google`);
     const both = await api.post("/v1/bots", {
       token: owner.token,
       body: { meetingInfo: TEST_MEETING, login: { mode: "always", accountId: google.id, group: "x" } },
     });
     expect(both.status).toBe(422);
-    expect(both.body.detail[0].loc).toEqual(["body", "login", "group"]);
+    expect(validationIssues(both.body)[0]?.loc).toEqual(["body", "login", "group"]);
     const badMode = await api.post("/v1/bots", {
       token: owner.token,
       body: { meetingInfo: TEST_MEETING, login: { mode: "sometimes" } },
     });
-    expect(badMode.body.detail[0].loc).toEqual(["body", "login", "mode"]);
+    expect(validationIssues(badMode.body)[0]?.loc).toEqual(["body", "login", "mode"]);
 
     const botId = await createBot({ mode: "only_if_required" });
     const shown = await api.get(`/v1/bots/${botId}`, { token: owner.token });
@@ -361,7 +363,7 @@ describe("a bot's login option", () => {
     // The platform it would join on no longer fits the account.
     const moved = await patch({ meetingInfo: { platform: "zoom", meetingId: "123" } });
     expect(moved.status).toBe(422);
-    expect(moved.body.detail[0].loc).toEqual(["body", "login", "accountId"]);
+    expect(validationIssues(moved.body)[0]?.loc).toEqual(["body", "login", "accountId"]);
     expect((await patch({ login: null })).body.login).toBeNull();
     const listed = await api.get("/v1/bots", { token: owner.token });
     expect(listed.body.bots.every((b: Json) => "login" in b)).toBe(true);
@@ -512,7 +514,7 @@ describe("deploying a bot with a login", () => {
     const bot = await deployed({ mode: "always", group: "del" });
     const busy = await api.delete(`/v1/bot-accounts/${account.id}`, { token: owner.token });
     expect(busy.status).toBe(409);
-    expect(busy.body.detail).toMatch(/in use by 1 bot/);
+    expect(errorDetail(busy.body)).toMatch(/in use by 1 bot/);
     await kill(bot.botId);
     expect((await api.delete(`/v1/bot-accounts/${account.id}`, { token: owner.token })).status).toBe(204);
     const shown = await api.get(`/v1/bots/${bot.botId}`, { token: owner.token });

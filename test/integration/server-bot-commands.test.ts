@@ -22,6 +22,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  validationIssues,
 } from "../helpers/server-harness.js";
 
 /**
@@ -207,7 +208,7 @@ describe("the runner's end of the channel", () => {
         token: config.callback.token,
       });
       expect(res.status, `wait=${wait}`).toBe(422);
-      expect(res.body.detail[0].loc).toEqual(["query", "wait"]);
+      expect(validationIssues(res.body)[0]?.loc).toEqual(["query", "wait"]);
     }
   });
 

@@ -62,7 +62,7 @@ async function runnerReporter(config: BotConfig) {
   return { reporter: new Reporter(config, workDir, log), log, lines, workDir };
 }
 
-const get = (p: string) => server.api.get(p, { token: user.token });
+const get = <P extends string>(p: P) => server.api.get(p, { token: user.token });
 const kill = (botId: number) => server.api.post(`/v1/bots/${botId}/kill`, { token: user.token });
 const types = (list: { eventType: string }[]) => list.map((e) => e.eventType);
 

@@ -11,6 +11,8 @@ import {
   type TestServer,
   type TestUser,
   mp4Bytes,
+  validationIssues,
+  errorDetail,
 } from "../helpers/server-harness.js";
 
 /** These tests make many requests as one user: the rate limit is server-rate-limit.test's subject. */
@@ -198,7 +200,7 @@ describe("GET /v1/bots", () => {
     ]) {
       const res = await server.api.get(`/v1/bots?${qs}`, { token: user.token });
       expect(res.status, qs).toBe(422);
-      expect(res.body.detail[0].loc.join("."), qs).toBe(loc);
+      expect(validationIssues(res.body)[0]?.loc.join("."), qs).toBe(loc);
     }
   });
 });
@@ -226,7 +228,7 @@ describe("GET /v1/bots/:id", () => {
     for (const id of ["abc", "0", "1e3", "-1"]) {
       const res = await server.api.get(`/v1/bots/${id}`, { token: user.token });
       expect(res.status, id).toBe(422);
-      expect(res.body.detail[0].loc, id).toEqual(["path", "id"]);
+      expect(validationIssues(res.body)[0]?.loc, id).toEqual(["path", "id"]);
     }
   });
 });
@@ -651,7 +653,7 @@ describe("DELETE /v1/bots/:id", () => {
       if (status) await runner.status(status);
       const res = await del(botId);
       seen.push([status ?? "DEPLOYING", res.status]);
-      expect(typeof res.body.detail).toBe("string");
+      expect(typeof errorDetail(res.body)).toBe("string");
     }
     expect(seen).toEqual([
       ["DEPLOYING", 409],

@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const get = (path: string) => server.api.get(path, { token: user.token });
+const get = <P extends string>(path: P) => server.api.get(path, { token: user.token });
 const heartbeat = { type: "heartbeat", data: {} } as const;
 const EXPIRED = { status: 401, body: { detail: "Callback token expired: the bot has ended" } };
 const answer = (res: { status: number; body: unknown }) => ({ status: res.status, body: res.body });

@@ -6,6 +6,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  validationIssues,
 } from "../helpers/server-harness.js";
 
 /** These tests make many requests as one user: the rate limit is server-rate-limit.test's subject. */
@@ -19,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const get = (path: string) => server.api.get(path, { token: user.token });
+const get = <P extends string>(path: P) => server.api.get(path, { token: user.token });
 
 describe("POST /v1/bot-callbacks/:id/event", () => {
   it("applies a status change and answers the bot's status", async () => {
@@ -176,7 +177,7 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
       data: { status: "ASLEEP" },
     });
     expect(badStatus.status).toBe(422);
-    expect(badStatus.body.detail[0].loc).toEqual(["body", "data", "status"]);
+    expect(validationIssues(badStatus.body)[0]?.loc).toEqual(["body", "data", "status"]);
     expect((await get(`/v1/bots/${botId}`)).body.lastHeartbeat).toBeNull();
   });
 

@@ -7,6 +7,8 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  validationIssues,
+  errorDetail,
 } from "../helpers/server-harness.js";
 
 /**
@@ -27,9 +29,9 @@ function expectSpecError(res: ApiResponse, status: number): void {
   expect(res.status).toBe(status);
   expect(res.headers.get("content-type")).toMatch(/^application\/json/);
   expect(Object.keys(res.body)).toEqual(["detail"]);
-  if (typeof res.body.detail === "string") return;
+  if (typeof errorDetail(res.body) === "string") return;
   expect(res.body.detail.length).toBeGreaterThan(0);
-  for (const issue of res.body.detail) {
+  for (const issue of errorDetail(res.body)) {
     expect(issue).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: expect.any(String) });
   }
 }
@@ -57,7 +59,7 @@ describe("unknown routes", () => {
       for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
         const res = await server.api.request(method, path, { token: user.token });
         expectSpecError(res, 404);
-        expect(res.body.detail, `${method} ${path}`).toBe("Not Found");
+        expect(errorDetail(res.body), `${method} ${path}`).toBe("Not Found");
       }
     }
   });
@@ -105,7 +107,7 @@ describe("request bodies", () => {
     for (const body of ['{"meetingInfo": ', "{'a': 1}", '{"__proto__": {"admin": true}}', "[1,]"]) {
       const res = await post(body, "application/json");
       expectSpecError(res, 400);
-      expect(res.body.detail, body).toBe("Request body is not valid JSON");
+      expect(errorDetail(res.body), body).toBe("Request body is not valid JSON");
     }
   });
 
@@ -132,7 +134,7 @@ describe("request bodies", () => {
     for (const [body, detail] of cases) {
       const res = await post(body, "application/json");
       expectSpecError(res, 400);
-      expect(res.body.detail).toBe(detail);
+      expect(errorDetail(res.body)).toBe(detail);
     }
     expect(await listed()).toBe(before);
     // A whole pair, escaped or as UTF-8, and an escaped backslash before "ud800", are text.
@@ -147,7 +149,7 @@ describe("request bodies", () => {
     for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "application/xml"]) {
       const res = await post("meetingInfo=google", contentType);
       expectSpecError(res, 415);
-      expect(res.body.detail).toBe("Content-Type must be application/json");
+      expect(errorDetail(res.body)).toBe("Content-Type must be application/json");
     }
     expectSpecError(await post(new TextEncoder().encode('{"a":1}')), 415);
     expectSpecError(await post("{}", "text/plain", "/api/v1/bots"), 415);
@@ -162,7 +164,7 @@ describe("request bodies", () => {
     const big = JSON.stringify({ meetingInfo: TEST_MEETING, meetingTitle: "x".repeat(1024 * 1024) });
     const sized = await post(big, "application/json");
     expectSpecError(sized, 413);
-    expect(sized.body.detail).toBe("Request body is larger than 1048576 bytes");
+    expect(errorDetail(sized.body)).toBe("Request body is larger than 1048576 bytes");
 
     const chunks = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -186,7 +188,7 @@ describe("request bodies", () => {
     for (const body of ["null", "[]", '"text"', "42", "{}", '{"meetingInfo": []}']) {
       const res = await post(body, "application/json");
       expectSpecError(res, 422);
-      expect(res.body.detail[0].loc[0], body).toBe("body");
+      expect(validationIssues(res.body)[0]?.loc[0], body).toBe("body");
     }
     const absent = await server.api.post("/v1/bots", { token: user.token });
     expectSpecError(absent, 422);
@@ -200,7 +202,7 @@ describe("path ids and query strings", () => {
       for (const path of [`/v1/bots/${id}`, `/v1/api-keys/${id}/usage`, `/api/v1/bots/${id}/logs`]) {
         const res = await server.api.get(path, { token: user.token });
         expectSpecError(res, 422);
-        expect(res.body.detail[0].loc, path).toEqual(["path", "id"]);
+        expect(validationIssues(res.body)[0]?.loc, path).toEqual(["path", "id"]);
       }
     }
   });
@@ -220,7 +222,7 @@ describe("path ids and query strings", () => {
     for (const [path, name] of cases) {
       const res = await server.api.get(path, { token: user.token });
       expectSpecError(res, 422);
-      expect(res.body.detail[0].loc, path).toEqual(["query", name]);
+      expect(validationIssues(res.body)[0]?.loc, path).toEqual(["query", name]);
     }
   });
 

@@ -19,6 +19,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  errorDetail,
 } from "../helpers/server-harness.js";
 import { alicesReport, storeCompletedContent } from "../helpers/stored-content.js";
 
@@ -310,7 +311,7 @@ describe("POST /v1/bots/{id}/delete-data", () => {
     const url = `/v1/bots/${botId}/delete-data`;
     const running = await server.api.post(url, { token: user.token });
     expect(running.status).toBe(409);
-    expect(running.body.detail).toContain("IN_CALL");
+    expect(errorDetail(running.body)).toContain("IN_CALL");
     const stranger = await registerUser(server.api, "Someone Else");
     expect((await server.api.post(url, { token: stranger.token })).status).toBe(404);
     // Killed: FATAL, while its runner may still be leaving and uploading for a while.

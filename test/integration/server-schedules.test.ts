@@ -13,6 +13,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  validationIssues,
 } from "../helpers/server-harness.js";
 
 /**
@@ -108,7 +109,7 @@ describe("joinAt", () => {
     ]) {
       const res = await createBot(server, user, { joinAt });
       expect(res.status, joinAt).toBe(422);
-      expect(res.body.detail[0].loc, joinAt).toEqual(["body", "joinAt"]);
+      expect(validationIssues(res.body)[0]?.loc, joinAt).toEqual(["body", "joinAt"]);
     }
     const created = await createBot(server, user, { joinAt: inMs(40_000).replace(/\.\d+Z$/, "Z") });
     expect(created.status).toBe(201);
@@ -143,7 +144,7 @@ describe("joinAt", () => {
       body: { joinAt: inMs(1000) },
     });
     expect(tooSoon.status).toBe(422);
-    expect(tooSoon.body.detail[0].loc).toEqual(["body", "joinAt"]);
+    expect(validationIssues(tooSoon.body)[0]?.loc).toEqual(["body", "joinAt"]);
 
     const removed = await server.api.patch(`/v1/bots/${late.id}`, {
       token: other.token,

@@ -13,6 +13,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  validationIssues,
 } from "../helpers/server-harness.js";
 import { recordMeeting } from "../helpers/recorded-meeting.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
@@ -174,8 +175,8 @@ describe("transcripts", () => {
       body: { engine: "deepgram" },
     });
     expect(unconfigured.status).toBe(422);
-    expect(unconfigured.body.detail[0]).toMatchObject({ loc: ["body", "engine"] });
-    expect(unconfigured.body.detail[0].msg).toMatch(/MEETBOT_DEEPGRAM_API_KEY/);
+    expect(validationIssues(unconfigured.body)[0]).toMatchObject({ loc: ["body", "engine"] });
+    expect(validationIssues(unconfigured.body)[0]?.msg).toMatch(/MEETBOT_DEEPGRAM_API_KEY/);
     const unknown = await server.api.post(`/v1/transcripts/${recorded}/transcribe`, {
       token: user.token,
       body: { engine: "whisper.cpp", language: "english!" },
@@ -193,7 +194,7 @@ describe("transcripts", () => {
       },
     });
     expect(noBot.status).toBe(422);
-    expect(noBot.body.detail[0].loc).toEqual(["body", "transcription", "engine"]);
+    expect(validationIssues(noBot.body)[0]?.loc).toEqual(["body", "transcription", "engine"]);
   }, 60_000);
 
   it("a bot created with transcription and summary options gets both once its recording is stored", async () => {

@@ -16,6 +16,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  validationIssues,
 } from "../helpers/server-harness.js";
 
 /**
@@ -90,8 +91,8 @@ describe("a playlist uploaded as a recording", () => {
       const { botId, runner } = await deployedBot(server, attacker);
       const res = await runner.upload(new TextEncoder().encode(body), 2000);
       expect(res.status).toBe(422);
-      expect(res.body.detail[0]).toMatchObject({ loc: ["body"], type: "value_error" });
-      expect(res.body.detail[0].msg).toContain("ftyp");
+      expect(validationIssues(res.body)[0]).toMatchObject({ loc: ["body"], type: "value_error" });
+      expect(validationIssues(res.body)[0]?.msg).toContain("ftyp");
       expect((await server.api.get(`/v1/recordings/${botId}`, { token: attacker.token })).status).toBe(404);
       const stored = await readdir(path.join(server.dataDir, "recordings"));
       expect(stored.filter((name) => name.startsWith(`${botId}.`))).toEqual([]);
@@ -115,7 +116,7 @@ describe("a playlist uploaded as a recording", () => {
     expect((await runner.uploadSegment(0, media.segments[0]!)).status).toBe(201);
     const later = await runner.uploadSegment(1, new TextEncoder().encode(playlist(victimFile())));
     expect(later.status).toBe(422);
-    expect(later.body.detail[0].msg).toContain("moof");
+    expect(validationIssues(later.body)[0]?.msg).toContain("moof");
     expect((await runner.uploadSegment(1, media.segments[0]!)).status).toBe(422);
     expect((await runner.completeRecording(2)).status).toBe(409);
     // The real fragments are taken.

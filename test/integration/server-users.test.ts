@@ -8,6 +8,8 @@ import {
   type TestServer,
   type TestUser,
   mp4Bytes,
+  validationIssues,
+  errorDetail,
 } from "../helpers/server-harness.js";
 
 let server: TestServer;
@@ -135,7 +137,7 @@ describe("PATCH /v1/users/me", () => {
     for (const [body, loc] of cases) {
       const res = await server.api.patch("/v1/users/me", { token: user.token, body });
       expect(res.status, JSON.stringify(body)).toBe(422);
-      expect(res.body.detail[0].loc, JSON.stringify(body)).toEqual(loc);
+      expect(validationIssues(res.body)[0]?.loc, JSON.stringify(body)).toEqual(loc);
     }
     const profile = await server.api.get("/v1/users/me", { token: user.token });
     expect(profile.body).toMatchObject({ name: "Unchanged", email: user.email });
@@ -266,7 +268,7 @@ describe("GET /v1/users/me/usage and /analytics", () => {
     for (const [query, name] of cases) {
       const res = await server.api.get(`/v1/users/me/analytics${query}`, { token: user.token });
       expect(res.status, query).toBe(422);
-      expect(res.body.detail[0].loc, query).toEqual(["query", name]);
+      expect(validationIssues(res.body)[0]?.loc, query).toEqual(["query", name]);
     }
   });
 
@@ -303,7 +305,7 @@ describe("the users group's security", () => {
           ...(body === undefined ? {} : { body }),
         });
         expect(res.status, `${method} ${path}`).toBe(401);
-        expect(typeof res.body.detail).toBe("string");
+        expect(typeof errorDetail(res.body)).toBe("string");
       }
     }
     expect((await server.api.get("/v1/users/me", { token: user.token })).body.name).toBe("Victim");

@@ -9,6 +9,8 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  validationIssues,
+  errorDetail,
 } from "../helpers/server-harness.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
 
@@ -133,8 +135,11 @@ describe("webhook endpoints", () => {
     const base = { name: "x", url: "https://hooks.example.com/x", events: ["*"] };
     const unknown = await post({ ...base, events: ["bot.joined", "bot.exploded"] });
     expect(unknown.status).toBe(422);
-    expect(unknown.body.detail[0]).toMatchObject({ loc: ["body", "events", 1], type: "value_error" });
-    expect(unknown.body.detail[0].msg).toMatch(/unknown event name/);
+    expect(validationIssues(unknown.body)[0]).toMatchObject({
+      loc: ["body", "events", 1],
+      type: "value_error",
+    });
+    expect(validationIssues(unknown.body)[0]?.msg).toMatch(/unknown event name/);
     expect((await post({ ...base, events: [] })).status).toBe(422);
     expect((await post({ ...base, url: "ftp://hooks.example.com/x" })).body.detail[0].loc).toEqual([
       "body",
@@ -207,7 +212,7 @@ describe("webhook endpoints", () => {
     for (const [method, url, body] of attempts) {
       const res = await server.api.request(method, url, { token: other.token, body });
       expect(res.status, `${method} ${url}`).toBe(404);
-      expect(res.body.detail).toEqual(expect.any(String));
+      expect(errorDetail(res.body)).toEqual(expect.any(String));
     }
     expect((await server.api.get("/v1/webhooks", { token: other.token })).body).toEqual({
       webhooks: [],
@@ -235,7 +240,7 @@ describe("webhook endpoints", () => {
           body: { name: "internal", url, events: ["*"] },
         });
         expect(res.status, url).toBe(422);
-        expect(res.body.detail[0].loc).toEqual(["body", "url"]);
+        expect(validationIssues(res.body)[0]?.loc).toEqual(["body", "url"]);
       }
       const ok = await production.api.post("/v1/webhooks", {
         token: owner.token,
