@@ -17,6 +17,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  defined,
 } from "../helpers/server-harness.js";
 import { eventually } from "../helpers/stack.js";
 
@@ -218,7 +219,7 @@ describe("the Kubernetes launcher", () => {
     const bot = await botOf(server, user, botId);
     expect(bot.status).toBe("FATAL");
     expect(bot.deploymentError).toMatchObject({ code: "LAUNCH_FAILED" });
-    expect(bot.deploymentError.message).toBe(
+    expect(defined(bot.deploymentError, "deploymentError").message).toBe(
       `Kubernetes refused to create Secret meetbot-bot-${botId}-config in namespace ${NAMESPACE} (HTTP 403): ` +
         "secrets is forbidden: cannot create secrets (stand-in refusal)",
     );
@@ -316,8 +317,8 @@ describe("the Kubernetes launcher", () => {
         `bot ${botId} FATAL`,
         15_000,
       );
-      expect(bot.deploymentError.code).toBe(subCode);
-      expect(bot.deploymentError.message).toMatch(message);
+      expect(defined(bot.deploymentError, "deploymentError").code).toBe(subCode);
+      expect(defined(bot.deploymentError, "deploymentError").message).toMatch(message);
       // bot.ended is queued at once when no runner ever ran; otherwise it waits for the runner.
       const db = await openServerDatabase(server);
       try {

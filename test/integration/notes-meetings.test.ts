@@ -14,6 +14,7 @@ import {
   type TestServer,
   type TestUser,
   validationIssues,
+  defined,
 } from "../helpers/server-harness.js";
 import { recordMeeting, type TimedEvent } from "../helpers/recorded-meeting.js";
 import { storeCompletedContent } from "../helpers/stored-content.js";
@@ -115,7 +116,12 @@ describe("the notes interface's own address", () => {
     expect((await server.api.delete(`/v1/api-keys/${key.body.id}`, { token: user.token })).status).toBe(204);
     expect((await notes.get("/v1/meetings", { token: key.body.key })).status).toBe(401);
 
-    const doc = (await notes.get("/openapi.json")).body;
+    const doc = (
+      await notes.request<{ info: { title: string }; paths: Record<string, unknown>; servers: unknown }>(
+        "GET",
+        "/openapi.json",
+      )
+    ).body;
     expect(doc.info.title).toBe("meetbot meeting notes API");
     expect(Object.keys(doc.paths).sort()).toEqual([
       "/v1/meetings",
@@ -160,7 +166,7 @@ describe("meetings", () => {
     const list = await get(user, "/v1/meetings");
     expect(list.body).toMatchObject({ has_more: false, next_cursor: null });
     expect(list.body.data).toHaveLength(1);
-    const [listed] = list.body.data;
+    const listed = defined(list.body.data[0], "the listed meeting");
     expect(listed.id).toMatch(/^mtg_[0-9a-f]{24}$/);
     expect(listed).toEqual({
       id: listed.id,

@@ -9,6 +9,7 @@ import {
   registerUser,
   startTestServer,
   type TestServer,
+  validationIssues,
 } from "../helpers/server-harness.js";
 
 let server: TestServer;
@@ -60,7 +61,7 @@ describe("POST /v1/auth/register", () => {
       body: { email: "not-an-email", password: "short", name: "Ada" },
     });
     expect(res.status).toBe(422);
-    const locs = res.body.detail.map((d: { loc: string[] }) => d.loc.join("."));
+    const locs = validationIssues(res.body).map((d: { loc: string[] }) => d.loc.join("."));
     expect(locs).toEqual(expect.arrayContaining(["body.email", "body.password"]));
   });
 

@@ -20,6 +20,7 @@ import {
   type TestUser,
   validationIssues,
   errorDetail,
+  defined,
 } from "../helpers/server-harness.js";
 
 /**
@@ -241,7 +242,7 @@ describe("bot accounts", () => {
     expect(await ids("?page=2&page_size=2")).toEqual({ ids: [a.id], total: 3 });
     const bad = await api.get("/v1/bot-accounts?page_size=101&status=gone", { token: user.token });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail.map((d: { loc: string[] }) => d.loc.join("."))).toEqual([
+    expect(validationIssues(bad.body).map((d: { loc: string[] }) => d.loc.join("."))).toEqual([
       "query.page_size",
       "query.status",
     ]);
@@ -412,7 +413,7 @@ describe("deploying a bot with a login", () => {
     expect(server.launcher.launched.some((c) => c.botId === third)).toBe(false);
     const failed = await api.get(`/v1/bots/${third}`, { token: owner.token });
     expect(failed.body).toMatchObject({ status: "FATAL", deploymentError: { code: "LOGIN_UNAVAILABLE" } });
-    expect(failed.body.deploymentError.message).toContain('group "pair"');
+    expect(defined(failed.body.deploymentError, "deploymentError").message).toContain('group "pair"');
     // Its runner never ran: bot.ended goes out now, not an hour later.
     const sent = (await deliveries()).filter((d) => d.botId === third).map((d) => d.event);
     expect(sent).toEqual(expect.arrayContaining(["bot.deploying", "bot.error", "bot.ended"]));

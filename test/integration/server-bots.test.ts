@@ -13,6 +13,7 @@ import {
   mp4Bytes,
   validationIssues,
   errorDetail,
+  defined,
 } from "../helpers/server-harness.js";
 
 /** These tests make many requests as one user: the rate limit is server-rate-limit.test's subject. */
@@ -124,7 +125,7 @@ describe("POST /v1/bots", () => {
       const res = await createBot(body);
       expect(res.status, loc).toBe(422);
       expect(
-        res.body.detail.map((d: { loc: string[] }) => d.loc.join(".")),
+        validationIssues(res.body).map((d: { loc: string[] }) => d.loc.join(".")),
         loc,
       ).toContain(loc);
       for (const d of res.body.detail) {
@@ -325,7 +326,7 @@ describe("routing", () => {
 });
 
 const locs = (res: { body: { detail: { loc: (string | number)[] }[] } }) =>
-  res.body.detail.map((d) => d.loc.join("."));
+  validationIssues(res.body).map((d) => d.loc.join("."));
 
 describe("POST /v1/bots meetingInfo rules per platform", () => {
   it("accepts each platform's minimal meeting info", async () => {
@@ -758,7 +759,10 @@ describe("POST /v1/bots/:id/kill (states and security; the runner's side is in s
     await failed.runner.status("FATAL", { subCode: "JOIN_FAILED", message: "x" });
     expect((await kill(failed.botId)).status).toBe(409);
     expect(
-      (await server.api.get(`/v1/bots/${failed.botId}`, { token: user.token })).body.deploymentError.code,
+      (await server.api.get(`/v1/bots/${failed.botId}`, { token: user.token })).defined(
+        body.deploymentError,
+        "deploymentError",
+      ).code,
     ).toBe("JOIN_FAILED");
     expect(server.launcher.stopped).not.toContain(id);
     expect(server.launcher.stopped).not.toContain(done.botId);

@@ -14,6 +14,7 @@ import {
   type TestServer,
   type TestUser,
   validationIssues,
+  defined,
 } from "../helpers/server-harness.js";
 
 /**
@@ -271,7 +272,7 @@ describe("the server deploys a scheduled bot", () => {
     const failed = await get(missed);
     expect(failed.status).toBe("FATAL");
     expect(failed.deploymentError).toMatchObject({ code: "SCHEDULE_MISSED" });
-    expect(failed.deploymentError.message).toContain("no server could deploy it");
+    expect(defined(failed.deploymentError, "deploymentError").message).toContain("no server could deploy it");
     expect(second.launcher.launched.map((config) => config.botId).sort()).toEqual([onTime, late].sort());
     const events = (await second.api.get(`/v1/bots/${missed}/events`, { token: user.token })).body;
     expect(events.map((event: { eventType: string }) => event.eventType)).toEqual(["ERROR"]);

@@ -141,11 +141,10 @@ describe("webhook endpoints", () => {
     });
     expect(validationIssues(unknown.body)[0]?.msg).toMatch(/unknown event name/);
     expect((await post({ ...base, events: [] })).status).toBe(422);
-    expect((await post({ ...base, url: "ftp://hooks.example.com/x" })).body.detail[0].loc).toEqual([
-      "body",
-      "url",
-    ]);
-    expect((await post({ url: base.url, events: base.events })).body.detail[0]).toMatchObject({
+    expect(
+      validationIssues((await post({ ...base, url: "ftp://hooks.example.com/x" })).body)[0]?.loc,
+    ).toEqual(["body", "url"]);
+    expect(validationIssues((await post({ url: base.url, events: base.events })).body)[0]).toMatchObject({
       loc: ["body", "name"],
       type: "missing",
     });
