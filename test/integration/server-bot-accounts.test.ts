@@ -101,7 +101,7 @@ async function createAccount(body: Json = {}, user = owner) {
     body: { platform: "google", name: "Notetaker", session: newSession("create"), ...body },
   });
   if (res.status !== 201) throw new Error(`create account: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body as { id: number } & Json;
+  return res.body;
 }
 
 const getAccount = async (id: number) =>
@@ -229,7 +229,7 @@ describe("bot accounts", () => {
     const b = await createAccount({ platform: "teams", group: "support" }, user);
     const c = await createAccount({ platform: "zoom", group: "sales" }, user);
     await api.patch(`/v1/bot-accounts/${c.id}`, { token: user.token, body: { disabled: true } });
-    const ids = async (query: string) => {
+    const ids = async (query: `?${string}`) => {
       const res = await api.get(`/v1/bot-accounts${query}`, { token: user.token });
       expect(res.status, query).toBe(200);
       return { ids: res.body.botAccounts.map((x: { id: number }) => x.id), total: res.body.total };
@@ -242,7 +242,7 @@ describe("bot accounts", () => {
     expect(await ids("?page=2&page_size=2")).toEqual({ ids: [a.id], total: 3 });
     const bad = await api.get("/v1/bot-accounts?page_size=101&status=gone", { token: user.token });
     expect(bad.status).toBe(422);
-    expect(validationIssues(bad.body).map((d: { loc: string[] }) => d.loc.join("."))).toEqual([
+    expect(validationIssues(bad.body).map((d) => d.loc.join("."))).toEqual([
       "query.page_size",
       "query.status",
     ]);
@@ -387,7 +387,7 @@ describe("deploying a bot with a login", () => {
     });
     const held = await getAccount(account.id);
     expect(held.inUse).toBe(1);
-    expect(held.lastUsedAt > held.createdAt).toBe(true);
+    expect(defined(held.lastUsedAt, "lastUsedAt") > held.createdAt).toBe(true);
     // An anonymous bot's config has none.
     const plain = await createBot(undefined);
     expect((await deploy(plain)).config?.login).toBeUndefined();

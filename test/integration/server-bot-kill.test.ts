@@ -144,11 +144,11 @@ describe("kill a bot in a call", () => {
       "ERROR",
       "RECORDING_STOPPED",
     ]);
-    expect(events[3].data).toEqual({ code: "KILLED", error: "killed on request" });
-    expect(events[4].data).toMatchObject({ durationMs: 2_500, sizeBytes: bytes.length });
+    expect(events[3]?.data).toEqual({ code: "KILLED", error: "killed on request" });
+    expect(events[4]?.data).toMatchObject({ durationMs: 2_500, sizeBytes: bytes.length });
     const aggregated = (await get(`/v1/events?bot_id=${botId}`)).body.events;
     expect(types(aggregated)).toEqual(["FATAL", "RECORDING", "IN_CALL", "JOINING_CALL"]);
-    expect(aggregated[0].data).toMatchObject({ subCode: "KILLED", meetingTitle: "Board meeting" });
+    expect(aggregated[0]?.data).toMatchObject({ subCode: "KILLED", meetingTitle: "Board meeting" });
 
     // The log tells the story without warnings: refused reports are info, the kill an error.
     const logs = (await get(`/v1/bots/${botId}/logs`)).body as { level: string; message: string }[];

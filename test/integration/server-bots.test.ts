@@ -125,10 +125,10 @@ describe("POST /v1/bots", () => {
       const res = await createBot(body);
       expect(res.status, loc).toBe(422);
       expect(
-        validationIssues(res.body).map((d: { loc: string[] }) => d.loc.join(".")),
+        validationIssues(res.body).map((d) => d.loc.join(".")),
         loc,
       ).toContain(loc);
-      for (const d of res.body.detail) {
+      for (const d of validationIssues(res.body)) {
         expect(typeof d.msg).toBe("string");
         expect(typeof d.type).toBe("string");
       }
@@ -180,7 +180,7 @@ describe("GET /v1/bots", () => {
     expect(all.status).toBe(200);
     expect(all.body).toMatchObject({ total: 3, page: 1, page_size: 20 });
     expect(all.body.bots.map((b: { id: number }) => b.id)).toEqual([...ids].reverse());
-    expect(all.body.bots[0].recording).toBeNull();
+    expect(all.body.bots[0]?.recording).toBeNull();
 
     const page2 = await server.api.get("/v1/bots?page=2&page_size=2", { token: owner.token });
     expect(page2.body).toMatchObject({ total: 3, page: 2, page_size: 2 });
@@ -188,7 +188,7 @@ describe("GET /v1/bots", () => {
 
     const deploying = await server.api.get("/v1/bots?status=DEPLOYING", { token: owner.token });
     expect(deploying.body.total).toBe(1);
-    expect(deploying.body.bots[0].id).toBe(ids[0]);
+    expect(deploying.body.bots[0]?.id).toBe(ids[0]);
   });
 
   it("answers 422 at loc query.* for out-of-range paging and an unknown status", async () => {
@@ -304,7 +304,7 @@ describe("POST /v1/bots/:id/deploy", () => {
     expect(bot.body.deploymentError).toEqual({ code: "LAUNCH_FAILED", message: "no runner slots" });
     const events = await server.api.get(`/v1/bots/${id}/events`, { token: user.token });
     expect(events.body.map((e: { eventType: string }) => e.eventType)).toEqual(["ERROR"]);
-    expect(events.body[0].data).toEqual({ code: "LAUNCH_FAILED", error: "no runner slots" });
+    expect(events.body[0]?.data).toEqual({ code: "LAUNCH_FAILED", error: "no runner slots" });
     const agg = await server.api.get(`/v1/events?bot_id=${id}`, { token: user.token });
     expect(agg.body.events.map((e: { eventType: string }) => e.eventType)).toEqual(["FATAL"]);
     const logs = await server.api.get(`/v1/bots/${id}/logs?level=error`, { token: user.token });
@@ -325,8 +325,7 @@ describe("routing", () => {
   });
 });
 
-const locs = (res: { body: { detail: { loc: (string | number)[] }[] } }) =>
-  validationIssues(res.body).map((d) => d.loc.join("."));
+const locs = (res: { body: unknown }) => validationIssues(res.body).map((d) => d.loc.join("."));
 
 describe("POST /v1/bots meetingInfo rules per platform", () => {
   it("accepts each platform's minimal meeting info", async () => {
@@ -468,7 +467,7 @@ describe("PATCH /v1/bots/:id", () => {
     });
     // The list filters by the new platform too.
     const events = await server.api.get(`/v1/bots?status=DEPLOYING`, { token: user.token });
-    expect(events.body.bots.find((b: { id: number }) => b.id === id).meetingInfo.platform).toBe("zoom");
+    expect(events.body.bots.find((b) => b.id === id)?.meetingInfo.platform).toBe("zoom");
   });
 
   it("clears callbackUrl with null and accepts an empty body as a no-op", async () => {
@@ -759,8 +758,8 @@ describe("POST /v1/bots/:id/kill (states and security; the runner's side is in s
     await failed.runner.status("FATAL", { subCode: "JOIN_FAILED", message: "x" });
     expect((await kill(failed.botId)).status).toBe(409);
     expect(
-      (await server.api.get(`/v1/bots/${failed.botId}`, { token: user.token })).defined(
-        body.deploymentError,
+      defined(
+        (await server.api.get(`/v1/bots/${failed.botId}`, { token: user.token })).body.deploymentError,
         "deploymentError",
       ).code,
     ).toBe("JOIN_FAILED");

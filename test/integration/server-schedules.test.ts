@@ -276,7 +276,7 @@ describe("the server deploys a scheduled bot", () => {
     expect(second.launcher.launched.map((config) => config.botId).sort()).toEqual([onTime, late].sort());
     const events = (await second.api.get(`/v1/bots/${missed}/events`, { token: user.token })).body;
     expect(events.map((event: { eventType: string }) => event.eventType)).toEqual(["ERROR"]);
-    expect(events[0].data).toMatchObject({ code: "SCHEDULE_MISSED" });
+    expect(events[0]?.data).toMatchObject({ code: "SCHEDULE_MISSED" });
     await withDb(second, async (db) => {
       const queued = await db.kysely
         .selectFrom("webhook_deliveries")

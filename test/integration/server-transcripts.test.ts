@@ -215,7 +215,7 @@ describe("transcripts", () => {
         text: expect.stringMatching(/send the report/i),
       }),
     ]);
-    expect(summary.body.actionItems[0].startMs).toBeGreaterThanOrEqual(lines[2]!.startMs - 300);
+    expect(summary.body.actionItems[0]?.startMs).toBeGreaterThanOrEqual(lines[2]!.startMs - 300);
     expect(summary.body.decisions).toEqual([expect.stringMatching(/move the meeting to monday/i)]);
 
     // Both announced to the owner's webhook, signed like every delivery.

@@ -219,7 +219,7 @@ describe("GET /v1/users/me/usage and /analytics", () => {
     expect(res.status).toBe(200);
     expect(res.body.days).toHaveLength(30);
     expect(res.body.end).toBe(today());
-    expect(res.body.start).toBe(res.body.days[0].date);
+    expect(res.body.start).toBe(res.body.days[0]?.date);
     const last = res.body.days[29];
     expect(last).toEqual({
       date: today(),
