@@ -117,6 +117,27 @@ export class Api<Map extends ResponseMap = BotApiResponses> {
   }
 }
 
+/** The status route of a transcript or a summary job. */
+export type JobStatusPath = `/v1/transcripts/${number}/status` | `/v1/summaries/${number}/status`;
+
+/** Polls a job's status route until the job has completed or failed; its last status answer. */
+export async function settledJob<P extends JobStatusPath>(
+  api: Api,
+  token: string,
+  statusPath: P,
+  timeoutMs = 60_000,
+): Promise<BotApiBody<"GET", P>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api.get(statusPath, { token });
+    // The body's type depends on P; both jobs' answers have the same `status`.
+    const { status } = res.body as { status?: string };
+    if (res.status === 200 && (status === "completed" || status === "failed")) return res.body;
+    if (Date.now() > deadline) throw new Error(`${statusPath} still ${JSON.stringify(res.body)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** `value`, or a throw naming `what` when it is missing: narrows where `expect().toBeDefined()` does not. */
 export function defined<T>(value: T | null | undefined, what: string): T {
   if (value === undefined || value === null) throw new Error(`${what} is missing`);

@@ -229,7 +229,7 @@ describe("bot accounts", () => {
     const b = await createAccount({ platform: "teams", group: "support" }, user);
     const c = await createAccount({ platform: "zoom", group: "sales" }, user);
     await api.patch(`/v1/bot-accounts/${c.id}`, { token: user.token, body: { disabled: true } });
-    const ids = async (query: `?${string}`) => {
+    const ids = async (query: `?${string}` | "") => {
       const res = await api.get(`/v1/bot-accounts${query}`, { token: user.token });
       expect(res.status, query).toBe(200);
       return { ids: res.body.botAccounts.map((x: { id: number }) => x.id), total: res.body.total };

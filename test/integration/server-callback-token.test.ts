@@ -89,7 +89,7 @@ describe("a bot's callback token", () => {
     expect(answer(await runner.send(heartbeat))).toEqual(EXPIRED);
     expect(answer(await artifact(runner, "trace.zip"))).toEqual(EXPIRED);
     const bot = (await get(`/v1/bots/${botId}`)).body;
-    expect(bot.deploymentError.artifacts).toEqual([`/v1/bots/${botId}/artifacts/failure.png`]);
+    expect(bot.deploymentError?.artifacts).toEqual([`/v1/bots/${botId}/artifacts/failure.png`]);
     expect(bot.recording).toMatchObject({ sizeBytes: 1024 });
   });
 

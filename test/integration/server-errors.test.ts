@@ -9,6 +9,7 @@ import {
   type TestUser,
   validationIssues,
   errorDetail,
+  type ErrorFields,
 } from "../helpers/server-harness.js";
 
 /**
@@ -28,10 +29,10 @@ afterAll(() => server?.close());
 function expectSpecError(res: ApiResponse, status: number): void {
   expect(res.status).toBe(status);
   expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-  expect(Object.keys(res.body)).toEqual(["detail"]);
-  if (typeof errorDetail(res.body) === "string") return;
+  expect(Object.keys(res.body as object)).toEqual(["detail"]);
+  if (typeof (res.body as ErrorFields).detail === "string") return;
   expect(validationIssues(res.body).length).toBeGreaterThan(0);
-  for (const issue of errorDetail(res.body)) {
+  for (const issue of validationIssues(res.body)) {
     expect(issue).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: expect.any(String) });
   }
 }
@@ -96,8 +97,12 @@ describe("malformed requests", () => {
 });
 
 describe("request bodies", () => {
-  const post = (rawBody: string | Uint8Array, contentType?: string, path = "/v1/bots") =>
-    server.api.post(path, {
+  const post = <P extends string = "/v1/bots">(
+    rawBody: string | Uint8Array,
+    contentType?: string,
+    path?: P,
+  ) =>
+    server.api.post(path ?? "/v1/bots", {
       token: user.token,
       rawBody,
       headers: contentType === undefined ? {} : { "content-type": contentType },

@@ -44,12 +44,7 @@ describe("GET /v1/bots/:id/events", () => {
       "PARTICIPANT_JOINED",
       "PARTICIPANT_LEFT",
     ]);
-    expect(res.body.map((e: { data: { participantName?: string } }) => e.data?.participantName)).toEqual([
-      undefined,
-      "Alice",
-      "Bob",
-      "Alice",
-    ]);
+    expect(res.body.map((e) => e.data?.participantName)).toEqual([undefined, "Alice", "Bob", "Alice"]);
     const ids = res.body.map((e: { id: number }) => e.id);
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
     for (const e of res.body)

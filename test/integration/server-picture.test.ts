@@ -16,6 +16,7 @@ import {
   type TestServer,
   type TestUser,
   validationIssues,
+  defined,
 } from "../helpers/server-harness.js";
 
 /**
@@ -311,7 +312,7 @@ describe("the bot option output.image", () => {
       image: { imageId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), width: 1280, height: 640 },
     });
     expect(config.output).toEqual(bot.body.output);
-    const image = await fetchImage(config, bot.body.output.image.imageId);
+    const image = await fetchImage(config, defined(bot.body.output.image, "output.image").imageId);
     expect(image.status).toBe(200);
     expect(pngSize(image.bytes)).toEqual({ width: 1280, height: 640 });
   });
@@ -333,9 +334,9 @@ describe("the bot option output.image", () => {
     });
     expect(patched.status).toBe(200);
     expect(patched.body.output).toEqual({ image: { imageId: expect.any(String), width: 640, height: 360 } });
-    expect(patched.body.output.image.imageId).not.toBe(created.body.output.image.imageId);
+    expect(patched.body.output.image?.imageId).not.toBe(created.body.output.image?.imageId);
     // The picture replaced is gone; then none at all.
-    expect(await storedFiles(botId)).toEqual([`${patched.body.output.image.imageId}.png`]);
+    expect(await storedFiles(botId)).toEqual([`${patched.body.output.image?.imageId}.png`]);
     const cleared = await server.api.patch(`/v1/bots/${botId}`, { token: owner.token, body: { output: {} } });
     expect(cleared.body.output).toEqual({});
     expect(await storedFiles(botId)).toEqual([]);
@@ -391,7 +392,7 @@ describe("the bot option output.image", () => {
     expect(created.status).toBe(201);
     expect(created.body.output.image).toMatchObject({ width: 916, height: 720 });
     const botId = created.body.id as number;
-    expect(await storedFiles(botId)).toEqual([`${created.body.output.image.imageId}.png`]);
+    expect(await storedFiles(botId)).toEqual([`${created.body.output.image?.imageId}.png`]);
     // Only the picture may take a body past 1 MiB.
     const padded = await server.api.post("/v1/bots", {
       token: owner.token,

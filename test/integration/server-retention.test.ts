@@ -308,7 +308,7 @@ describe("POST /v1/bots/{id}/delete-data", () => {
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");
     expect((await runner.uploadSegment(0, mp4Bytes(2048))).status).toBe(201);
-    const url = `/v1/bots/${botId}/delete-data`;
+    const url = `/v1/bots/${botId}/delete-data` as const;
     const running = await server.api.post(url, { token: user.token });
     expect(running.status).toBe(409);
     expect(errorDetail(running.body)).toContain("IN_CALL");

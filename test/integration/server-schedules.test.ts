@@ -219,7 +219,10 @@ describe("the server deploys a scheduled bot", () => {
     expect(bot.status).toBe("DEPLOYING");
     expect(bot.joinAt).toBe(joinAt);
     const logs = (await server.api.get(`/v1/bots/${botId}/logs`, { token: user.token })).body;
-    const started = logs.find((log: { message: string }) => log.message.startsWith("deployment started"));
+    const started = defined(
+      logs.find((log) => log.message.startsWith("deployment started")),
+      "the deployment log",
+    );
     expect(started.message).toBe(`deployment started by its schedule (to join at ${joinAt})`);
     expect(Date.parse(started.createdAt)).toBeGreaterThanOrEqual(Date.parse(joinAt) - leadMs);
 
@@ -228,7 +231,10 @@ describe("the server deploys a scheduled bot", () => {
     expect((await runner.status("JOINING_CALL")).status).toBe(200);
     expect((await runner.status("IN_CALL")).status).toBe(200);
     const events = (await server.api.get(`/v1/bots/${botId}/events`, { token: user.token })).body;
-    const joined = events.find((event: { eventType: string }) => event.eventType === "BOT_JOINED");
+    const joined = defined(
+      events.find((event) => event.eventType === "BOT_JOINED"),
+      "BOT_JOINED",
+    );
     expect(Date.parse(joined.eventTime)).toBeLessThan(Date.parse(joinAt));
     // Deployed once, however many rounds the worker made since.
     expect(server.launcher.launched.filter((config) => config.botId === botId)).toHaveLength(1);

@@ -17,6 +17,7 @@ import {
   type TestServer,
   type TestUser,
   validationIssues,
+  settledJob,
 } from "../helpers/server-harness.js";
 
 /**
@@ -54,16 +55,6 @@ afterAll(async () => {
   await server?.close();
   await rm(scratch, { recursive: true, force: true });
 });
-
-/** Polls a content job's status route until it has completed or failed. */
-async function settled(token: string, statusPath: string) {
-  for (let polls = 0; polls < 600; polls += 1) {
-    const res = await server.api.get(statusPath, { token });
-    if (res.status === 200 && ["completed", "failed"].includes(res.body.status)) return res.body;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${statusPath} never settled`);
-}
 
 function victimFile(): string {
   return path.join(server.dataDir, "recordings", `${victimBot}.mp4`);
@@ -135,9 +126,9 @@ describe("a playlist already stored as a recording (before uploads were checked)
     await writeFile(path.join(server.dataDir, "recordings", `${botId}.mp4`), playlist(`${victimBot}.mp4`));
     const started = await server.api.post(`/v1/transcripts/${botId}/transcribe`, { token: attacker.token });
     expect(started.status).toBe(202);
-    const status = await settled(attacker.token, `/v1/transcripts/${botId}/status`);
+    const status = await settledJob(server.api, attacker.token, `/v1/transcripts/${botId}/status`);
     expect(status).toMatchObject({ status: "failed" });
-    expect(status.error.code).toBe("media_unreadable");
+    expect(status.error?.code).toBe("media_unreadable");
   });
 
   it("is read by no server-side ffmpeg or ffprobe: audio extraction, provider audio, the probe", async () => {

@@ -181,13 +181,7 @@ describe("the retry schedule", () => {
     expect(delivery).toMatchObject({ status: "succeeded", attempt: 4, statusCode: 200, nextAttemptAt: null });
 
     const detail = await detailOf(owner, hook.id, delivery.id);
-    expect(
-      detail.attempts.map((a: { attempt: number; statusCode: number; attemptedAt: string }) => [
-        a.attempt,
-        a.statusCode,
-        Date.parse(a.attemptedAt) - t0,
-      ]),
-    ).toEqual([
+    expect(detail.attempts.map((a) => [a.attempt, a.statusCode, Date.parse(a.attemptedAt) - t0])).toEqual([
       [1, 500, 0],
       [2, 500, 30_000],
       [3, 500, 90_000],

@@ -11,6 +11,8 @@ import {
   type TestUser,
   validationIssues,
   errorDetail,
+  type BotApiBody,
+  defined,
 } from "../helpers/server-harness.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
 
@@ -57,7 +59,11 @@ async function createWebhook(owner: TestUser, body: Record<string, unknown> = {}
 
 /** Polls `GET path` until `done(body)`, for at most 10 s. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response JSON as the API answers it
-async function eventually(owner: TestUser, url: string, done: (body: any) => boolean) {
+async function eventually<P extends string>(
+  owner: TestUser,
+  url: P,
+  done: (body: BotApiBody<"GET", P>) => boolean,
+) {
   const deadline = Date.now() + 10_000;
   for (;;) {
     const res = await server.api.get(url, { token: owner.token });
@@ -194,7 +200,7 @@ describe("webhook endpoints", () => {
     });
     await runner.status("JOINING_CALL");
     const callbacks = await eventually(owner, "/v1/webhooks/callback-deliveries", (b) => b.total >= 2);
-    const callbackId = callbacks.deliveries[0].id;
+    const callbackId = defined(callbacks.deliveries[0], "a callback delivery").id;
 
     const attempts: [string, string, unknown?][] = [
       ["GET", `/v1/webhooks/${hook.id}`],
@@ -404,7 +410,7 @@ describe("deliveries", () => {
       },
     );
     expect(callbackLog.body.total).toBe(lifecycle.length);
-    expect(callbackLog.body.deliveries.every((d: { webhookId: null }) => d.webhookId === null)).toBe(true);
+    expect(callbackLog.body.deliveries.every((d) => d.webhookId === null)).toBe(true);
   });
 
   it("a kill sends bot.error with code KILLED; bot.ended comes last, after the recording the runner still delivers; an inactive webhook gets nothing", async () => {
@@ -503,9 +509,7 @@ describe("deliveries", () => {
       `/v1/webhooks/${hook.id}/deliveries/${id}`,
       (b) => b.status === "succeeded",
     );
-    expect(
-      detail.attempts.map((a: { attempt: number; statusCode: number }) => [a.attempt, a.statusCode]),
-    ).toEqual([
+    expect(detail.attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
       [1, 500],
       [2, 204],
     ]);
