@@ -6,7 +6,6 @@ import { wordAccuracy } from "../../src/intelligence/word-error-rate.js";
 import type { Db } from "../../src/server/db/database.js";
 import { makeSpokenMeeting, type SpokenLine, SCRIPTED_MEETING } from "../helpers/spoken-meeting.js";
 import {
-  type Api,
   deployedBot,
   openServerDatabase,
   registerUser,

@@ -58,7 +58,6 @@ async function createWebhook(owner: TestUser, body: Record<string, unknown> = {}
 }
 
 /** Polls `GET path` until `done(body)`, for at most 10 s. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response JSON as the API answers it
 async function eventually<P extends string>(
   owner: TestUser,
   url: P,
