@@ -278,7 +278,7 @@ export async function requestAccountCheck(
   });
   if (account.status !== 201)
     throw new Error(`create account failed: ${account.status} ${JSON.stringify(account.body)}`);
-  const accountId = account.body.id as number;
+  const accountId = account.body.id;
   return { accountId, marker, checkId: await requestCheck(server, user, accountId) };
 }
 
@@ -303,7 +303,7 @@ export async function requestCheck(server: TestServer, user: TestUser, accountId
     body: { meetingUrl: TEST_MEETING.meetingUrl },
   });
   if (check.status !== 202) throw new Error(`check failed: ${check.status} ${JSON.stringify(check.body)}`);
-  return check.body.checkId as number;
+  return check.body.checkId;
 }
 
 /** Creates a bot for `user` and deploys it; returns its id and the BotConfig the runner got. */
@@ -318,7 +318,7 @@ export async function deployedBot(
   });
   if (created.status !== 201)
     throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body)}`);
-  const botId = created.body.id as number;
+  const botId = created.body.id;
   const deployed = await server.api.post(`/v1/bots/${botId}/deploy`, { token: user.token });
   if (deployed.status !== 200)
     throw new Error(`deploy failed: ${deployed.status} ${JSON.stringify(deployed.body)}`);

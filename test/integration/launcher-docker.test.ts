@@ -94,7 +94,7 @@ async function createBot(
     body: { meetingInfo: TEST_MEETING, meetingTitle: "Weekly sync", botDisplayName: "Notetaker", ...body },
   });
   expect(created.status).toBe(201);
-  return created.body.id as number;
+  return created.body.id;
 }
 
 /** Creates and deploys a bot; answers its container (as the engine was asked for it) and runner. */

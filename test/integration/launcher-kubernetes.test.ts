@@ -62,7 +62,7 @@ async function deploy(
   expect(created.status).toBe(201);
   const deployed = await server.api.post(`/v1/bots/${created.body.id}/deploy`, { token: user.token });
   expect(deployed.status).toBe(200);
-  return created.body.id as number;
+  return created.body.id;
 }
 
 /** The BotConfig the bot's Pod would read: the one in its Secret. */
@@ -212,7 +212,7 @@ describe("the Kubernetes launcher", () => {
       token: user.token,
       body: { meetingInfo: TEST_MEETING },
     });
-    const botId = created.body.id as number;
+    const botId = created.body.id;
     standIn.refuseNext("secrets", "create", 403);
     const deployed = await server.api.post(`/v1/bots/${botId}/deploy`, { token: user.token });
     expect(deployed.status).toBe(503);

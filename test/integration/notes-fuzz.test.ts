@@ -193,10 +193,7 @@ async function createFixture(): Promise<Fixture> {
       ).body.id,
     );
   const key = async (name: string) =>
-    ok(await server.api.post("/v1/api-keys", { token: users.a.token, body: { name } }), 201).body as {
-      id: number;
-      key: string;
-    };
+    ok(await server.api.post("/v1/api-keys", { token: users.a.token, body: { name } }), 201).body;
   const aKey = await key("fuzz");
   const revoked = await key("revoked");
   ok(await server.api.delete(`/v1/api-keys/${revoked.id}`, { token: users.a.token }), 204);

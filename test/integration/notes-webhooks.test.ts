@@ -154,7 +154,7 @@ describe("notes webhooks", () => {
       "transcript.ready",
       "action_items.detected",
     ]);
-    const meetingId = all[0]!.body.data.id as string;
+    const meetingId = all[0]!.body.data.id;
     expect(meetingId).toMatch(/^mtg_[0-9a-f]{24}$/);
     expect(all[0]!.body).toMatchObject({
       event: "meeting.completed",

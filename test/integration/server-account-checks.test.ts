@@ -117,7 +117,7 @@ async function launchedCheck(checkId: number): Promise<BotConfig> {
 async function startCheck(accountId: number): Promise<{ checkId: number; config: BotConfig }> {
   const res = await requestCheck(accountId);
   expect(res.status).toBe(202);
-  const checkId = res.body.checkId as number;
+  const checkId = res.body.checkId;
   return { checkId, config: await launchedCheck(checkId) };
 }
 

@@ -100,7 +100,7 @@ describe("bot option audioStream", () => {
 
   it("is replaced whole by a PATCH (the token too) and removed with null; checked as at create", async () => {
     const created = await create({ audioStream: { url: "ws://agent.example.com/a", token: TOKEN } });
-    const id = created.body.id as number;
+    const id = created.body.id;
     const patch = (audioStream: unknown) =>
       server.api.patch(`/v1/bots/${id}`, { token: owner.token, body: { audioStream } });
     const replaced = await patch({ url: "wss://agent.example.com/b", sampleRate: 24000 });
@@ -189,7 +189,7 @@ describe("audio-stream tokens and MEETBOT_SECRET_KEY", () => {
       try {
         const deployed = await after.api.post(`/v1/bots/${created.body.id}/deploy`, { token: user.token });
         expect(deployed.status).toBe(200);
-        expect(after.launcher.configFor(created.body.id as number).audioStream?.token).toBe(TOKEN);
+        expect(after.launcher.configFor(created.body.id).audioStream?.token).toBe(TOKEN);
       } finally {
         await after.close();
       }

@@ -700,7 +700,7 @@ describe("MEETBOT_SECRET_KEY", () => {
         body: { meetingInfo: TEST_MEETING, login: { mode: "always", accountId } },
       });
       const res = await s.api.post(`/v1/bots/${bot.body.id}/deploy`, { token: user.token });
-      if (res.status !== 200) return res.body.detail as string;
+      if (res.status !== 200) return res.body.detail;
       await s.api.post(`/v1/bots/${bot.body.id}/kill`, { token: user.token });
       return s.launcher.configFor(bot.body.id).login?.session;
     };
@@ -722,7 +722,7 @@ describe("MEETBOT_SECRET_KEY", () => {
         token: user.token,
         body: { platform: "google", name: "n", session },
       });
-      const accountId = created.body.id as number;
+      const accountId = created.body.id;
       expect(await keyIds(first)).toEqual(["k1"]);
       await first.close();
 

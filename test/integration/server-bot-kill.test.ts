@@ -151,7 +151,7 @@ describe("kill a bot in a call", () => {
     expect(aggregated[0]?.data).toMatchObject({ subCode: "KILLED", meetingTitle: "Board meeting" });
 
     // The log tells the story without warnings: refused reports are info, the kill an error.
-    const logs = (await get(`/v1/bots/${botId}/logs`)).body as { level: string; message: string }[];
+    const logs = (await get(`/v1/bots/${botId}/logs`)).body;
     expect(logs.map((l) => [l.level, l.message])).toEqual([
       ["info", "deployment started"],
       ["error", "KILLED: killed on request"],

@@ -117,7 +117,7 @@ describe("request bodies", () => {
   });
 
   it("JSON that is not UTF-8, or holds a lone surrogate, is 400 and nothing is stored", async () => {
-    const listed = async () => (await server.api.get("/v1/bots", { token: user.token })).body.total as number;
+    const listed = async () => (await server.api.get("/v1/bots", { token: user.token })).body.total;
     const before = await listed();
     const title = (escaped: string) =>
       `{"meetingInfo":${JSON.stringify(TEST_MEETING)},"meetingTitle":"${escaped}"}`;

@@ -7,6 +7,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  errorDetail,
 } from "../helpers/server-harness.js";
 import { StreamClient } from "../helpers/sse-client.js";
 
@@ -195,7 +196,7 @@ describe("GET /v1/events/stream", () => {
     await stream(s, user);
     const third = await stream(s, user);
     expect(third.status).toBe(429);
-    expect((third.body as { detail: string }).detail).toMatch(/Too many open event streams: 2 per user/);
+    expect(errorDetail(third.body)).toMatch(/Too many open event streams: 2 per user/);
     expect((await stream(s, other)).status).toBe(200); // the limit is per user
 
     first.close();

@@ -327,7 +327,7 @@ describe("the bot option output.image", () => {
     });
     expect(created.status).toBe(201);
     expect(created.body.output.image).toMatchObject({ width: 320, height: 180 });
-    const botId = created.body.id as number;
+    const botId = created.body.id;
     const patched = await server.api.patch(`/v1/bots/${botId}`, {
       token: owner.token,
       body: { output: { image: dataUrl("image/png", greenPng) } },
@@ -391,7 +391,7 @@ describe("the bot option output.image", () => {
     });
     expect(created.status).toBe(201);
     expect(created.body.output.image).toMatchObject({ width: 916, height: 720 });
-    const botId = created.body.id as number;
+    const botId = created.body.id;
     expect(await storedFiles(botId)).toEqual([`${created.body.output.image?.imageId}.png`]);
     // Only the picture may take a body past 1 MiB.
     const padded = await server.api.post("/v1/bots", {

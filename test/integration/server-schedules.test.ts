@@ -213,7 +213,7 @@ describe("the server deploys a scheduled bot", () => {
     const joinAt = inMs(40_000);
     const created = await createBot(server, user, { joinAt });
     expect(created.body.status).toBe("READY_TO_DEPLOY");
-    const botId = created.body.id as number;
+    const botId = created.body.id;
 
     const bot = await untilDeployedOrFailed(server, user, botId);
     expect(bot.status).toBe("DEPLOYING");
@@ -251,9 +251,9 @@ describe("the server deploys a scheduled bot", () => {
       body: { name: "errors", url: "https://example.com/hooks", events: ["bot.error"] },
     });
     expect(hook.status).toBe(201);
-    const onTime = (await createBot(first, user, { joinAt: inMs(40_000) })).body.id as number;
-    const late = (await createBot(first, user, { joinAt: inMs(40_000) })).body.id as number;
-    const missed = (await createBot(first, user, { joinAt: inMs(40_000) })).body.id as number;
+    const onTime = (await createBot(first, user, { joinAt: inMs(40_000) })).body.id;
+    const late = (await createBot(first, user, { joinAt: inMs(40_000) })).body.id;
+    const missed = (await createBot(first, user, { joinAt: inMs(40_000) })).body.id;
     await first.close();
     // While no server ran, `late` became 1 min late and `missed` 10 min (the grace is 5 min).
     await withDb(first, async (db) => {

@@ -85,10 +85,10 @@ async function deployedBot(): Promise<{ token: string; botId: number; config: Bo
     body: { email, password: "correct horse battery", name: "TLS" },
   });
   expect(registered.status).toBe(201);
-  const token = registered.body.access_token as string;
+  const token = registered.body.access_token;
   const created = await call("POST", "/v1/bots", { token, body: { meetingInfo: TEST_MEETING } });
   expect(created.status).toBe(201);
-  const botId = created.body.id as number;
+  const botId = created.body.id;
   expect((await call("POST", `/v1/bots/${botId}/deploy`, { token })).status).toBe(200);
   return { token, botId, config: server.launcher.configFor(botId) };
 }

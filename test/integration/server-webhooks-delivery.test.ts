@@ -121,7 +121,7 @@ async function createWebhook(target: TestServer, owner: TestUser, events: string
   cleanups.push(() =>
     target.api.delete(`/v1/webhooks/${res.body.id}`, { token: owner.token }).catch(() => {}),
   );
-  return { id: res.body.id as number, path: hookPath };
+  return { id: res.body.id, path: hookPath };
 }
 
 async function deliveriesOf(target: TestServer, owner: TestUser, webhookId: number) {

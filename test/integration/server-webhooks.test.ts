@@ -54,7 +54,7 @@ async function createWebhook(owner: TestUser, body: Record<string, unknown> = {}
   });
   if (res.status !== 201) throw new Error(`create webhook: ${res.status} ${JSON.stringify(res.body)}`);
   receiver.setSecret(hookPath, res.body.secret);
-  return { id: res.body.id as number, path: hookPath, secret: res.body.secret as string, body: res.body };
+  return { id: res.body.id, path: hookPath, secret: res.body.secret, body: res.body };
 }
 
 /** Polls `GET path` until `done(body)`, for at most 10 s. */
