@@ -9,6 +9,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  defined,
 } from "../helpers/server-harness.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
 
@@ -104,8 +105,10 @@ describe("the bot accounts page", () => {
     await expect.poll(() => cellText(row, 3)).toBe("unchecked");
 
     // The bot form offers the account for a login.
-    const accountId = (await server.api.get("/v1/bot-accounts", { token: user.token })).body.botAccounts[0]
-      .id;
+    const accountId = defined(
+      (await server.api.get("/v1/bot-accounts", { token: user.token })).body.botAccounts[0],
+      "the account",
+    ).id;
     await page.getByRole("link", { name: "Bots", exact: true }).click();
     await page.getByRole("button", { name: "New bot" }).click();
     await page.getByLabel("Meeting link").fill("http://127.0.0.1:9/meet/abc-defg-hij");
@@ -274,7 +277,7 @@ describe("the webhooks page", () => {
 
     await panel.getByRole("button", { name: "Pause" }).click();
     await panel.getByText("Paused: gets no new deliveries").waitFor();
-    expect((await server.api.get("/v1/webhooks", { token: user.token })).body.webhooks[0].isActive).toBe(
+    expect((await server.api.get("/v1/webhooks", { token: user.token })).body.webhooks[0]?.isActive).toBe(
       false,
     );
     await panel.getByRole("button", { name: "Resume" }).click();

@@ -15,6 +15,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  defined,
 } from "../helpers/server-harness.js";
 import { startStack } from "../helpers/stack.js";
 
@@ -243,8 +244,9 @@ describe("bots the test's runner plays", () => {
     await expect.poll(() => row.getByText("DEPLOYING").count()).toBe(1);
 
     const listed = await server.api.get("/v1/bots", { token: user.token });
-    const made = listed.body.bots.find(
-      (bot: { botDisplayName: string }) => bot.botDisplayName === "Form Bot",
+    const made = defined(
+      listed.body.bots.find((bot) => bot.botDisplayName === "Form Bot"),
+      "the bot the form made",
     );
     expect(made).toMatchObject({
       meetingTitle: "Form test",

@@ -96,8 +96,8 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 300_000 
     ]);
     // The item points at the commitment's line (up to the playout and recognizer's few hundred ms).
     const commitment = lines[2]!;
-    expect(summary.body.actionItems[0].startMs).toBeGreaterThanOrEqual(commitment.startMs - 800);
-    expect(summary.body.actionItems[0].startMs).toBeLessThanOrEqual(commitment.endMs);
+    expect(summary.body.actionItems[0]?.startMs).toBeGreaterThanOrEqual(commitment.startMs - 800);
+    expect(summary.body.actionItems[0]?.startMs).toBeLessThanOrEqual(commitment.endMs);
     expect(summary.body.decisions, heardWithSummary).toEqual([expect.stringMatching(DECISION)]);
 
     // Both announced to the owner's webhook, signed.

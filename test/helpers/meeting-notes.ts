@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { SpokenLine } from "../../fixtures/host/script.js";
 import { ApiClient } from "../../src/client/api-client.js";
+import { Api, type BotApiBody, type JobStatusPath, settledJob } from "./server-harness.js";
 import { SCRIPTED_MEETING } from "./spoken-meeting.js";
 import type { startStack } from "./stack.js";
 
@@ -76,7 +77,8 @@ export async function notesUser(
   const tokens = (await login.json()) as { access_token: string; refresh_token: string };
   const token = tokens.access_token;
 
-  async function request(method: string, path: string, body?: unknown) {
+  /** The answer is typed by the bot API's response map, as the test harness's are. */
+  async function request<M extends string, P extends string>(method: M, path: P, body?: unknown) {
     const response = await fetch(new URL(path, baseUrl), {
       method,
       headers: {
@@ -86,24 +88,13 @@ export async function notesUser(
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the caller checks the shape it expects
-    const json: any = text ? JSON.parse(text) : null;
-    return { status: response.status, body: json };
+    const json: unknown = text ? JSON.parse(text) : null;
+    return { status: response.status, body: json as BotApiBody<M, P> };
   }
 
   /** Polls a job's status route until it is completed or failed (404 until the job is queued). */
-  async function settled(statusPath: string, timeoutMs: number) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const res = await request("GET", statusPath);
-      if (res.status === 200 && (res.body.status === "completed" || res.body.status === "failed")) {
-        return res.body as { status: string; engine: string; error: unknown };
-      }
-      if (Date.now() > deadline)
-        throw new Error(`${statusPath} still ${res.status} ${JSON.stringify(res.body)}`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
+  const settled = <P extends JobStatusPath>(statusPath: P, timeoutMs: number) =>
+    settledJob(new Api(baseUrl), token, statusPath, timeoutMs);
 
   return { api, request, settled, token, refreshToken: tokens.refresh_token };
 }

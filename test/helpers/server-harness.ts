@@ -14,6 +14,7 @@ import { type Db, openDatabase } from "../../src/server/db/database.js";
 import type { Launcher } from "../../src/server/launcher/launcher.js";
 import { type StartServerOptions, startServer } from "../../src/server/main.js";
 import { completeBoxes, segmentEnd } from "../../src/runner/mp4-boxes.js";
+import type { AnswerOf, BotApiResponses, ResponseMap } from "../../src/server/schemas/responses.js";
 import { testDatabaseFor } from "./postgres.js";
 
 /**
@@ -23,10 +24,28 @@ import { testDatabaseFor } from "./postgres.js";
  * runner would get.
  */
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are whatever JSON the test expects
-type Json = any;
+/** The spec's error body, which any answer may be (4xx/5xx): readable beside the typed fields. */
+export interface ErrorFields {
+  detail?: string | ValidationIssue[];
+}
+export interface ValidationIssue {
+  loc: Array<string | number>;
+  msg: string;
+  type: string;
+}
 
-export interface ApiResponse<T = Json> {
+/**
+ * The body type of an answer: the operation's schema (from the server's own response map) with
+ * the error fields; `unknown` for a route the map does not list, so a test must state its shape
+ * (`request<T>`) or not read fields at all.
+ */
+export type Body<T> = unknown extends T ? unknown : T & ErrorFields;
+/** The body of a bot-API answer to `Method` on a path of the documented form `Path`. */
+export type BotApiBody<Method extends string, Path extends string> = Body<
+  AnswerOf<BotApiResponses, Method, Path>
+>;
+
+export interface ApiResponse<T = unknown> {
   status: number;
   body: T;
   headers: Headers;
@@ -42,27 +61,39 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-export class Api {
+/**
+ * A client of one interface, whose answers are typed by that interface's response map (the bot
+ * API's by default; the meeting-notes interface's is NotesApiResponses): a test reading a field
+ * the schema does not have fails to compile.
+ */
+export class Api<Map extends ResponseMap = BotApiResponses> {
   constructor(readonly baseUrl: string) {}
 
-  get<T = Json>(path: string, opts?: RequestOptions) {
-    return this.request<T>("GET", path, opts);
+  get<P extends string>(path: P, opts?: RequestOptions) {
+    return this.request<Body<AnswerOf<Map, "GET", P>>>("GET", path, opts);
   }
-  post<T = Json>(path: string, opts?: RequestOptions) {
-    return this.request<T>("POST", path, opts);
+  post<P extends string>(path: P, opts?: RequestOptions) {
+    return this.request<Body<AnswerOf<Map, "POST", P>>>("POST", path, opts);
   }
-  put<T = Json>(path: string, opts?: RequestOptions) {
-    return this.request<T>("PUT", path, opts);
+  put<P extends string>(path: P, opts?: RequestOptions) {
+    return this.request<Body<AnswerOf<Map, "PUT", P>>>("PUT", path, opts);
   }
-  patch<T = Json>(path: string, opts?: RequestOptions) {
-    return this.request<T>("PATCH", path, opts);
+  patch<P extends string>(path: P, opts?: RequestOptions) {
+    return this.request<Body<AnswerOf<Map, "PATCH", P>>>("PATCH", path, opts);
   }
-  delete<T = Json>(path: string, opts?: RequestOptions) {
-    return this.request<T>("DELETE", path, opts);
+  delete<P extends string>(path: P, opts?: RequestOptions) {
+    return this.request<Body<AnswerOf<Map, "DELETE", P>>>("DELETE", path, opts);
   }
 
-  /** `path` is relative to the server (e.g. "/v1/bots") or an absolute URL. */
-  async request<T = Json>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+  /**
+   * `path` is relative to the server (e.g. "/v1/bots") or an absolute URL. The escape hatch for
+   * routes the response map does not list (files, streams, 204s): the test states the shape.
+   */
+  async request<T = unknown>(
+    method: string,
+    path: string,
+    opts: RequestOptions = {},
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = {};
     if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
     let body: string | Uint8Array | undefined;
@@ -84,6 +115,47 @@ export class Api {
       headers: response.headers,
     };
   }
+}
+
+/** The status route of a transcript or a summary job. */
+export type JobStatusPath = `/v1/transcripts/${number}/status` | `/v1/summaries/${number}/status`;
+
+/** Polls a job's status route until the job has completed or failed; its last status answer. */
+export async function settledJob<P extends JobStatusPath>(
+  api: Api,
+  token: string,
+  statusPath: P,
+  timeoutMs = 60_000,
+): Promise<BotApiBody<"GET", P>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api.get(statusPath, { token });
+    // The body's type depends on P; both jobs' answers have the same `status`.
+    const { status } = res.body as { status?: string };
+    if (res.status === 200 && (status === "completed" || status === "failed")) return res.body;
+    if (Date.now() > deadline) throw new Error(`${statusPath} still ${JSON.stringify(res.body)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** `value`, or a throw naming `what` when it is missing: narrows where `expect().toBeDefined()` does not. */
+export function defined<T>(value: T | null | undefined, what: string): T {
+  if (value === undefined || value === null) throw new Error(`${what} is missing`);
+  return value;
+}
+
+/** The message of an error body whose detail is one string; throws when it is not. */
+export function errorDetail(body: unknown): string {
+  const detail = (body as ErrorFields | null)?.detail;
+  if (typeof detail !== "string") throw new Error(`not an error with a message: ${JSON.stringify(body)}`);
+  return detail;
+}
+
+/** The issues of a validation error (422) body; throws when its detail is not a list of them. */
+export function validationIssues(body: unknown): ValidationIssue[] {
+  const detail = (body as ErrorFields | null)?.detail;
+  if (!Array.isArray(detail)) throw new Error(`not a validation error: ${JSON.stringify(body)}`);
+  return detail;
 }
 
 /** A Launcher that keeps each BotConfig it is asked to launch; can be told to fail. */
@@ -176,7 +248,7 @@ export async function registerUser(api: Api, name = "Test User"): Promise<TestUs
   return {
     token: res.body.access_token,
     refreshToken: res.body.refresh_token,
-    userId: res.body.user_id,
+    userId: String(res.body.user_id), // "usr_<id>" from register
     email,
     password,
   };
@@ -206,7 +278,7 @@ export async function requestAccountCheck(
   });
   if (account.status !== 201)
     throw new Error(`create account failed: ${account.status} ${JSON.stringify(account.body)}`);
-  const accountId = account.body.id as number;
+  const accountId = account.body.id;
   return { accountId, marker, checkId: await requestCheck(server, user, accountId) };
 }
 
@@ -231,7 +303,7 @@ export async function requestCheck(server: TestServer, user: TestUser, accountId
     body: { meetingUrl: TEST_MEETING.meetingUrl },
   });
   if (check.status !== 202) throw new Error(`check failed: ${check.status} ${JSON.stringify(check.body)}`);
-  return check.body.checkId as number;
+  return check.body.checkId;
 }
 
 /** Creates a bot for `user` and deploys it; returns its id and the BotConfig the runner got. */
@@ -246,7 +318,7 @@ export async function deployedBot(
   });
   if (created.status !== 201)
     throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body)}`);
-  const botId = created.body.id as number;
+  const botId = created.body.id;
   const deployed = await server.api.post(`/v1/bots/${botId}/deploy`, { token: user.token });
   if (deployed.status !== 200)
     throw new Error(`deploy failed: ${deployed.status} ${JSON.stringify(deployed.body)}`);
@@ -270,7 +342,15 @@ export class FakeRunner {
   }
 
   sendRaw(event: unknown, token = this.config.callback.token) {
-    return this.api.post(callbackEventUrl(this.config), { body: event, token });
+    // The URL is the config's (absolute): its answer is typed as the route it names.
+    return this.api.request<BotApiBody<"POST", "/v1/bot-callbacks/0/event">>(
+      "POST",
+      callbackEventUrl(this.config),
+      {
+        body: event,
+        token,
+      },
+    );
   }
 
   status(
@@ -302,14 +382,18 @@ export class FakeRunner {
   }
 
   upload(bytes: Uint8Array, durationMs: number, opts: { token?: string; contentType?: string } = {}) {
-    return this.api.put(this.config.upload.url, {
-      rawBody: bytes,
-      token: opts.token ?? this.config.callback.token,
-      headers: {
-        "content-type": opts.contentType ?? "video/mp4",
-        "x-recording-duration-ms": String(durationMs),
+    return this.api.request<BotApiBody<"PUT", "/v1/bot-callbacks/0/recording">>(
+      "PUT",
+      this.config.upload.url,
+      {
+        rawBody: bytes,
+        token: opts.token ?? this.config.callback.token,
+        headers: {
+          "content-type": opts.contentType ?? "video/mp4",
+          "x-recording-duration-ms": String(durationMs),
+        },
       },
-    });
+    );
   }
 }
 

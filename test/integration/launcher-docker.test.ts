@@ -22,6 +22,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  defined,
 } from "../helpers/server-harness.js";
 import { eventually } from "../helpers/stack.js";
 
@@ -93,7 +94,7 @@ async function createBot(
     body: { meetingInfo: TEST_MEETING, meetingTitle: "Weekly sync", botDisplayName: "Notetaker", ...body },
   });
   expect(created.status).toBe(201);
-  return created.body.id as number;
+  return created.body.id;
 }
 
 /** Creates and deploys a bot; answers its container (as the engine was asked for it) and runner. */
@@ -255,8 +256,10 @@ describe("the Docker launcher (against a Docker Engine API stand-in)", () => {
     expect(deployed.status).toBe(200);
     const bot = await statusBecomes(server, user, botId, "FATAL");
     expect(bot.deploymentError).toMatchObject({ code: "IMAGE_PULL_FAILED" });
-    expect(bot.deploymentError.message).toContain(`image ${IMAGE} could not be pulled: `);
-    expect(bot.deploymentError.message).toContain("pull access denied");
+    expect(defined(bot.deploymentError, "deploymentError").message).toContain(
+      `image ${IMAGE} could not be pulled: `,
+    );
+    expect(defined(bot.deploymentError, "deploymentError").message).toContain("pull access denied");
     expect(engine.made("POST", "/images/create")).toHaveLength(1);
     expect(engine.made("POST", "/containers/create")).toHaveLength(0);
   });
@@ -287,7 +290,9 @@ describe("the Docker launcher (against a Docker Engine API stand-in)", () => {
     engine.oomKill(container);
     const bot = await statusBecomes(server, user, botId, "FATAL");
     expect(bot.deploymentError).toMatchObject({ code: "OUT_OF_MEMORY" });
-    expect(bot.deploymentError.message).toContain("ran out of memory (limit 2048 MiB)");
+    expect(defined(bot.deploymentError, "deploymentError").message).toContain(
+      "ran out of memory (limit 2048 MiB)",
+    );
   });
 
   it("leaves a runner that died without a word to the watchdog: FATAL HEARTBEAT_TIMEOUT", async () => {

@@ -17,6 +17,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  defined,
 } from "../helpers/server-harness.js";
 import { eventually } from "../helpers/stack.js";
 
@@ -61,7 +62,7 @@ async function deploy(
   expect(created.status).toBe(201);
   const deployed = await server.api.post(`/v1/bots/${created.body.id}/deploy`, { token: user.token });
   expect(deployed.status).toBe(200);
-  return created.body.id as number;
+  return created.body.id;
 }
 
 /** The BotConfig the bot's Pod would read: the one in its Secret. */
@@ -211,14 +212,14 @@ describe("the Kubernetes launcher", () => {
       token: user.token,
       body: { meetingInfo: TEST_MEETING },
     });
-    const botId = created.body.id as number;
+    const botId = created.body.id;
     standIn.refuseNext("secrets", "create", 403);
     const deployed = await server.api.post(`/v1/bots/${botId}/deploy`, { token: user.token });
     expect(deployed.status).toBe(503);
     const bot = await botOf(server, user, botId);
     expect(bot.status).toBe("FATAL");
     expect(bot.deploymentError).toMatchObject({ code: "LAUNCH_FAILED" });
-    expect(bot.deploymentError.message).toBe(
+    expect(defined(bot.deploymentError, "deploymentError").message).toBe(
       `Kubernetes refused to create Secret meetbot-bot-${botId}-config in namespace ${NAMESPACE} (HTTP 403): ` +
         "secrets is forbidden: cannot create secrets (stand-in refusal)",
     );
@@ -316,8 +317,8 @@ describe("the Kubernetes launcher", () => {
         `bot ${botId} FATAL`,
         15_000,
       );
-      expect(bot.deploymentError.code).toBe(subCode);
-      expect(bot.deploymentError.message).toMatch(message);
+      expect(defined(bot.deploymentError, "deploymentError").code).toBe(subCode);
+      expect(defined(bot.deploymentError, "deploymentError").message).toMatch(message);
       // bot.ended is queued at once when no runner ever ran; otherwise it waits for the runner.
       const db = await openServerDatabase(server);
       try {

@@ -1,3 +1,4 @@
+import type { NotesApiResponses } from "../../src/notes/responses.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../src/server/db/database.js";
 import {
@@ -84,7 +85,7 @@ const idKind = (route: Route) =>
       ? "webhook"
       : "other";
 
-async function listRoutes(notes: Api): Promise<Route[]> {
+async function listRoutes(notes: Api<NotesApiResponses>): Promise<Route[]> {
   const doc = (await notes.get("/openapi.json")).body as {
     paths: Record<string, Record<string, OpenApiOperation>>;
   };
@@ -119,7 +120,7 @@ interface Fixture {
 }
 
 let server: TestServer;
-let notes: Api;
+let notes: Api<NotesApiResponses>;
 let db: Db;
 let client: RawClient;
 let fixture: Fixture;
@@ -134,7 +135,7 @@ beforeAll(async () => {
     jobs: { worker: false },
     watchdog: { intervalMs: 3_600_000 },
   });
-  notes = new Api(server.notesUrl as string);
+  notes = new Api<NotesApiResponses>(server.notesUrl as string);
   db = await openServerDatabase(server);
   client = new RawClient(server.notesUrl as string);
   fixture = await createFixture();
@@ -192,10 +193,7 @@ async function createFixture(): Promise<Fixture> {
       ).body.id,
     );
   const key = async (name: string) =>
-    ok(await server.api.post("/v1/api-keys", { token: users.a.token, body: { name } }), 201).body as {
-      id: number;
-      key: string;
-    };
+    ok(await server.api.post("/v1/api-keys", { token: users.a.token, body: { name } }), 201).body;
   const aKey = await key("fuzz");
   const revoked = await key("revoked");
   ok(await server.api.delete(`/v1/api-keys/${revoked.id}`, { token: users.a.token }), 204);

@@ -1,3 +1,4 @@
+import type { NotesApiResponses } from "../../src/notes/responses.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -12,6 +13,8 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  validationIssues,
+  defined,
 } from "../helpers/server-harness.js";
 import { recordMeeting, type TimedEvent } from "../helpers/recorded-meeting.js";
 import { storeCompletedContent } from "../helpers/stored-content.js";
@@ -22,7 +25,7 @@ import { storeCompletedContent } from "../helpers/stored-content.js";
  */
 let scratch: string;
 let server: TestServer;
-let notes: Api;
+let notes: Api<NotesApiResponses>;
 let db: Db;
 let mp4: Uint8Array;
 
@@ -34,7 +37,7 @@ beforeAll(async () => {
     rateLimit: { perMinute: 0, perHour: 0 },
     jobs: { worker: false }, // transcripts here are stored by the test
   });
-  notes = new Api(server.notesUrl as string);
+  notes = new Api<NotesApiResponses>(server.notesUrl as string);
   db = await openServerDatabase(server);
 });
 afterAll(async () => {
@@ -87,7 +90,7 @@ function storeTranscript(botId: number, text: string) {
   });
 }
 
-const get = (user: TestUser, url: string) => notes.get(url, { token: user.token });
+const get = <P extends string>(user: TestUser, url: P) => notes.get(url, { token: user.token });
 
 describe("the notes interface's own address", () => {
   it("serves /v1 routes with the bot API's credentials, and its own document and docs", async () => {
@@ -113,7 +116,12 @@ describe("the notes interface's own address", () => {
     expect((await server.api.delete(`/v1/api-keys/${key.body.id}`, { token: user.token })).status).toBe(204);
     expect((await notes.get("/v1/meetings", { token: key.body.key })).status).toBe(401);
 
-    const doc = (await notes.get("/openapi.json")).body;
+    const doc = (
+      await notes.request<{ info: { title: string }; paths: Record<string, unknown>; servers: unknown }>(
+        "GET",
+        "/openapi.json",
+      )
+    ).body;
     expect(doc.info.title).toBe("meetbot meeting notes API");
     expect(Object.keys(doc.paths).sort()).toEqual([
       "/v1/meetings",
@@ -158,7 +166,7 @@ describe("meetings", () => {
     const list = await get(user, "/v1/meetings");
     expect(list.body).toMatchObject({ has_more: false, next_cursor: null });
     expect(list.body.data).toHaveLength(1);
-    const [listed] = list.body.data;
+    const listed = defined(list.body.data[0], "the listed meeting");
     expect(listed.id).toMatch(/^mtg_[0-9a-f]{24}$/);
     expect(listed).toEqual({
       id: listed.id,
@@ -295,7 +303,7 @@ describe("the meetings list", () => {
     ]) {
       const res = await get(user, `/v1/meetings?${bad}`);
       expect(res.status, bad).toBe(422);
-      expect(res.body.detail[0].loc[0]).toBe("query");
+      expect(validationIssues(res.body)[0]?.loc[0]).toBe("query");
     }
   });
 

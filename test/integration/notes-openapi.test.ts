@@ -27,7 +27,7 @@ let doc: Document;
 beforeAll(async () => {
   server = await startTestServer({ notes: { port: 0 }, jobs: { worker: false } });
   notesUrl = server.notesUrl as string;
-  const res = await new Api(notesUrl).get("/openapi.json");
+  const res = await new Api(notesUrl).request<Document>("GET", "/openapi.json");
   expect(res.status).toBe(200);
   doc = res.body;
 });

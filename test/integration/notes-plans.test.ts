@@ -29,7 +29,7 @@ import { LocalRecordingStore } from "../../src/server/storage/recordings.js";
 import { WakeSignal } from "../../src/server/wake-signal.js";
 import { TestClock } from "../helpers/built-app.js";
 import { type TestDatabase, testDatabaseFor } from "../helpers/postgres.js";
-import { Api, type ApiResponse, RecordingLauncher } from "../helpers/server-harness.js";
+import { Api, type ApiResponse, RecordingLauncher, errorDetail } from "../helpers/server-harness.js";
 
 /**
  * The notes interface's plan limits on the real database, with the real auth hook
@@ -207,7 +207,9 @@ describe("plan limits per user, counted in the database", () => {
     const limited = await p.api.get("/v1/meetings", { token: user.key });
     const atLeast = secondsLeft();
     expect(limited.status).toBe(429);
-    expect(limited.body.detail).toMatch(/^Rate limit exceeded: the free plan allows 100 requests per hour/);
+    expect(errorDetail(limited.body)).toMatch(
+      /^Rate limit exceeded: the free plan allows 100 requests per hour/,
+    );
     expect(headers(limited)).toEqual({ limit: "100", remaining: "0", reset: hourEnd(clock) });
     const retryAfter = Number(limited.headers.get("retry-after"));
     expect(retryAfter).toBeGreaterThanOrEqual(atLeast);
@@ -234,7 +236,7 @@ describe("plan limits per user, counted in the database", () => {
     const limited = await p.api.get("/v1/meetings", { token: user.key });
     expect(limited.status).toBe(429);
     expect(headers(limited)).toMatchObject({ limit: "1000", remaining: "0" });
-    expect(limited.body.detail).toMatch(/the pro plan allows 1000 requests per hour/);
+    expect(errorDetail(limited.body)).toMatch(/the pro plan allows 1000 requests per hour/);
   });
 
   it("enterprise: never refused, its headers say 2147483647 (a number, for integer parsers), nothing is counted", async () => {
@@ -310,7 +312,7 @@ describe("the X-RateLimit-* headers on every response", () => {
       [unknown, 404],
     ] as const) {
       expect(res.status).toBe(status);
-      expect(res.body.detail).toEqual(expect.any(String));
+      expect(errorDetail(res.body)).toEqual(expect.any(String));
       expect(headers(res)).toEqual({ limit: "100", remaining: "100", reset: hourEnd(clock) });
     }
     expect(headers(await p.api.get("/v1/meetings", { token: user.key })).remaining).toBe("98");

@@ -1,3 +1,4 @@
+import type { NotesApiResponses } from "../../src/notes/responses.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -12,6 +13,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  validationIssues,
 } from "../helpers/server-harness.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
 
@@ -22,7 +24,7 @@ import { WebhookReceiver } from "../helpers/webhook-receiver.js";
  */
 let scratch: string;
 let server: TestServer;
-let notes: Api;
+let notes: Api<NotesApiResponses>;
 let receiver: WebhookReceiver;
 let deepgram: StandIn;
 let mp4: Uint8Array;
@@ -69,7 +71,7 @@ beforeAll(async () => {
       },
     },
   });
-  notes = new Api(server.notesUrl as string);
+  notes = new Api<NotesApiResponses>(server.notesUrl as string);
   receiver = await new WebhookReceiver().start();
 });
 afterAll(async () => {
@@ -132,7 +134,7 @@ describe("notes webhooks", () => {
     const bad = async (body: unknown) => notes.post("/v1/webhooks", { token: user.token, body });
     const unknown = await bad({ url: receiver.endpoint("/x"), events: ["meeting.completed", "bot.joined"] });
     expect(unknown.status).toBe(422);
-    expect(unknown.body.detail[0].loc).toEqual(["body", "events", 1]);
+    expect(validationIssues(unknown.body)[0]?.loc).toEqual(["body", "events", 1]);
     expect((await bad({ url: receiver.endpoint("/x"), events: [] })).status).toBe(422);
     expect((await bad({ url: "ftp://example.com/x", events: ["transcript.ready"] })).status).toBe(422);
     expect((await notes.get("/v1/webhooks", { token: user.token })).body.data).toEqual([]);
@@ -152,7 +154,7 @@ describe("notes webhooks", () => {
       "transcript.ready",
       "action_items.detected",
     ]);
-    const meetingId = all[0]!.body.data.id as string;
+    const meetingId = all[0]!.body.data.id;
     expect(meetingId).toMatch(/^mtg_[0-9a-f]{24}$/);
     expect(all[0]!.body).toMatchObject({
       event: "meeting.completed",

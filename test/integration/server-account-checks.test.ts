@@ -12,6 +12,7 @@ import {
   registerUser,
   TEST_MEETING,
   type TestUser,
+  defined,
 } from "../helpers/server-harness.js";
 
 /**
@@ -116,7 +117,7 @@ async function launchedCheck(checkId: number): Promise<BotConfig> {
 async function startCheck(accountId: number): Promise<{ checkId: number; config: BotConfig }> {
   const res = await requestCheck(accountId);
   expect(res.status).toBe(202);
-  const checkId = res.body.checkId as number;
+  const checkId = res.body.checkId;
   return { checkId, config: await launchedCheck(checkId) };
 }
 
@@ -173,8 +174,9 @@ describe("bot account checks", () => {
       accountEmail: "nora@example.com",
     });
     // The server's (test) clock at the report.
-    expect(Date.parse(account.lastCheckedAt)).toBeGreaterThanOrEqual(before - 1);
-    expect(Date.parse(account.lastCheckedAt)).toBeLessThanOrEqual(clock.now().getTime());
+    const checkedAt = Date.parse(defined(account.lastCheckedAt, "lastCheckedAt"));
+    expect(checkedAt).toBeGreaterThanOrEqual(before - 1);
+    expect(checkedAt).toBeLessThanOrEqual(clock.now().getTime());
     expect(await deliveries(id)).toEqual([
       { event: "bot_account.checked", data: { accountId: id, status: "active" } },
     ]);

@@ -9,6 +9,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  defined,
 } from "../helpers/server-harness.js";
 
 /**
@@ -28,10 +29,11 @@ const today = () => new Date().toISOString().slice(0, 10);
 async function createKey(user: TestUser, name = "ci") {
   const res = await server.api.post("/v1/api-keys", { token: user.token, body: { name } });
   expect(res.status).toBe(201);
-  return res.body as { id: number; key: string; keyPreview: string };
+  return res.body;
 }
 
-const logsOf = async (token: string, query = "") => {
+/** `query` starts with "?" (or is empty), so the answer keeps the listing's type. */
+const logsOf = async (token: string, query: `?${string}` | "" = "") => {
   const res = await server.api.get(`/v1/users/me/api-logs${query}`, { token });
   expect(res.status).toBe(200);
   return res.body;
@@ -111,8 +113,11 @@ describe("GET /v1/api-keys/{id}/usage", () => {
     const key = await createKey(user);
     const other = await createKey(user, "other");
     const listed = async () =>
-      (await server.api.get("/v1/api-keys", { token: user.token })).body.apiKeys.find(
-        (k: { id: number }) => k.id === key.id,
+      defined(
+        (await server.api.get("/v1/api-keys", { token: user.token })).body.apiKeys.find(
+          (k) => k.id === key.id,
+        ),
+        "the key",
       );
     const before = await server.api.get(`/v1/api-keys/${key.id}/usage`, { token: user.token });
     expect(before.body).toMatchObject({
@@ -141,7 +146,7 @@ describe("GET /v1/api-keys/{id}/usage", () => {
     ]);
     expect(res.body.days).toHaveLength(30);
     expect(res.body.days.at(-1)).toEqual({ date: today(), requests: 6 });
-    expect(res.body.start).toBe(res.body.days[0].date);
+    expect(res.body.start).toBe(res.body.days[0]?.date);
 
     // lastUsedAt is the newest request's time, in the usage and in the key list alike.
     const newest = res.body.endpoints

@@ -13,6 +13,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  validationIssues,
 } from "../helpers/server-harness.js";
 
 /**
@@ -93,13 +94,13 @@ describe("bot option audioStream", () => {
   ])("refuses %j with a 422 at its field", async (audioStream, loc, message) => {
     const res = await create({ audioStream });
     expect(res.status, JSON.stringify(res.body)).toBe(422);
-    expect(res.body.detail[0].loc).toEqual(loc);
-    expect(res.body.detail[0].msg).toMatch(message);
+    expect(validationIssues(res.body)[0]?.loc).toEqual(loc);
+    expect(validationIssues(res.body)[0]?.msg).toMatch(message);
   });
 
   it("is replaced whole by a PATCH (the token too) and removed with null; checked as at create", async () => {
     const created = await create({ audioStream: { url: "ws://agent.example.com/a", token: TOKEN } });
-    const id = created.body.id as number;
+    const id = created.body.id;
     const patch = (audioStream: unknown) =>
       server.api.patch(`/v1/bots/${id}`, { token: owner.token, body: { audioStream } });
     const replaced = await patch({ url: "wss://agent.example.com/b", sampleRate: 24000 });
@@ -111,7 +112,7 @@ describe("bot option audioStream", () => {
     });
     const refused = await patch({ url: "ws://192.168.1.5/" });
     expect(refused.status).toBe(422);
-    expect(refused.body.detail[0].loc).toEqual(["body", "audioStream", "url"]);
+    expect(validationIssues(refused.body)[0]?.loc).toEqual(["body", "audioStream", "url"]);
     const removed = await patch(null);
     expect(removed.body.audioStream).toBeNull();
   });
@@ -135,8 +136,8 @@ describe("bot option audioStream", () => {
         body: { meetingInfo: TEST_MEETING, audioStream: { url: "ws://127.0.0.1:9000/", token: TOKEN } },
       });
       expect(res.status).toBe(422);
-      expect(res.body.detail[0]).toMatchObject({ loc: ["body", "audioStream", "token"] });
-      expect(res.body.detail[0].msg).toMatch(/MEETBOT_SECRET_KEY/);
+      expect(validationIssues(res.body)[0]).toMatchObject({ loc: ["body", "audioStream", "token"] });
+      expect(validationIssues(res.body)[0]?.msg).toMatch(/MEETBOT_SECRET_KEY/);
     } finally {
       await dev.close();
     }
@@ -188,7 +189,7 @@ describe("audio-stream tokens and MEETBOT_SECRET_KEY", () => {
       try {
         const deployed = await after.api.post(`/v1/bots/${created.body.id}/deploy`, { token: user.token });
         expect(deployed.status).toBe(200);
-        expect(after.launcher.configFor(created.body.id as number).audioStream?.token).toBe(TOKEN);
+        expect(after.launcher.configFor(created.body.id).audioStream?.token).toBe(TOKEN);
       } finally {
         await after.close();
       }

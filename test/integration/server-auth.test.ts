@@ -9,6 +9,7 @@ import {
   registerUser,
   startTestServer,
   type TestServer,
+  validationIssues,
 } from "../helpers/server-harness.js";
 
 let server: TestServer;
@@ -38,7 +39,7 @@ describe("POST /v1/auth/register", () => {
     const refresh = decodeJwt(res.body.refresh_token);
     expect(access.typ).toBe("access");
     expect(refresh.typ).toBe("refresh");
-    expect(access.sub).toBe(res.body.user_id.slice(4));
+    expect(access.sub).toBe(String(res.body.user_id).slice(4)); // "usr_<id>"
     // 30 minutes and 7 days, from the tokens' own claims
     expect((access.exp ?? 0) - (access.iat ?? 0)).toBe(30 * 60);
     expect((refresh.exp ?? 0) - (refresh.iat ?? 0)).toBe(7 * 24 * 60 * 60);
@@ -60,7 +61,7 @@ describe("POST /v1/auth/register", () => {
       body: { email: "not-an-email", password: "short", name: "Ada" },
     });
     expect(res.status).toBe(422);
-    const locs = res.body.detail.map((d: { loc: string[] }) => d.loc.join("."));
+    const locs = validationIssues(res.body).map((d) => d.loc.join("."));
     expect(locs).toEqual(expect.arrayContaining(["body.email", "body.password"]));
   });
 
@@ -137,7 +138,7 @@ describe("sessions: rotation, reuse and revocation", () => {
       body: { email: user.email, password: user.password },
     });
     expect(res.status).toBe(200);
-    return res.body as { access_token: string; refresh_token: string };
+    return res.body;
   };
 
   it("gives every token its own jti: two sign-ins in the same second get different tokens", async () => {

@@ -18,6 +18,9 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  validationIssues,
+  errorDetail,
+  defined,
 } from "../helpers/server-harness.js";
 
 /**
@@ -98,7 +101,7 @@ async function createAccount(body: Json = {}, user = owner) {
     body: { platform: "google", name: "Notetaker", session: newSession("create"), ...body },
   });
   if (res.status !== 201) throw new Error(`create account: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body as { id: number } & Json;
+  return res.body;
 }
 
 const getAccount = async (id: number) =>
@@ -226,7 +229,7 @@ describe("bot accounts", () => {
     const b = await createAccount({ platform: "teams", group: "support" }, user);
     const c = await createAccount({ platform: "zoom", group: "sales" }, user);
     await api.patch(`/v1/bot-accounts/${c.id}`, { token: user.token, body: { disabled: true } });
-    const ids = async (query: string) => {
+    const ids = async (query: `?${string}` | "") => {
       const res = await api.get(`/v1/bot-accounts${query}`, { token: user.token });
       expect(res.status, query).toBe(200);
       return { ids: res.body.botAccounts.map((x: { id: number }) => x.id), total: res.body.total };
@@ -239,7 +242,7 @@ describe("bot accounts", () => {
     expect(await ids("?page=2&page_size=2")).toEqual({ ids: [a.id], total: 3 });
     const bad = await api.get("/v1/bot-accounts?page_size=101&status=gone", { token: user.token });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail.map((d: { loc: string[] }) => d.loc.join("."))).toEqual([
+    expect(validationIssues(bad.body).map((d) => d.loc.join("."))).toEqual([
       "query.page_size",
       "query.status",
     ]);
@@ -327,18 +330,18 @@ describe("a bot's login option", () => {
       body: { meetingInfo: TEST_MEETING, login: { mode: "always", accountId: zoom.id } },
     });
     expect(refused.status).toBe(422);
-    expect(refused.body.detail[0].msg).toBe(`bot account ${zoom.id} is for zoom, not google`);
+    expect(validationIssues(refused.body)[0]?.msg).toBe(`bot account ${zoom.id} is for zoom, not google`);
     const both = await api.post("/v1/bots", {
       token: owner.token,
       body: { meetingInfo: TEST_MEETING, login: { mode: "always", accountId: google.id, group: "x" } },
     });
     expect(both.status).toBe(422);
-    expect(both.body.detail[0].loc).toEqual(["body", "login", "group"]);
+    expect(validationIssues(both.body)[0]?.loc).toEqual(["body", "login", "group"]);
     const badMode = await api.post("/v1/bots", {
       token: owner.token,
       body: { meetingInfo: TEST_MEETING, login: { mode: "sometimes" } },
     });
-    expect(badMode.body.detail[0].loc).toEqual(["body", "login", "mode"]);
+    expect(validationIssues(badMode.body)[0]?.loc).toEqual(["body", "login", "mode"]);
 
     const botId = await createBot({ mode: "only_if_required" });
     const shown = await api.get(`/v1/bots/${botId}`, { token: owner.token });
@@ -361,7 +364,7 @@ describe("a bot's login option", () => {
     // The platform it would join on no longer fits the account.
     const moved = await patch({ meetingInfo: { platform: "zoom", meetingId: "123" } });
     expect(moved.status).toBe(422);
-    expect(moved.body.detail[0].loc).toEqual(["body", "login", "accountId"]);
+    expect(validationIssues(moved.body)[0]?.loc).toEqual(["body", "login", "accountId"]);
     expect((await patch({ login: null })).body.login).toBeNull();
     const listed = await api.get("/v1/bots", { token: owner.token });
     expect(listed.body.bots.every((b: Json) => "login" in b)).toBe(true);
@@ -384,7 +387,7 @@ describe("deploying a bot with a login", () => {
     });
     const held = await getAccount(account.id);
     expect(held.inUse).toBe(1);
-    expect(held.lastUsedAt > held.createdAt).toBe(true);
+    expect(defined(held.lastUsedAt, "lastUsedAt") > held.createdAt).toBe(true);
     // An anonymous bot's config has none.
     const plain = await createBot(undefined);
     expect((await deploy(plain)).config?.login).toBeUndefined();
@@ -410,7 +413,7 @@ describe("deploying a bot with a login", () => {
     expect(server.launcher.launched.some((c) => c.botId === third)).toBe(false);
     const failed = await api.get(`/v1/bots/${third}`, { token: owner.token });
     expect(failed.body).toMatchObject({ status: "FATAL", deploymentError: { code: "LOGIN_UNAVAILABLE" } });
-    expect(failed.body.deploymentError.message).toContain('group "pair"');
+    expect(defined(failed.body.deploymentError, "deploymentError").message).toContain('group "pair"');
     // Its runner never ran: bot.ended goes out now, not an hour later.
     const sent = (await deliveries()).filter((d) => d.botId === third).map((d) => d.event);
     expect(sent).toEqual(expect.arrayContaining(["bot.deploying", "bot.error", "bot.ended"]));
@@ -512,7 +515,7 @@ describe("deploying a bot with a login", () => {
     const bot = await deployed({ mode: "always", group: "del" });
     const busy = await api.delete(`/v1/bot-accounts/${account.id}`, { token: owner.token });
     expect(busy.status).toBe(409);
-    expect(busy.body.detail).toMatch(/in use by 1 bot/);
+    expect(errorDetail(busy.body)).toMatch(/in use by 1 bot/);
     await kill(bot.botId);
     expect((await api.delete(`/v1/bot-accounts/${account.id}`, { token: owner.token })).status).toBe(204);
     const shown = await api.get(`/v1/bots/${bot.botId}`, { token: owner.token });
@@ -697,7 +700,7 @@ describe("MEETBOT_SECRET_KEY", () => {
         body: { meetingInfo: TEST_MEETING, login: { mode: "always", accountId } },
       });
       const res = await s.api.post(`/v1/bots/${bot.body.id}/deploy`, { token: user.token });
-      if (res.status !== 200) return res.body.detail as string;
+      if (res.status !== 200) return res.body.detail;
       await s.api.post(`/v1/bots/${bot.body.id}/kill`, { token: user.token });
       return s.launcher.configFor(bot.body.id).login?.session;
     };
@@ -719,7 +722,7 @@ describe("MEETBOT_SECRET_KEY", () => {
         token: user.token,
         body: { platform: "google", name: "n", session },
       });
-      const accountId = created.body.id as number;
+      const accountId = created.body.id;
       expect(await keyIds(first)).toEqual(["k1"]);
       await first.close();
 

@@ -62,7 +62,7 @@ async function runnerReporter(config: BotConfig) {
   return { reporter: new Reporter(config, workDir, log), log, lines, workDir };
 }
 
-const get = (p: string) => server.api.get(p, { token: user.token });
+const get = <P extends string>(p: P) => server.api.get(p, { token: user.token });
 const kill = (botId: number) => server.api.post(`/v1/bots/${botId}/kill`, { token: user.token });
 const types = (list: { eventType: string }[]) => list.map((e) => e.eventType);
 
@@ -144,14 +144,14 @@ describe("kill a bot in a call", () => {
       "ERROR",
       "RECORDING_STOPPED",
     ]);
-    expect(events[3].data).toEqual({ code: "KILLED", error: "killed on request" });
-    expect(events[4].data).toMatchObject({ durationMs: 2_500, sizeBytes: bytes.length });
+    expect(events[3]?.data).toEqual({ code: "KILLED", error: "killed on request" });
+    expect(events[4]?.data).toMatchObject({ durationMs: 2_500, sizeBytes: bytes.length });
     const aggregated = (await get(`/v1/events?bot_id=${botId}`)).body.events;
     expect(types(aggregated)).toEqual(["FATAL", "RECORDING", "IN_CALL", "JOINING_CALL"]);
-    expect(aggregated[0].data).toMatchObject({ subCode: "KILLED", meetingTitle: "Board meeting" });
+    expect(aggregated[0]?.data).toMatchObject({ subCode: "KILLED", meetingTitle: "Board meeting" });
 
     // The log tells the story without warnings: refused reports are info, the kill an error.
-    const logs = (await get(`/v1/bots/${botId}/logs`)).body as { level: string; message: string }[];
+    const logs = (await get(`/v1/bots/${botId}/logs`)).body;
     expect(logs.map((l) => [l.level, l.message])).toEqual([
       ["info", "deployment started"],
       ["error", "KILLED: killed on request"],

@@ -11,6 +11,9 @@ import {
   type TestServer,
   type TestUser,
   mp4Bytes,
+  validationIssues,
+  errorDetail,
+  defined,
 } from "../helpers/server-harness.js";
 
 /** These tests make many requests as one user: the rate limit is server-rate-limit.test's subject. */
@@ -123,10 +126,10 @@ describe("POST /v1/bots", () => {
       const res = await createBot(body);
       expect(res.status, loc).toBe(422);
       expect(
-        res.body.detail.map((d: { loc: string[] }) => d.loc.join(".")),
+        validationIssues(res.body).map((d) => d.loc.join(".")),
         loc,
       ).toContain(loc);
-      for (const d of res.body.detail) {
+      for (const d of validationIssues(res.body)) {
         expect(typeof d.msg).toBe("string");
         expect(typeof d.type).toBe("string");
       }
@@ -178,7 +181,7 @@ describe("GET /v1/bots", () => {
     expect(all.status).toBe(200);
     expect(all.body).toMatchObject({ total: 3, page: 1, page_size: 20 });
     expect(all.body.bots.map((b: { id: number }) => b.id)).toEqual([...ids].reverse());
-    expect(all.body.bots[0].recording).toBeNull();
+    expect(all.body.bots[0]?.recording).toBeNull();
 
     const page2 = await server.api.get("/v1/bots?page=2&page_size=2", { token: owner.token });
     expect(page2.body).toMatchObject({ total: 3, page: 2, page_size: 2 });
@@ -186,7 +189,7 @@ describe("GET /v1/bots", () => {
 
     const deploying = await server.api.get("/v1/bots?status=DEPLOYING", { token: owner.token });
     expect(deploying.body.total).toBe(1);
-    expect(deploying.body.bots[0].id).toBe(ids[0]);
+    expect(deploying.body.bots[0]?.id).toBe(ids[0]);
   });
 
   it("answers 422 at loc query.* for out-of-range paging and an unknown status", async () => {
@@ -199,7 +202,7 @@ describe("GET /v1/bots", () => {
     ]) {
       const res = await server.api.get(`/v1/bots?${qs}`, { token: user.token });
       expect(res.status, qs).toBe(422);
-      expect(res.body.detail[0].loc.join("."), qs).toBe(loc);
+      expect(validationIssues(res.body)[0]?.loc.join("."), qs).toBe(loc);
     }
   });
 });
@@ -227,7 +230,7 @@ describe("GET /v1/bots/:id", () => {
     for (const id of ["abc", "0", "1e3", "-1"]) {
       const res = await server.api.get(`/v1/bots/${id}`, { token: user.token });
       expect(res.status, id).toBe(422);
-      expect(res.body.detail[0].loc, id).toEqual(["path", "id"]);
+      expect(validationIssues(res.body)[0]?.loc, id).toEqual(["path", "id"]);
     }
   });
 });
@@ -302,7 +305,7 @@ describe("POST /v1/bots/:id/deploy", () => {
     expect(bot.body.deploymentError).toEqual({ code: "LAUNCH_FAILED", message: "no runner slots" });
     const events = await server.api.get(`/v1/bots/${id}/events`, { token: user.token });
     expect(events.body.map((e: { eventType: string }) => e.eventType)).toEqual(["ERROR"]);
-    expect(events.body[0].data).toEqual({ code: "LAUNCH_FAILED", error: "no runner slots" });
+    expect(events.body[0]?.data).toEqual({ code: "LAUNCH_FAILED", error: "no runner slots" });
     const agg = await server.api.get(`/v1/events?bot_id=${id}`, { token: user.token });
     expect(agg.body.events.map((e: { eventType: string }) => e.eventType)).toEqual(["FATAL"]);
     const logs = await server.api.get(`/v1/bots/${id}/logs?level=error`, { token: user.token });
@@ -323,8 +326,7 @@ describe("routing", () => {
   });
 });
 
-const locs = (res: { body: { detail: { loc: (string | number)[] }[] } }) =>
-  res.body.detail.map((d) => d.loc.join("."));
+const locs = (res: { body: unknown }) => validationIssues(res.body).map((d) => d.loc.join("."));
 
 describe("POST /v1/bots meetingInfo rules per platform", () => {
   it("accepts each platform's minimal meeting info", async () => {
@@ -467,7 +469,7 @@ describe("PATCH /v1/bots/:id", () => {
     });
     // The list filters by the new platform too.
     const events = await server.api.get(`/v1/bots?status=DEPLOYING`, { token: user.token });
-    expect(events.body.bots.find((b: { id: number }) => b.id === id).meetingInfo.platform).toBe("zoom");
+    expect(events.body.bots.find((b) => b.id === id)?.meetingInfo.platform).toBe("zoom");
   });
 
   it("clears callbackUrl with null and accepts an empty body as a no-op", async () => {
@@ -653,7 +655,7 @@ describe("DELETE /v1/bots/:id", () => {
       if (status) await runner.status(status);
       const res = await del(botId);
       seen.push([status ?? "DEPLOYING", res.status]);
-      expect(typeof res.body.detail).toBe("string");
+      expect(typeof errorDetail(res.body)).toBe("string");
     }
     expect(seen).toEqual([
       ["DEPLOYING", 409],
@@ -758,7 +760,10 @@ describe("POST /v1/bots/:id/kill (states and security; the runner's side is in s
     await failed.runner.status("FATAL", { subCode: "JOIN_FAILED", message: "x" });
     expect((await kill(failed.botId)).status).toBe(409);
     expect(
-      (await server.api.get(`/v1/bots/${failed.botId}`, { token: user.token })).body.deploymentError.code,
+      defined(
+        (await server.api.get(`/v1/bots/${failed.botId}`, { token: user.token })).body.deploymentError,
+        "deploymentError",
+      ).code,
     ).toBe("JOIN_FAILED");
     expect(server.launcher.stopped).not.toContain(id);
     expect(server.launcher.stopped).not.toContain(done.botId);

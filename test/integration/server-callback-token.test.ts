@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const get = (path: string) => server.api.get(path, { token: user.token });
+const get = <P extends string>(path: P) => server.api.get(path, { token: user.token });
 const heartbeat = { type: "heartbeat", data: {} } as const;
 const EXPIRED = { status: 401, body: { detail: "Callback token expired: the bot has ended" } };
 const answer = (res: { status: number; body: unknown }) => ({ status: res.status, body: res.body });
@@ -89,7 +89,7 @@ describe("a bot's callback token", () => {
     expect(answer(await runner.send(heartbeat))).toEqual(EXPIRED);
     expect(answer(await artifact(runner, "trace.zip"))).toEqual(EXPIRED);
     const bot = (await get(`/v1/bots/${botId}`)).body;
-    expect(bot.deploymentError.artifacts).toEqual([`/v1/bots/${botId}/artifacts/failure.png`]);
+    expect(bot.deploymentError?.artifacts).toEqual([`/v1/bots/${botId}/artifacts/failure.png`]);
     expect(bot.recording).toMatchObject({ sizeBytes: 1024 });
   });
 

@@ -17,6 +17,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  settledJob,
 } from "../helpers/server-harness.js";
 
 /**
@@ -86,16 +87,6 @@ function recordedBot(target: TestServer, user: TestUser, body: Record<string, un
   return recordMeeting(target, user, { body, recording: mp4 });
 }
 
-async function settled(target: TestServer, token: string, statusPath: string) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const res = await target.api.get(statusPath, { token });
-    if (res.status === 200 && ["completed", "failed"].includes(res.body.status)) return res.body;
-    if (Date.now() > deadline) throw new Error(`${statusPath} still ${JSON.stringify(res.body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 async function until(condition: () => boolean | Promise<boolean>, what: string) {
   const deadline = Date.now() + 30_000;
   while (!(await condition())) {
@@ -121,7 +112,7 @@ describe("provider failures", () => {
       body: { engine: "deepgram", language: "en" },
     });
     expect(started.status).toBe(202);
-    const status = await settled(target, user.token, `/v1/transcripts/${botId}/status`);
+    const status = await settledJob(target.api, user.token, `/v1/transcripts/${botId}/status`, 30_000);
     expect(status).toMatchObject({ status: "completed", engine: "deepgram", language: "en", error: null });
     expect(deepgram.requests).toHaveLength(2);
     const transcript = await target.api.get(`/v1/transcripts/${botId}`, { token: user.token });
@@ -147,7 +138,7 @@ describe("provider failures", () => {
     expect((await target.api.post(`/v1/summaries/${botId}/summarize`, { token: user.token })).status).toBe(
       202,
     );
-    const status = await settled(target, user.token, `/v1/transcripts/${botId}/status`);
+    const status = await settledJob(target.api, user.token, `/v1/transcripts/${botId}/status`, 30_000);
     expect(status).toMatchObject({
       status: "failed",
       engine: "deepgram",
@@ -176,7 +167,7 @@ describe("provider failures", () => {
       token: user.token,
       body: { engine: "deepgram" },
     });
-    const status = await settled(target, user.token, `/v1/transcripts/${botId}/status`);
+    const status = await settledJob(target.api, user.token, `/v1/transcripts/${botId}/status`, 30_000);
     expect(status).toMatchObject({ status: "failed", error: { code: "credentials_invalid" } });
     expect(deepgram.requests).toHaveLength(1);
   });
@@ -209,7 +200,7 @@ describe("durability", () => {
     hang = false;
     const second = await startTestServer(options);
     cleanups.push(() => second.close());
-    const status = await settled(second, user.token, `/v1/transcripts/${botId}/status`);
+    const status = await settledJob(second.api, user.token, `/v1/transcripts/${botId}/status`, 30_000);
     expect(status).toMatchObject({ status: "completed", error: null });
     expect(deepgram.requests).toHaveLength(2);
     const db = await openServerDatabase(second);
@@ -261,7 +252,7 @@ describe("durability", () => {
       databaseUrl: target.databaseUrl,
       jobs: { ...FAST_JOBS, engines: engines({ deepgram: { baseUrl: deepgram.baseUrl, apiKey: "dg" } }) },
     });
-    const status = await settled(resumed, user.token, `/v1/transcripts/${botId}/status`);
+    const status = await settledJob(resumed.api, user.token, `/v1/transcripts/${botId}/status`, 30_000);
     expect(status).toMatchObject({ status: "completed" });
     const row = await db.kysely
       .selectFrom("content_jobs")
@@ -394,7 +385,7 @@ describe("AssemblyAI", () => {
       token: user.token,
       body: { engine: "assemblyai" },
     });
-    const status = await settled(target, user.token, `/v1/transcripts/${botId}/status`);
+    const status = await settledJob(target.api, user.token, `/v1/transcripts/${botId}/status`, 30_000);
     expect(status).toMatchObject({ status: "completed", engine: "assemblyai", language: null });
     expect(webhookAnswers).toEqual([401, 200]);
     expect(reads).toBe(1);

@@ -7,6 +7,9 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  validationIssues,
+  errorDetail,
+  type ErrorFields,
 } from "../helpers/server-harness.js";
 
 /**
@@ -26,10 +29,10 @@ afterAll(() => server?.close());
 function expectSpecError(res: ApiResponse, status: number): void {
   expect(res.status).toBe(status);
   expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-  expect(Object.keys(res.body)).toEqual(["detail"]);
-  if (typeof res.body.detail === "string") return;
-  expect(res.body.detail.length).toBeGreaterThan(0);
-  for (const issue of res.body.detail) {
+  expect(Object.keys(res.body as object)).toEqual(["detail"]);
+  if (typeof (res.body as ErrorFields).detail === "string") return;
+  expect(validationIssues(res.body).length).toBeGreaterThan(0);
+  for (const issue of validationIssues(res.body)) {
     expect(issue).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: expect.any(String) });
   }
 }
@@ -57,7 +60,7 @@ describe("unknown routes", () => {
       for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
         const res = await server.api.request(method, path, { token: user.token });
         expectSpecError(res, 404);
-        expect(res.body.detail, `${method} ${path}`).toBe("Not Found");
+        expect(errorDetail(res.body), `${method} ${path}`).toBe("Not Found");
       }
     }
   });
@@ -94,8 +97,12 @@ describe("malformed requests", () => {
 });
 
 describe("request bodies", () => {
-  const post = (rawBody: string | Uint8Array, contentType?: string, path = "/v1/bots") =>
-    server.api.post(path, {
+  const post = <P extends string = "/v1/bots">(
+    rawBody: string | Uint8Array,
+    contentType?: string,
+    path?: P,
+  ) =>
+    server.api.post(path ?? "/v1/bots", {
       token: user.token,
       rawBody,
       headers: contentType === undefined ? {} : { "content-type": contentType },
@@ -105,12 +112,12 @@ describe("request bodies", () => {
     for (const body of ['{"meetingInfo": ', "{'a': 1}", '{"__proto__": {"admin": true}}', "[1,]"]) {
       const res = await post(body, "application/json");
       expectSpecError(res, 400);
-      expect(res.body.detail, body).toBe("Request body is not valid JSON");
+      expect(errorDetail(res.body), body).toBe("Request body is not valid JSON");
     }
   });
 
   it("JSON that is not UTF-8, or holds a lone surrogate, is 400 and nothing is stored", async () => {
-    const listed = async () => (await server.api.get("/v1/bots", { token: user.token })).body.total as number;
+    const listed = async () => (await server.api.get("/v1/bots", { token: user.token })).body.total;
     const before = await listed();
     const title = (escaped: string) =>
       `{"meetingInfo":${JSON.stringify(TEST_MEETING)},"meetingTitle":"${escaped}"}`;
@@ -132,7 +139,7 @@ describe("request bodies", () => {
     for (const [body, detail] of cases) {
       const res = await post(body, "application/json");
       expectSpecError(res, 400);
-      expect(res.body.detail).toBe(detail);
+      expect(errorDetail(res.body)).toBe(detail);
     }
     expect(await listed()).toBe(before);
     // A whole pair, escaped or as UTF-8, and an escaped backslash before "ud800", are text.
@@ -147,7 +154,7 @@ describe("request bodies", () => {
     for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "application/xml"]) {
       const res = await post("meetingInfo=google", contentType);
       expectSpecError(res, 415);
-      expect(res.body.detail).toBe("Content-Type must be application/json");
+      expect(errorDetail(res.body)).toBe("Content-Type must be application/json");
     }
     expectSpecError(await post(new TextEncoder().encode('{"a":1}')), 415);
     expectSpecError(await post("{}", "text/plain", "/api/v1/bots"), 415);
@@ -162,7 +169,7 @@ describe("request bodies", () => {
     const big = JSON.stringify({ meetingInfo: TEST_MEETING, meetingTitle: "x".repeat(1024 * 1024) });
     const sized = await post(big, "application/json");
     expectSpecError(sized, 413);
-    expect(sized.body.detail).toBe("Request body is larger than 1048576 bytes");
+    expect(errorDetail(sized.body)).toBe("Request body is larger than 1048576 bytes");
 
     const chunks = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -186,7 +193,7 @@ describe("request bodies", () => {
     for (const body of ["null", "[]", '"text"', "42", "{}", '{"meetingInfo": []}']) {
       const res = await post(body, "application/json");
       expectSpecError(res, 422);
-      expect(res.body.detail[0].loc[0], body).toBe("body");
+      expect(validationIssues(res.body)[0]?.loc[0], body).toBe("body");
     }
     const absent = await server.api.post("/v1/bots", { token: user.token });
     expectSpecError(absent, 422);
@@ -200,7 +207,7 @@ describe("path ids and query strings", () => {
       for (const path of [`/v1/bots/${id}`, `/v1/api-keys/${id}/usage`, `/api/v1/bots/${id}/logs`]) {
         const res = await server.api.get(path, { token: user.token });
         expectSpecError(res, 422);
-        expect(res.body.detail[0].loc, path).toEqual(["path", "id"]);
+        expect(validationIssues(res.body)[0]?.loc, path).toEqual(["path", "id"]);
       }
     }
   });
@@ -220,7 +227,7 @@ describe("path ids and query strings", () => {
     for (const [path, name] of cases) {
       const res = await server.api.get(path, { token: user.token });
       expectSpecError(res, 422);
-      expect(res.body.detail[0].loc, path).toEqual(["query", name]);
+      expect(validationIssues(res.body)[0]?.loc, path).toEqual(["query", name]);
     }
   });
 

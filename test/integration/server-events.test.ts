@@ -6,6 +6,8 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  validationIssues,
+  errorDetail,
 } from "../helpers/server-harness.js";
 
 /** These tests make many requests as one user: the rate limit is server-rate-limit.test's subject. */
@@ -19,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const get = (p: string, token = user.token) => server.api.get(p, { token });
+const get = <P extends string>(p: P, token = user.token) => server.api.get(p, { token });
 const types = (list: { eventType: string }[]) => list.map((e) => e.eventType);
 
 async function intoCall(runner: FakeRunner) {
@@ -42,12 +44,7 @@ describe("GET /v1/bots/:id/events", () => {
       "PARTICIPANT_JOINED",
       "PARTICIPANT_LEFT",
     ]);
-    expect(res.body.map((e: { data: { participantName?: string } }) => e.data?.participantName)).toEqual([
-      undefined,
-      "Alice",
-      "Bob",
-      "Alice",
-    ]);
+    expect(res.body.map((e) => e.data?.participantName)).toEqual([undefined, "Alice", "Bob", "Alice"]);
     const ids = res.body.map((e: { id: number }) => e.id);
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
     for (const e of res.body)
@@ -108,7 +105,7 @@ describe("GET /v1/bots/:id/logs", () => {
     ]) {
       const res = await get(`/v1/bots/${botId}/logs?${qs}`);
       expect(res.status, qs).toBe(422);
-      expect(res.body.detail[0].loc.join("."), qs).toBe(loc);
+      expect(validationIssues(res.body)[0]?.loc.join("."), qs).toBe(loc);
     }
     expect((await get(`/v1/bots/${botId}/logs?limit=1000`)).status).toBe(200);
   });
@@ -224,7 +221,7 @@ describe("GET /v1/events", () => {
     for (const p of ["/v1/events", `/v1/bots/${botId}/events`, `/v1/bots/${botId}/logs`]) {
       const res = await server.api.get(p);
       expect(res.status, p).toBe(401);
-      expect(typeof res.body.detail, p).toBe("string");
+      expect(typeof errorDetail(res.body), p).toBe("string");
     }
   });
 
@@ -268,7 +265,7 @@ describe("GET /v1/events", () => {
     ]) {
       const res = await get(`/v1/events?${qs}`);
       expect(res.status, qs).toBe(422);
-      expect(res.body.detail[0].loc.join("."), qs).toBe(loc);
+      expect(validationIssues(res.body)[0]?.loc.join("."), qs).toBe(loc);
     }
     expect((await get("/v1/events?page_size=100")).status).toBe(200);
   });

@@ -379,10 +379,7 @@ async function createFixture(s: TestServer): Promise<Fixture> {
   const bDeploying = await deploy(b);
 
   const createKey = async (user: TestUser, body: object) =>
-    ok(await s.api.post("/v1/api-keys", { token: user.token, body }), 201).body as {
-      id: number;
-      key: string;
-    };
+    ok(await s.api.post("/v1/api-keys", { token: user.token, body }), 201).body;
   const aKey = await createKey(a, { name: "fuzz" });
   const aRevoked = await createKey(a, { name: "revoked" });
   ok(await s.api.delete(`/v1/api-keys/${aRevoked.id}`, { token: a.token }), 204);
@@ -408,7 +405,7 @@ async function createFixture(s: TestServer): Promise<Fixture> {
     ok(
       await s.api.post("/v1/bot-accounts", { token: user.token, body: { platform, name: "fuzz", session } }),
       201,
-    ).body.id as number;
+    ).body.id;
   const accounts = {
     a: [await createAccount(a, "google"), await createAccount(a, "zoom")],
     b: [await createAccount(b, "google")],
@@ -423,7 +420,7 @@ async function createFixture(s: TestServer): Promise<Fixture> {
         body: { name: "fuzz", url: "https://hooks.example.com/fuzz", events: ["*"] },
       }),
       201,
-    ).body.id as number;
+    ).body.id;
   const webhooks = { a: [await createWebhook(a)], b: [await createWebhook(b)] };
 
   const link = ok(await s.api.get(`/v1/recordings/${done.botId}/download`, { token: a.token })).body;

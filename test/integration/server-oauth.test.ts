@@ -10,6 +10,7 @@ import {
   startTestServer,
   TEST_MEETING,
   type TestServer,
+  errorDetail,
 } from "../helpers/server-harness.js";
 
 /**
@@ -111,7 +112,7 @@ describe("GET /v1/auth/oauth/{provider}", () => {
   it("answers 404 with a clear detail for an unknown provider", async () => {
     const res = await server.api.get("/v1/auth/oauth/github");
     expect(res.status).toBe(404);
-    expect(res.body.detail).toMatch(/Unknown sign-in provider.*google and microsoft/);
+    expect(errorDetail(res.body)).toMatch(/Unknown sign-in provider.*google and microsoft/);
   });
 });
 
@@ -340,7 +341,7 @@ describe("providers that are not configured or not reachable", () => {
   it("answers 404 for a provider without configuration", async () => {
     const res = await other.api.get("/v1/auth/oauth/google");
     expect(res.status).toBe(404);
-    expect(res.body.detail).toBe("Sign-in with Google is not configured on this server");
+    expect(errorDetail(res.body)).toBe("Sign-in with Google is not configured on this server");
     const callback = await other.api.get("/v1/auth/oauth/google/callback?code=x&state=y");
     expect(callback.status).toBe(404);
   });
@@ -348,7 +349,7 @@ describe("providers that are not configured or not reachable", () => {
   it("answers 502 when the provider cannot be reached", async () => {
     const res = await other.api.get("/v1/auth/oauth/microsoft");
     expect(res.status).toBe(502);
-    expect(res.body.detail).toMatch(/Microsoft sign-in is unavailable/);
+    expect(errorDetail(res.body)).toMatch(/Microsoft sign-in is unavailable/);
   });
 });
 

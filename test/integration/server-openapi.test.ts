@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuiltApp, startBuiltApp } from "../helpers/built-app.js";
 import { checkPathParamTypes } from "../helpers/openapi-tools.js";
-import { deployedBot, registerUser, TEST_MEETING } from "../helpers/server-harness.js";
+import { deployedBot, registerUser, TEST_MEETING, type BotApiBody } from "../helpers/server-harness.js";
 
 /**
  * /openapi.json is generated from the routes' own zod schemas; /docs and /redoc are served from
@@ -224,13 +224,14 @@ describe("/openapi.json", () => {
 describe("the sandbox prefix", () => {
   it("is the same API: a bot created under /api/v1 is listed under /v1", async () => {
     const user = await registerUser(server.api);
-    const created = await server.api.post("/api/v1/bots", {
+    // /api/v1 is the same API as /v1: its answer has the /v1 route's type.
+    const created = await server.api.request<BotApiBody<"POST", "/v1/bots">>("POST", "/api/v1/bots", {
       token: user.token,
       body: { meetingInfo: TEST_MEETING },
     });
     expect(created.status).toBe(201);
     const listed = await server.api.get("/v1/bots", { token: user.token });
-    expect(listed.body.bots.map((b: { id: number }) => b.id)).toEqual([created.body.id]);
+    expect(listed.body.bots.map((b) => b.id)).toEqual([created.body.id]);
     expect((await server.api.get("/api/v1/bots")).status).toBe(401);
   });
 });
@@ -271,7 +272,7 @@ describe("the documentation pages", () => {
     for (const script of scripts) expect(script.type).toMatch(/^(application|text)\/javascript/);
     for (const style of styles) expect(style.type).toMatch(/^text\/css/);
 
-    const spec = await server.api.get("/docs/json");
+    const spec = await server.api.request<{ paths: unknown }>("GET", "/docs/json");
     expect(spec.status).toBe(200);
     expect(spec.body.paths).toEqual(doc.paths);
   });

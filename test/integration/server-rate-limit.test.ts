@@ -72,7 +72,7 @@ describe("rate limits on authenticated routes, enforced", () => {
     const bob = await registerUser(api);
     const created = await api.post("/v1/api-keys", { token: alice.token, body: { name: "ci" } });
     expect(created.status).toBe(201);
-    const key = created.body.key as string;
+    const key = created.body.key;
 
     expect((await api.get("/v1/bots", { token: alice.token })).status).toBe(200);
     expect((await api.get("/api/v1/bots", { token: alice.token })).status).toBe(200);

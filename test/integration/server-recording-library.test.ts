@@ -10,6 +10,7 @@ import {
   type TestServer,
   type TestUser,
   mp4Bytes,
+  errorDetail,
 } from "../helpers/server-harness.js";
 
 let server: TestServer;
@@ -206,10 +207,10 @@ describe("DELETE /v1/recordings/{bot_id}", () => {
   it("is a 409 while the bot runs, then deletes the file, its share link and nothing else of the bot", async () => {
     const bytes = mp4Bytes(4096);
     const { botId, runner } = await recordedBot(user, bytes, { done: false });
-    const base = `/v1/recordings/${botId}`;
+    const base = `/v1/recordings/${botId}` as const;
     const running = await server.api.delete(base, { token: user.token });
     expect(running.status).toBe(409);
-    expect(running.body.detail).toContain("CALL_ENDED");
+    expect(errorDetail(running.body)).toContain("CALL_ENDED");
     expect((await server.api.post(`${base}/share`, { token: user.token, body: {} })).status).toBe(201);
     expect((await runner.status("DONE")).status).toBe(200);
 

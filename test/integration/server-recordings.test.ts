@@ -13,6 +13,9 @@ import {
   type TestServer,
   type TestUser,
   mp4Bytes,
+  defined,
+  type ErrorFields,
+  validationIssues,
 } from "../helpers/server-harness.js";
 
 let server: TestServer;
@@ -29,7 +32,7 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-const get = (p: string, token = user.token) => server.api.get(p, { token });
+const get = <P extends string>(p: P, token = user.token) => server.api.get(p, { token });
 const types = (list: { eventType: string }[]) => list.map((e) => e.eventType);
 
 async function fetchBytes(url: string, headers: Record<string, string> = {}) {
@@ -76,7 +79,12 @@ describe("a bot's whole life, played by a fake runner", () => {
     const bot = await get(`/v1/bots/${botId}`);
     expect(bot.body).toMatchObject({ status: "DONE", deploymentError: null, recording: upload.body });
     const listed = await get("/v1/bots?status=DONE");
-    expect(listed.body.bots.find((b: { id: number }) => b.id === botId).recording).toEqual(upload.body);
+    expect(
+      defined(
+        listed.body.bots.find((b) => b.id === botId),
+        "listed bot",
+      ).recording,
+    ).toEqual(upload.body);
 
     const events = await get(`/v1/bots/${botId}/events`);
     expect(types(events.body)).toEqual([
@@ -87,8 +95,8 @@ describe("a bot's whole life, played by a fake runner", () => {
       "RECORDING_STOPPED",
       "BOT_LEFT",
     ]);
-    expect(events.body[2].data).toMatchObject({ participantName: "Alice Liddell" });
-    expect(events.body[0].data).toEqual({ meetingTitle: "Retro", platform: "google" });
+    expect(events.body[2]?.data).toMatchObject({ participantName: "Alice Liddell" });
+    expect(events.body[0]?.data).toEqual({ meetingTitle: "Retro", platform: "google" });
 
     const agg = await get(`/v1/events?bot_id=${botId}`);
     expect(agg.body.total).toBe(6);
@@ -147,7 +155,7 @@ describe("a bot's whole life, played by a fake runner", () => {
     const tampered = new URL(link.body.url);
     const sig = tampered.searchParams.get("signature") as string;
     tampered.searchParams.set("signature", `${sig.slice(0, -1)}${sig.endsWith("0") ? "1" : "0"}`);
-    const refused = await server.api.get(tampered.toString());
+    const refused = await server.api.request<ErrorFields>("GET", tampered.toString());
     expect(refused.status).toBe(403);
     expect(typeof refused.body.detail).toBe("string");
 
@@ -202,7 +210,7 @@ describe("PUT /v1/bot-callbacks/:id/recording", () => {
       headers: { "content-type": "video/mp4" },
     });
     expect(noDuration.status).toBe(422);
-    expect(noDuration.body.detail).toEqual([
+    expect(validationIssues(noDuration.body)).toEqual([
       { loc: ["header", "x-recording-duration-ms"], msg: "Field required", type: "missing" },
     ]);
     expect((await get(`/v1/recordings/${botId}`)).status).toBe(404);

@@ -19,6 +19,7 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  errorDetail,
 } from "../helpers/server-harness.js";
 import { alicesReport, storeCompletedContent } from "../helpers/stored-content.js";
 
@@ -160,7 +161,7 @@ async function fullMeeting({ server, user, db }: Setup, retention: { hours: numb
   await storeCompletedContent(db, botId, alicesReport({ participantId: "p-1", name: "Alice" }, words));
   const share = await server.api.post(`/v1/recordings/${botId}/share`, { token: user.token, body: {} });
   expect(share.status).toBe(201);
-  return { botId, runner, share: share.body as { url: string } };
+  return { botId, runner, share: share.body };
 }
 
 /** What is stored for the bot: rows per content table, content deliveries, and files. */
@@ -307,10 +308,10 @@ describe("POST /v1/bots/{id}/delete-data", () => {
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");
     expect((await runner.uploadSegment(0, mp4Bytes(2048))).status).toBe(201);
-    const url = `/v1/bots/${botId}/delete-data`;
+    const url = `/v1/bots/${botId}/delete-data` as const;
     const running = await server.api.post(url, { token: user.token });
     expect(running.status).toBe(409);
-    expect(running.body.detail).toContain("IN_CALL");
+    expect(errorDetail(running.body)).toContain("IN_CALL");
     const stranger = await registerUser(server.api, "Someone Else");
     expect((await server.api.post(url, { token: stranger.token })).status).toBe(404);
     // Killed: FATAL, while its runner may still be leaving and uploading for a while.

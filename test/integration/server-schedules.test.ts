@@ -13,6 +13,8 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  validationIssues,
+  defined,
 } from "../helpers/server-harness.js";
 
 /**
@@ -108,7 +110,7 @@ describe("joinAt", () => {
     ]) {
       const res = await createBot(server, user, { joinAt });
       expect(res.status, joinAt).toBe(422);
-      expect(res.body.detail[0].loc, joinAt).toEqual(["body", "joinAt"]);
+      expect(validationIssues(res.body)[0]?.loc, joinAt).toEqual(["body", "joinAt"]);
     }
     const created = await createBot(server, user, { joinAt: inMs(40_000).replace(/\.\d+Z$/, "Z") });
     expect(created.status).toBe(201);
@@ -143,7 +145,7 @@ describe("joinAt", () => {
       body: { joinAt: inMs(1000) },
     });
     expect(tooSoon.status).toBe(422);
-    expect(tooSoon.body.detail[0].loc).toEqual(["body", "joinAt"]);
+    expect(validationIssues(tooSoon.body)[0]?.loc).toEqual(["body", "joinAt"]);
 
     const removed = await server.api.patch(`/v1/bots/${late.id}`, {
       token: other.token,
@@ -211,13 +213,16 @@ describe("the server deploys a scheduled bot", () => {
     const joinAt = inMs(40_000);
     const created = await createBot(server, user, { joinAt });
     expect(created.body.status).toBe("READY_TO_DEPLOY");
-    const botId = created.body.id as number;
+    const botId = created.body.id;
 
     const bot = await untilDeployedOrFailed(server, user, botId);
     expect(bot.status).toBe("DEPLOYING");
     expect(bot.joinAt).toBe(joinAt);
     const logs = (await server.api.get(`/v1/bots/${botId}/logs`, { token: user.token })).body;
-    const started = logs.find((log: { message: string }) => log.message.startsWith("deployment started"));
+    const started = defined(
+      logs.find((log) => log.message.startsWith("deployment started")),
+      "the deployment log",
+    );
     expect(started.message).toBe(`deployment started by its schedule (to join at ${joinAt})`);
     expect(Date.parse(started.createdAt)).toBeGreaterThanOrEqual(Date.parse(joinAt) - leadMs);
 
@@ -226,7 +231,10 @@ describe("the server deploys a scheduled bot", () => {
     expect((await runner.status("JOINING_CALL")).status).toBe(200);
     expect((await runner.status("IN_CALL")).status).toBe(200);
     const events = (await server.api.get(`/v1/bots/${botId}/events`, { token: user.token })).body;
-    const joined = events.find((event: { eventType: string }) => event.eventType === "BOT_JOINED");
+    const joined = defined(
+      events.find((event) => event.eventType === "BOT_JOINED"),
+      "BOT_JOINED",
+    );
     expect(Date.parse(joined.eventTime)).toBeLessThan(Date.parse(joinAt));
     // Deployed once, however many rounds the worker made since.
     expect(server.launcher.launched.filter((config) => config.botId === botId)).toHaveLength(1);
@@ -243,9 +251,9 @@ describe("the server deploys a scheduled bot", () => {
       body: { name: "errors", url: "https://example.com/hooks", events: ["bot.error"] },
     });
     expect(hook.status).toBe(201);
-    const onTime = (await createBot(first, user, { joinAt: inMs(40_000) })).body.id as number;
-    const late = (await createBot(first, user, { joinAt: inMs(40_000) })).body.id as number;
-    const missed = (await createBot(first, user, { joinAt: inMs(40_000) })).body.id as number;
+    const onTime = (await createBot(first, user, { joinAt: inMs(40_000) })).body.id;
+    const late = (await createBot(first, user, { joinAt: inMs(40_000) })).body.id;
+    const missed = (await createBot(first, user, { joinAt: inMs(40_000) })).body.id;
     await first.close();
     // While no server ran, `late` became 1 min late and `missed` 10 min (the grace is 5 min).
     await withDb(first, async (db) => {
@@ -270,11 +278,11 @@ describe("the server deploys a scheduled bot", () => {
     const failed = await get(missed);
     expect(failed.status).toBe("FATAL");
     expect(failed.deploymentError).toMatchObject({ code: "SCHEDULE_MISSED" });
-    expect(failed.deploymentError.message).toContain("no server could deploy it");
+    expect(defined(failed.deploymentError, "deploymentError").message).toContain("no server could deploy it");
     expect(second.launcher.launched.map((config) => config.botId).sort()).toEqual([onTime, late].sort());
     const events = (await second.api.get(`/v1/bots/${missed}/events`, { token: user.token })).body;
     expect(events.map((event: { eventType: string }) => event.eventType)).toEqual(["ERROR"]);
-    expect(events[0].data).toMatchObject({ code: "SCHEDULE_MISSED" });
+    expect(events[0]?.data).toMatchObject({ code: "SCHEDULE_MISSED" });
     await withDb(second, async (db) => {
       const queued = await db.kysely
         .selectFrom("webhook_deliveries")

@@ -8,6 +8,7 @@ import {
   type TestServer,
   type TestUser,
   mp4Bytes,
+  errorDetail,
 } from "../helpers/server-harness.js";
 
 /**
@@ -160,7 +161,7 @@ describe("every authenticated route", () => {
             ...(route.method === "GET" || route.method === "DELETE" ? {} : { body: {} }),
           });
           expect(res.status, `${route.method} ${prefix}${path} with ${what}`).toBe(401);
-          expect(typeof res.body.detail).toBe("string");
+          expect(typeof errorDetail(res.body)).toBe("string");
         }
       }
     }

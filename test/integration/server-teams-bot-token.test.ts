@@ -176,7 +176,7 @@ async function createBot(meetingInfo: object = TEAMS_MEETING): Promise<number> {
     body: { meetingInfo, meetingTitle: "Weekly sync", botDisplayName: "Notetaker" },
   });
   if (res.status !== 201) throw new Error(`create bot: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.id as number;
+  return res.body.id;
 }
 
 /** Deploys the bot; answers the deploy and the BotConfig its runner got. */

@@ -15,7 +15,13 @@ import { uploadRecording } from "../../src/runner/upload.js";
 import { resolveConfig } from "../../src/server/config.js";
 import { StartupError } from "../../src/server/startup-error.js";
 import { startBuiltApp, TestClock } from "../helpers/built-app.js";
-import { makeTestMp4, startTestServer, TEST_MEETING, type TestServer } from "../helpers/server-harness.js";
+import {
+  makeTestMp4,
+  startTestServer,
+  TEST_MEETING,
+  type TestServer,
+  type BotApiBody,
+} from "../helpers/server-harness.js";
 
 /**
  * `meetbot serve` with MEETBOT_TLS_CERT and MEETBOT_TLS_KEY: real TLS on 127.0.0.1 with
@@ -63,7 +69,11 @@ afterAll(async () => {
 });
 
 /** A JSON request to the server by a client that trusts its certificate. */
-async function call(method: "GET" | "POST", url: string, opts: { token?: string; body?: unknown } = {}) {
+async function call<M extends "GET" | "POST", P extends string>(
+  method: M,
+  url: P,
+  opts: { token?: string; body?: unknown } = {},
+) {
   const response = await request(new URL(url, server.url), {
     method,
     dispatcher: trusted,
@@ -74,8 +84,8 @@ async function call(method: "GET" | "POST", url: string, opts: { token?: string;
     ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
   });
   const text = await response.body.text();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- whatever JSON the route answers
-  return { status: response.statusCode, body: (text ? JSON.parse(text) : undefined) as any };
+  // Typed as the harness types answers: by the route's schema in the response map.
+  return { status: response.statusCode, body: (text ? JSON.parse(text) : undefined) as BotApiBody<M, P> };
 }
 
 /** A user and a deployed bot: the BotConfig its runner would get. */
@@ -85,10 +95,10 @@ async function deployedBot(): Promise<{ token: string; botId: number; config: Bo
     body: { email, password: "correct horse battery", name: "TLS" },
   });
   expect(registered.status).toBe(201);
-  const token = registered.body.access_token as string;
+  const token = registered.body.access_token;
   const created = await call("POST", "/v1/bots", { token, body: { meetingInfo: TEST_MEETING } });
   expect(created.status).toBe(201);
-  const botId = created.body.id as number;
+  const botId = created.body.id;
   expect((await call("POST", `/v1/bots/${botId}/deploy`, { token })).status).toBe(200);
   return { token, botId, config: server.launcher.configFor(botId) };
 }
@@ -98,7 +108,10 @@ describe("a server given MEETBOT_TLS_CERT and MEETBOT_TLS_KEY", () => {
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const document = await call("GET", "/openapi.json");
     expect(document.status).toBe(200);
-    expect(document.body.servers).toEqual([{ url: server.url, description: "This server" }]);
+    // An OpenAPI document: no schema in the response map.
+    expect((document.body as { servers?: unknown }).servers).toEqual([
+      { url: server.url, description: "This server" },
+    ]);
   });
 
   it("serves the meeting-notes interface on its own port over HTTPS too", async () => {
@@ -107,7 +120,9 @@ describe("a server given MEETBOT_TLS_CERT and MEETBOT_TLS_KEY", () => {
     expect(notesUrl).not.toBe(server.url);
     const document = await call("GET", `${notesUrl}/openapi.json`);
     expect(document.status).toBe(200);
-    expect(document.body.servers).toEqual([expect.objectContaining({ url: notesUrl })]);
+    expect((document.body as { servers?: unknown }).servers).toEqual([
+      expect.objectContaining({ url: notesUrl }),
+    ]);
   });
 
   it("refuses plain HTTP on its ports", async () => {

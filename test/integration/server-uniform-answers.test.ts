@@ -1,3 +1,4 @@
+import type { NotesApiResponses } from "../../src/notes/responses.js";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -18,11 +19,11 @@ import {
 
 let server: TestServer;
 let user: TestUser;
-let notes: Api;
+let notes: Api<NotesApiResponses>;
 
 beforeAll(async () => {
   server = await startTestServer({ notes: { port: 0 } });
-  notes = new Api(server.notesUrl as string);
+  notes = new Api<NotesApiResponses>(server.notesUrl as string);
   user = await registerUser(server.api);
 });
 

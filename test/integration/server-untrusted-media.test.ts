@@ -16,6 +16,8 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  validationIssues,
+  settledJob,
 } from "../helpers/server-harness.js";
 
 /**
@@ -54,16 +56,6 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-/** Polls a content job's status route until it has completed or failed. */
-async function settled(token: string, statusPath: string) {
-  for (let polls = 0; polls < 600; polls += 1) {
-    const res = await server.api.get(statusPath, { token });
-    if (res.status === 200 && ["completed", "failed"].includes(res.body.status)) return res.body;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${statusPath} never settled`);
-}
-
 function victimFile(): string {
   return path.join(server.dataDir, "recordings", `${victimBot}.mp4`);
 }
@@ -90,8 +82,8 @@ describe("a playlist uploaded as a recording", () => {
       const { botId, runner } = await deployedBot(server, attacker);
       const res = await runner.upload(new TextEncoder().encode(body), 2000);
       expect(res.status).toBe(422);
-      expect(res.body.detail[0]).toMatchObject({ loc: ["body"], type: "value_error" });
-      expect(res.body.detail[0].msg).toContain("ftyp");
+      expect(validationIssues(res.body)[0]).toMatchObject({ loc: ["body"], type: "value_error" });
+      expect(validationIssues(res.body)[0]?.msg).toContain("ftyp");
       expect((await server.api.get(`/v1/recordings/${botId}`, { token: attacker.token })).status).toBe(404);
       const stored = await readdir(path.join(server.dataDir, "recordings"));
       expect(stored.filter((name) => name.startsWith(`${botId}.`))).toEqual([]);
@@ -115,7 +107,7 @@ describe("a playlist uploaded as a recording", () => {
     expect((await runner.uploadSegment(0, media.segments[0]!)).status).toBe(201);
     const later = await runner.uploadSegment(1, new TextEncoder().encode(playlist(victimFile())));
     expect(later.status).toBe(422);
-    expect(later.body.detail[0].msg).toContain("moof");
+    expect(validationIssues(later.body)[0]?.msg).toContain("moof");
     expect((await runner.uploadSegment(1, media.segments[0]!)).status).toBe(422);
     expect((await runner.completeRecording(2)).status).toBe(409);
     // The real fragments are taken.
@@ -134,9 +126,9 @@ describe("a playlist already stored as a recording (before uploads were checked)
     await writeFile(path.join(server.dataDir, "recordings", `${botId}.mp4`), playlist(`${victimBot}.mp4`));
     const started = await server.api.post(`/v1/transcripts/${botId}/transcribe`, { token: attacker.token });
     expect(started.status).toBe(202);
-    const status = await settled(attacker.token, `/v1/transcripts/${botId}/status`);
+    const status = await settledJob(server.api, attacker.token, `/v1/transcripts/${botId}/status`);
     expect(status).toMatchObject({ status: "failed" });
-    expect(status.error.code).toBe("media_unreadable");
+    expect(status.error?.code).toBe("media_unreadable");
   });
 
   it("is read by no server-side ffmpeg or ffprobe: audio extraction, provider audio, the probe", async () => {

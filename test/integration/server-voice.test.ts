@@ -24,6 +24,7 @@ import {
   registerUser,
   type TestServer,
   type TestUser,
+  validationIssues,
 } from "../helpers/server-harness.js";
 
 /**
@@ -233,7 +234,7 @@ describe("POST /v1/bots/{id}/speak", () => {
     for (const text of ["", "   \n", "x".repeat(4097)]) {
       const res = await speak(botId, { text });
       expect(res.status, JSON.stringify(text.slice(0, 9))).toBe(422);
-      expect(res.body.detail[0].loc).toEqual(["body", "text"]);
+      expect(validationIssues(res.body)[0]?.loc).toEqual(["body", "text"]);
     }
     for (const body of [{}, { text: "Hi", speed: 2 }, { text: 42 }]) {
       expect((await speak(botId, body)).status, JSON.stringify(body)).toBe(422);
@@ -330,7 +331,7 @@ describe("POST /v1/bots/{id}/output-audio", () => {
         { loc: ["body"], msg: expect.stringMatching(why), type: "value_error" },
       ]);
       // No server path in what it says.
-      expect(res.body.detail[0].msg).not.toContain(tmpdir());
+      expect(validationIssues(res.body)[0]?.msg).not.toContain(tmpdir());
     }
     expect(await pollNow(config)).toEqual([]);
     expect(await storedClips(botId)).toEqual([]);
@@ -563,7 +564,7 @@ describe("the openai engine (MEETBOT_TTS_ENGINE=openai)", () => {
       body: { text: "Hi", voice: "no such/voice" },
     });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail[0].loc).toEqual(["body", "voice"]);
+    expect(validationIssues(bad.body)[0]?.loc).toEqual(["body", "voice"]);
     expect(standIn.requests).toEqual([]);
     // The key stays on the server.
     expect(JSON.stringify(config)).not.toContain(key);

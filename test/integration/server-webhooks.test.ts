@@ -9,6 +9,10 @@ import {
   startTestServer,
   type TestServer,
   type TestUser,
+  validationIssues,
+  errorDetail,
+  type BotApiBody,
+  defined,
 } from "../helpers/server-harness.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
 
@@ -50,12 +54,15 @@ async function createWebhook(owner: TestUser, body: Record<string, unknown> = {}
   });
   if (res.status !== 201) throw new Error(`create webhook: ${res.status} ${JSON.stringify(res.body)}`);
   receiver.setSecret(hookPath, res.body.secret);
-  return { id: res.body.id as number, path: hookPath, secret: res.body.secret as string, body: res.body };
+  return { id: res.body.id, path: hookPath, secret: res.body.secret, body: res.body };
 }
 
 /** Polls `GET path` until `done(body)`, for at most 10 s. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response JSON as the API answers it
-async function eventually(owner: TestUser, url: string, done: (body: any) => boolean) {
+async function eventually<P extends string>(
+  owner: TestUser,
+  url: P,
+  done: (body: BotApiBody<"GET", P>) => boolean,
+) {
   const deadline = Date.now() + 10_000;
   for (;;) {
     const res = await server.api.get(url, { token: owner.token });
@@ -133,14 +140,16 @@ describe("webhook endpoints", () => {
     const base = { name: "x", url: "https://hooks.example.com/x", events: ["*"] };
     const unknown = await post({ ...base, events: ["bot.joined", "bot.exploded"] });
     expect(unknown.status).toBe(422);
-    expect(unknown.body.detail[0]).toMatchObject({ loc: ["body", "events", 1], type: "value_error" });
-    expect(unknown.body.detail[0].msg).toMatch(/unknown event name/);
+    expect(validationIssues(unknown.body)[0]).toMatchObject({
+      loc: ["body", "events", 1],
+      type: "value_error",
+    });
+    expect(validationIssues(unknown.body)[0]?.msg).toMatch(/unknown event name/);
     expect((await post({ ...base, events: [] })).status).toBe(422);
-    expect((await post({ ...base, url: "ftp://hooks.example.com/x" })).body.detail[0].loc).toEqual([
-      "body",
-      "url",
-    ]);
-    expect((await post({ url: base.url, events: base.events })).body.detail[0]).toMatchObject({
+    expect(
+      validationIssues((await post({ ...base, url: "ftp://hooks.example.com/x" })).body)[0]?.loc,
+    ).toEqual(["body", "url"]);
+    expect(validationIssues((await post({ url: base.url, events: base.events })).body)[0]).toMatchObject({
       loc: ["body", "name"],
       type: "missing",
     });
@@ -190,7 +199,7 @@ describe("webhook endpoints", () => {
     });
     await runner.status("JOINING_CALL");
     const callbacks = await eventually(owner, "/v1/webhooks/callback-deliveries", (b) => b.total >= 2);
-    const callbackId = callbacks.deliveries[0].id;
+    const callbackId = defined(callbacks.deliveries[0], "a callback delivery").id;
 
     const attempts: [string, string, unknown?][] = [
       ["GET", `/v1/webhooks/${hook.id}`],
@@ -207,7 +216,7 @@ describe("webhook endpoints", () => {
     for (const [method, url, body] of attempts) {
       const res = await server.api.request(method, url, { token: other.token, body });
       expect(res.status, `${method} ${url}`).toBe(404);
-      expect(res.body.detail).toEqual(expect.any(String));
+      expect(errorDetail(res.body)).toEqual(expect.any(String));
     }
     expect((await server.api.get("/v1/webhooks", { token: other.token })).body).toEqual({
       webhooks: [],
@@ -235,7 +244,7 @@ describe("webhook endpoints", () => {
           body: { name: "internal", url, events: ["*"] },
         });
         expect(res.status, url).toBe(422);
-        expect(res.body.detail[0].loc).toEqual(["body", "url"]);
+        expect(validationIssues(res.body)[0]?.loc).toEqual(["body", "url"]);
       }
       const ok = await production.api.post("/v1/webhooks", {
         token: owner.token,
@@ -400,7 +409,7 @@ describe("deliveries", () => {
       },
     );
     expect(callbackLog.body.total).toBe(lifecycle.length);
-    expect(callbackLog.body.deliveries.every((d: { webhookId: null }) => d.webhookId === null)).toBe(true);
+    expect(callbackLog.body.deliveries.every((d) => d.webhookId === null)).toBe(true);
   });
 
   it("a kill sends bot.error with code KILLED; bot.ended comes last, after the recording the runner still delivers; an inactive webhook gets nothing", async () => {
@@ -499,9 +508,7 @@ describe("deliveries", () => {
       `/v1/webhooks/${hook.id}/deliveries/${id}`,
       (b) => b.status === "succeeded",
     );
-    expect(
-      detail.attempts.map((a: { attempt: number; statusCode: number }) => [a.attempt, a.statusCode]),
-    ).toEqual([
+    expect(detail.attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
       [1, 500],
       [2, 204],
     ]);

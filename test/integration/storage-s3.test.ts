@@ -469,7 +469,7 @@ describe("the control plane with MEETBOT_STORAGE=s3", () => {
       });
       expect(started.status).toBe(202);
       // Polled, as a client does, until the job has settled (the test's timeout bounds it).
-      const statusPath = `/v1/transcripts/${botId}/status`;
+      const statusPath = `/v1/transcripts/${botId}/status` as const;
       let status = (await transcribing.api.get(statusPath, { token: owner.token })).body;
       while (!["completed", "failed"].includes(status.status)) {
         await pause(50);
