@@ -110,7 +110,9 @@ function channelFor(config: BotConfig, handler: (c: PendingCommand) => Promise<o
 }
 
 const ask = (botId: number, what: "pause" | "resume", user = owner) =>
-  server.api.post(`/v1/bots/${botId}/${what}-recording`, { token: user.token });
+  what === "pause"
+    ? server.api.post(`/v1/bots/${botId}/pause-recording`, { token: user.token })
+    : server.api.post(`/v1/bots/${botId}/resume-recording`, { token: user.token });
 
 /** Asks, and waits for the command's outcome. */
 async function asked(botId: number, what: "pause" | "resume") {

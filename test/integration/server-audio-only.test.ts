@@ -9,6 +9,7 @@ import {
   TEST_MEETING,
   type TestServer,
   type TestUser,
+  validationIssues,
 } from "../helpers/server-harness.js";
 
 /**
@@ -56,8 +57,9 @@ describe("the recording option", () => {
     ] as const) {
       const res = await createBot({ recording });
       expect(res.status, JSON.stringify(recording)).toBe(422);
-      expect(res.body.detail.map((d: { loc: string[] }) => d.loc.join("."))).toContain(loc);
-      for (const d of res.body.detail) expect(typeof d.msg).toBe("string");
+      const issues = validationIssues(res.body);
+      expect(issues.map((d) => d.loc.join("."))).toContain(loc);
+      for (const d of issues) expect(typeof d.msg).toBe("string");
     }
   });
 
@@ -105,7 +107,7 @@ describe("an audio-only bot's recording", () => {
   });
 
   it("is format m4a, audio/mp4, in the bot, the recording and the list; a video bot's stays mp4", async () => {
-    const get = (path: string) => server.api.get(path, { token: user.token });
+    const get = <P extends string>(path: P) => server.api.get(path, { token: user.token });
     expect((await get(`/v1/recordings/${audioBot}`)).body).toMatchObject({
       format: "m4a",
       mimeType: "audio/mp4",
@@ -118,10 +120,7 @@ describe("an audio-only bot's recording", () => {
       format: "mp4",
       mimeType: "video/mp4",
     });
-    const listed = (await get("/v1/recordings?page_size=100")).body.recordings as Array<{
-      botId: number;
-      format: string;
-    }>;
+    const listed = (await get("/v1/recordings?page_size=100")).body.recordings;
     expect(listed.find((r) => r.botId === audioBot)?.format).toBe("m4a");
     expect(listed.find((r) => r.botId === videoBot)?.format).toBe("mp4");
     const stored = await db.kysely

@@ -13,11 +13,13 @@ import {
   wallClock,
 } from "../helpers/calendar-feed.js";
 import {
+  defined,
   openServerDatabase,
   registerUser,
   startTestServer,
   type TestServer,
   type TestUser,
+  validationIssues,
 } from "../helpers/server-harness.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
 
@@ -348,10 +350,10 @@ describe("calendar feeds", () => {
       expect(listed.every((e) => e.botId === null)).toBe(true);
 
       // By hand: a recurring event's instance needs its recurrenceId.
-      const weekUrl = `/v1/calendars/${other}/events/${encodeURIComponent("weekly@test")}/bot`;
+      const weekUrl = `/v1/calendars/${other}/events/${encodeURIComponent("weekly@test")}/bot` as const;
       const unnamed = await server.api.post(weekUrl, { token: user.token });
       expect(unnamed.status).toBe(422);
-      expect(unnamed.body.detail[0].loc).toEqual(["query", "recurrenceId"]);
+      expect(validationIssues(unnamed.body)[0]?.loc).toEqual(["query", "recurrenceId"]);
       const instance = listed.find((e) => e.uid === "weekly@test" && e.start === iso(at(22, 3.5)))!;
       const addedByHand = await server.api.post(`${weekUrl}?recurrenceId=${instance.recurrenceId}`, {
         token: user.token,
@@ -424,14 +426,17 @@ describe("calendar feeds", () => {
       body: { name: "x", url: "ftp://example.com/cal.ics", autoJoin: "all" },
     });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail[0].loc).toEqual(["body", "url"]);
+    expect(validationIssues(bad.body)[0]?.loc).toEqual(["body", "url"]);
     const metadata = await server.api.post("/v1/calendars", {
       token: user.token,
       body: { name: "x", url: "http://169.254.169.254/latest/cal.ics", autoJoin: "all" },
     });
     expect(metadata.status).toBe(422);
     const stranger = await registerUser(server.api);
-    const [mine] = (await server.api.get("/v1/calendars", { token: user.token })).body.calendars;
+    const mine = defined(
+      (await server.api.get("/v1/calendars", { token: user.token })).body.calendars[0],
+      "the calendar",
+    );
     expect((await server.api.get(`/v1/calendars/${mine.id}`, { token: stranger.token })).status).toBe(404);
 
     // Two claims at the same time (two server processes): one gets the due feed.
@@ -493,13 +498,13 @@ describe("feed addresses and MEETBOT_SECRET_KEY", () => {
         });
       const loopback = await add(feed.url);
       expect(loopback.status).toBe(422);
-      expect(loopback.body.detail[0]).toMatchObject({
+      expect(validationIssues(loopback.body)[0]).toMatchObject({
         loc: ["body", "url"],
         msg: expect.stringMatching(/loopback/),
       });
       const noKey = await add("webcal://calendar.example.com/ical/secret/basic.ics");
       expect(noKey.status).toBe(422);
-      expect(noKey.body.detail[0].msg).toMatch(/MEETBOT_SECRET_KEY/);
+      expect(validationIssues(noKey.body)[0]?.msg).toMatch(/MEETBOT_SECRET_KEY/);
       await production.close();
 
       const first = await start(`k1:${K1}`);
