@@ -139,12 +139,13 @@ describe("servers", () => {
 
 describe("the file routes", () => {
   it.each(["/v1/recordings/{bot_id}/stream", "/v1/recordings/{bot_id}/file", "/v1/share/{token}/stream"])(
-    "%s answers 200 or 206 with video/mp4, and 416 past the end",
+    "%s answers 200 or 206 with video/mp4 or audio/mp4 (an audio-only recording), and 416 past the end",
     (path) => {
       const { responses } = doc.paths[path]?.get as Operation;
       for (const status of ["200", "206"]) {
         expect(responses[status]?.content, `${status}`).toEqual({
           "video/mp4": { schema: { type: "string", format: "binary" } },
+          "audio/mp4": { schema: { type: "string", format: "binary" } },
         });
       }
       expect(responses["416"]).toMatchObject({
