@@ -5,5 +5,9 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll waits on a condition; 1 s (vitest's default) is less than a page takes to render
+    // on a loaded 2-core machine (a dashboard page's transcript once took longer). A poll still
+    // returns as soon as its condition holds.
+    expect: { poll: { timeout: 10_000 } },
   },
 });
