@@ -636,11 +636,15 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
     const reason = await turnOffTeamsIncomingVideo(page, { note: (hook) => notes.push(hook) });
     expect({ reason, notes }).toEqual({ reason: null, notes: ["incomingVideoItem"] });
     expect(await page.getByRole("menu").count()).toBe(0);
+    const frames = (n: number) =>
+      page.evaluate(async (count) => {
+        for (let i = 0; i < count; i++) await new Promise((resolve) => requestAnimationFrame(resolve));
+      }, n);
+    // A tile turns to its name card at its next animation frame, then is drawn no more.
+    await frames(2);
     const still = await picture();
     // Six animation frames later (a moving tile is redrawn every 40 ms), the picture has not moved.
-    await page.evaluate(async () => {
-      for (let i = 0; i < 6; i++) await new Promise((resolve) => requestAnimationFrame(resolve));
-    });
+    await frames(6);
     expect(await picture()).toBe(still);
 
     // Off already: the step leaves it off and closes the menu it opened.
