@@ -150,7 +150,7 @@ export function describeOffsets(values: number[]): string {
   const spread = Math.sqrt(ms.reduce((a, b) => a + (b - mean) ** 2, 0) / ms.length);
   return (
     `  A/V sync (${ms.length} beep/flash pairs, + = video late): mean ${mean.toFixed(1)} ms, ` +
-    `median ${median.toFixed(1)} ms, sd ${spread.toFixed(1)} ms, range ${sorted[0]?.toFixed(0)}..${sorted.at(-1)?.toFixed(0)} ms (goal |mean| ≤ 40)`
+    `median ${median.toFixed(1)} ms, sd ${spread.toFixed(1)} ms, range ${sorted[0]?.toFixed(0)}..${sorted.at(-1)?.toFixed(0)} ms (goal |mean| ≤ 25)`
   );
 }
 

@@ -41,22 +41,25 @@ const CALL_SINK = "meetbot_call";
 const VOICE_SINK = "meetbot_voice";
 const MIC_SOURCE = "meetbot_mic";
 const START_TIMEOUT_MS = 10_000;
-/** The sound path's latency for a video bot: its sound stays within tens of ms of its picture. */
-const VIDEO_LATENCY_MS = 20;
-/** An audio-only bot's: no picture to keep up with (see startMediaEnvironment's latencyMs). */
-export const AUDIO_ONLY_LATENCY_MS = 100;
+/**
+ * The sound path's latency, which sets the sinks' block size and every stream's buffer: how long a
+ * late thread (Chromium's audio, the daemon's loopbacks) may be held off a core before the sound
+ * has a hole. At 20 ms, 4 video bots recording at once on 2 cores had 15-19 holes each in 33 s of
+ * speech; at 100 ms, 0-1 (bench/audio-only.ts). The sound reaches the recorder later for it, which
+ * the recorder takes back (RECORDED_SOUND_DELAY_MS).
+ */
+const LATENCY_MS = 100;
+/**
+ * How much later than it played the sound reaches the recorder through the loopbacks at
+ * LATENCY_MS: measured with bench/av-sync.ts (a beep and a flash drawn for the same instant).
+ */
+export const RECORDED_SOUND_DELAY_MS = 60;
 /** Every sink's, and so every stream's, sample rate. */
 const RATE = 48_000;
 
 export async function startMediaEnvironment(opts: {
   width: number;
   height: number;
-  /**
-   * The loopbacks' and warm-up readers' latency, which sets the sinks' block size: 20 ms keeps
-   * the recorded sound within tens of ms of the picture; an audio-only bot has no picture to keep
-   * up with, and bigger blocks wake the daemon less often (AUDIO_ONLY_LATENCY_MS).
-   */
-  latencyMs?: number;
   /** Use this display instead of starting Xvfb (headed debugging on a developer's screen). */
   existingDisplay?: string;
 }): Promise<MediaEnvironment> {
@@ -72,7 +75,7 @@ export async function startMediaEnvironment(opts: {
       opts.existingDisplay
         ? Promise.resolve(opts.existingDisplay)
         : startXvfb(opts.width, opts.height, started),
-      startPulseAudio(runtimeDir, started, opts.latencyMs ?? VIDEO_LATENCY_MS),
+      startPulseAudio(runtimeDir, started),
     ]);
     return {
       display,
@@ -128,11 +131,7 @@ async function startXvfb(width: number, height: number, started: ChildProcess[])
   return `:${number}`;
 }
 
-async function startPulseAudio(
-  runtimeDir: string,
-  started: ChildProcess[],
-  latencyMs: number,
-): Promise<Record<string, string>> {
+async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Promise<Record<string, string>> {
   // Our own daemon in user mode (system mode refuses root clients), without the default script:
   // no hardware probing, just the socket, the sinks and the microphone (see MediaEnvironment).
   const daemonEnv = { XDG_RUNTIME_DIR: runtimeDir, HOME: runtimeDir };
@@ -162,10 +161,10 @@ async function startPulseAudio(
       `--load=module-null-sink sink_name=${VOICE_SINK} rate=${RATE} channels=1 sink_properties=device.description=${VOICE_SINK}`,
       `--load=module-remap-source source_name=${MIC_SOURCE} master=${VOICE_SINK}.monitor source_properties=device.description=${MIC_SOURCE}`,
       // Small latency: the bot's voice lands in the recording within tens of milliseconds of being said.
-      `--load=module-loopback source=${VOICE_SINK}.monitor sink=${SINK} latency_msec=${latencyMs} source_dont_move=true sink_dont_move=true`,
+      `--load=module-loopback source=${VOICE_SINK}.monitor sink=${SINK} latency_msec=${LATENCY_MS} source_dont_move=true sink_dont_move=true`,
       // The meeting into the recorded mix, with the same small latency as the voice: both sides
       // land in the recording as close to when they sounded as before the split.
-      `--load=module-loopback source=${CALL_SINK}.monitor sink=${SINK} latency_msec=${latencyMs} source_dont_move=true sink_dont_move=true`,
+      `--load=module-loopback source=${CALL_SINK}.monitor sink=${SINK} latency_msec=${LATENCY_MS} source_dont_move=true sink_dont_move=true`,
     ],
     { env: daemonEnv, stdio: ["ignore", "pipe", "pipe"], deathSignal: "KILL" },
   );
@@ -177,8 +176,8 @@ async function startPulseAudio(
     PULSE_SERVER: `unix:${socket}`,
     PULSE_SINK: CALL_SINK,
     // Every client's own requests (Chromium's streams, ffmpeg's) set the sinks' block size too:
-    // libpulse puts this latency in place of theirs. Only past a video bot's, which they keep.
-    ...(latencyMs > VIDEO_LATENCY_MS ? { PULSE_LATENCY_MSEC: String(latencyMs) } : {}),
+    // libpulse puts this latency in place of theirs.
+    PULSE_LATENCY_MSEC: String(LATENCY_MS),
   };
   const ready = await waitForPulse(pulseEnv, pulse);
   if (!ready) throw new BotFailure("MEDIA_SETUP_FAILED", `PulseAudio failed to start\n${output()}`);
@@ -191,28 +190,23 @@ async function startPulseAudio(
       throw new BotFailure("MEDIA_SETUP_FAILED", `pactl ${args.join(" ")}: ${error.message}\n${output()}`);
     });
   }
-  started.push(await warmUp(pulseEnv, SINK, `${SINK}.monitor`, latencyMs));
-  started.push(await warmUp(pulseEnv, CALL_SINK, `${CALL_SINK}.monitor`, latencyMs));
-  started.push(await warmUp(pulseEnv, VOICE_SINK, MIC_SOURCE, latencyMs));
+  started.push(await warmUp(pulseEnv, SINK, `${SINK}.monitor`));
+  started.push(await warmUp(pulseEnv, CALL_SINK, `${CALL_SINK}.monitor`));
+  started.push(await warmUp(pulseEnv, VOICE_SINK, MIC_SOURCE));
   return pulseEnv;
 }
 
 /**
  * A fresh null sink renders its first block 2 s after it starts, so a recorder that connects to
  * its monitor early waits ~2 s for its first audio (measured 1.8-2.0 s for ffmpeg and parec alike,
- * whatever latency they ask for), and ffmpeg's whole output waits with it. A low-latency reader
- * attached now, followed by a suspend/resume of the sink, restarts the sink's clock with small
+ * whatever latency they ask for), and ffmpeg's whole output waits with it. A reader
+ * attached now, followed by a suspend/resume of the sink, restarts the sink's clock with its
  * blocks: the recorder then gets audio within ~20 ms. The reader stays for the bot's life,
  * reading ~190 kB/s into /dev/null, which costs next to nothing. The voice sink gets the same,
  * read through the microphone: without it the first sound the bot says reaches its microphone
  * late or not at all (measured: nothing in a 1.6 s capture), after it about 10 ms after playing.
  */
-async function warmUp(
-  pulseEnv: Record<string, string>,
-  sink: string,
-  source: string,
-  latencyMs: number,
-): Promise<ChildProcess> {
+async function warmUp(pulseEnv: Record<string, string>, sink: string, source: string): Promise<ChildProcess> {
   const readers = async () =>
     (await pactl(pulseEnv, ["list", "short", "source-outputs"])).trim().split("\n").length;
   const before = (await pactl(pulseEnv, ["list", "short", "source-outputs"])).trim() ? await readers() : 0;
@@ -220,7 +214,7 @@ async function warmUp(
   // At the sink's rate: parec asks 44.1 kHz by default, which the daemon resampled for nothing.
   const reader = spawnTied(
     "parec",
-    ["--raw", `--latency-msec=${latencyMs}`, `--rate=${RATE}`, "-d", source],
+    ["--raw", `--latency-msec=${LATENCY_MS}`, `--rate=${RATE}`, "-d", source],
     {
       env: pulseEnv,
       stdio: ["ignore", devNull, "ignore"],

@@ -8,6 +8,7 @@ import { runToEnd, spawnTied, tailOutput, waitForExit } from "../media/processes
 import { probeDurationMs } from "../media/untrusted-input.js";
 import { BotFailure } from "./errors.js";
 import { appendFragments } from "./mp4-append.js";
+import { RECORDED_SOUND_DELAY_MS } from "./media-env.js";
 
 export interface RecordingResult {
   path: string;
@@ -347,7 +348,10 @@ function recordingArgs(
   const { width, height, frameRate, display, audioSource } = opts;
   const audioInput = ["-thread_queue_size", "1024", "-f", "pulse", "-i", audioSource];
   const audio = (input: number) => [
-    ...["-filter_complex", `[${input}:a]asetpts=PTS-${t0}/TB,asplit=2[audio][meter];[meter]${LEVEL_METER}`],
+    ...[
+      "-filter_complex",
+      `[${input}:a]asetpts=PTS-(${t0}+${RECORDED_SOUND_DELAY_MS / 1000})/TB,atrim=start=0,asplit=2[audio][meter];[meter]${LEVEL_METER}`,
+    ],
   ];
   // Audio only: mono at 64 kb/s. A meeting's voices reach the sink as the same sound on both
   // channels, and ffmpeg's AAC encoder is most of the recorder's CPU: 0.034 core for mono 64k

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { type BotBrowser, launchBrowser } from "./browser.js";
-import { AUDIO_ONLY_LATENCY_MS, type MediaEnvironment, startMediaEnvironment } from "./media-env.js";
+import { type MediaEnvironment, startMediaEnvironment } from "./media-env.js";
 
 /**
  * Where a bot performs: its private display and sound card, and a browser showing on them.
@@ -28,7 +28,6 @@ export async function prepareStage(
   const media = await startMediaEnvironment({
     width: opts.width,
     height: opts.height,
-    ...(video ? {} : { latencyMs: AUDIO_ONLY_LATENCY_MS }),
     ...(opts.headedDisplay ? { existingDisplay: opts.headedDisplay } : {}),
   });
   log.info({ display: media.display, uptimeMs: uptimeMs() }, "display and sound ready");
