@@ -55,6 +55,48 @@ it("runs the meeting page in the only renderer process", () => {
   expect(types.filter((type) => type === "renderer")).toHaveLength(1);
 });
 
+/** Each value of a `--name=a,b` switch on Chromium's browser process's command line, in order. */
+function browserSwitchValues(name: string): string[][] {
+  const browserPid = processTree(process.pid).find((pid) => {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      return cmdline.includes("chromium") && !cmdline.includes("--type=");
+    } catch {
+      return false;
+    }
+  });
+  if (browserPid === undefined) throw new Error("no Chromium browser process");
+  return readFileSync(`/proc/${browserPid}/cmdline`, "utf8")
+    .split("\0")
+    .filter((arg) => arg.startsWith(`--${name}=`))
+    .map((arg) => arg.slice(name.length + 3).split(","));
+}
+
+it("runs the network service in the browser process, not in a utility of its own", () => {
+  const subTypes = processTree(process.pid).flatMap((pid) => {
+    try {
+      return (
+        /--utility-sub-type=(\S+?)(?:\0|\s)/.exec(readFileSync(`/proc/${pid}/cmdline`, "utf8"))?.[1] ?? []
+      );
+    } catch {
+      return [];
+    }
+  });
+  expect(subTypes.length).toBeGreaterThan(0); // the storage service, at least: the reading works
+  expect(subTypes).not.toContain("network.mojom.NetworkService");
+});
+
+it("keeps every feature switch Playwright passes: Chromium takes only the last list", () => {
+  for (const name of ["enable-features", "disable-features"]) {
+    const lists = browserSwitchValues(name);
+    expect(lists.length).toBeGreaterThan(0);
+    const last = lists.at(-1) ?? [];
+    for (const earlier of lists.slice(0, -1)) expect(last).toEqual(expect.arrayContaining(earlier));
+  }
+  expect(browserSwitchValues("enable-features").at(-1)).toContain("NetworkServiceInProcess2");
+  expect(browserSwitchValues("disable-features").at(-1)).toContain("AudioServiceOutOfProcess");
+});
+
 it("has no page but the meeting's: no omnibox popup or other browser UI", async () => {
   const cdp = await browser.context.newCDPSession(browser.page);
   const { targetInfos } = await cdp.send("Target.getTargets");
