@@ -5,6 +5,7 @@ import type { BrowserContext, Page } from "playwright";
 import { chromium } from "playwright-extra";
 import StealthPlugin from "puppeteer-extra-plugin-stealth";
 import { childEnv } from "../media/processes.js";
+import { lowerBrowserPriority } from "./browser-priority.js";
 import { PageCamera } from "./camera/page-camera.js";
 import { BotFailure } from "./errors.js";
 
@@ -137,6 +138,7 @@ export async function launchBrowser(opts: {
       cause: error,
     });
   }
+  lowerBrowserPriority();
   let camera: PageCamera;
   try {
     camera = await PageCamera.install(context);

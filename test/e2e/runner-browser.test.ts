@@ -5,6 +5,7 @@ import { processTree } from "../../bench/process-tree.js";
 import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
 import { DEFAULT_CHROMIUM_PATH } from "../../src/core/index.js";
 import { type BotBrowser, launchBrowser } from "../../src/runner/browser.js";
+import { BROWSER_NICENESS } from "../../src/runner/browser-priority.js";
 import { type MediaEnvironment, startMediaEnvironment } from "../../src/runner/media-env.js";
 
 /**
@@ -95,6 +96,22 @@ it("keeps every feature switch Playwright passes: Chromium takes only the last l
   }
   expect(browserSwitchValues("enable-features").at(-1)).toContain("NetworkServiceInProcess2");
   expect(browserSwitchValues("disable-features").at(-1)).toContain("AudioServiceOutOfProcess");
+});
+
+it("schedules Chromium below the recorder: its session's group runs at a lower priority", () => {
+  const groups = processTree(process.pid).flatMap((pid) => {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("chromium")) return [];
+      return [readFileSync(`/proc/${pid}/autogroup`, "utf8").trim()];
+    } catch {
+      return [];
+    }
+  });
+  expect(groups.length).toBeGreaterThan(1);
+  // One group for the browser and every process it started, at BROWSER_NICENESS.
+  expect(new Set(groups).size).toBe(1);
+  expect(groups[0]).toMatch(new RegExp(`^/autogroup-\\d+ nice ${BROWSER_NICENESS}$`));
+  expect(readFileSync("/proc/self/autogroup", "utf8")).not.toBe(groups[0]);
 });
 
 it("has no page but the meeting's: no omnibox popup or other browser UI", async () => {
