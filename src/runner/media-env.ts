@@ -54,6 +54,15 @@ const LATENCY_MS = 100;
  * LATENCY_MS: measured with bench/av-sync.ts (a beep and a flash drawn for the same instant).
  */
 export const RECORDED_SOUND_DELAY_MS = 60;
+/**
+ * pulseEnv without the latency every client is held to: for a reader or player whose own small
+ * latency is the point (a voice agent hears and speaks within tens of ms). The sinks it touches then
+ * run the smaller blocks it asks for, and with them the risk of holes on a saturated machine.
+ */
+export function ownLatencyEnv(pulseEnv: Record<string, string>): Record<string, string> {
+  const { PULSE_LATENCY_MSEC: _held, ...rest } = pulseEnv;
+  return rest;
+}
 /** Every sink's, and so every stream's, sample rate. */
 const RATE = 48_000;
 

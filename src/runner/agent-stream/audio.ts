@@ -1,12 +1,14 @@
 import type { ChildProcess } from "node:child_process";
 import { spawnTied, terminate } from "../../media/processes.js";
 import { MonitorAudio } from "../live-transcript/monitor-audio.js";
+import { ownLatencyEnv } from "../media-env.js";
 import { FRAME_MS, FrameCutter, frameBytes } from "./frames.js";
 
 /**
  * parec's fragment: how long a piece of sound waits in PulseAudio before parec gets it. 10 ms
  * keeps the meeting → agent path short (a 20 ms frame is complete at most ~10 ms after its last
- * sample played); the call sink's monitor already runs with small blocks (media-env's warm-up).
+ * sample played). Both the reader and the player keep their own latency (ownLatencyEnv), not the
+ * 100 ms every other client of the bot's sound is held to.
  */
 const LISTEN_LATENCY_MS = 10;
 
@@ -32,7 +34,7 @@ export function listenToMeeting(opts: {
   const cutter = new FrameCutter(frameBytes(opts.sampleRate, FRAME_MS));
   const monitor = new MonitorAudio({
     source: opts.source,
-    pulseEnv: opts.pulseEnv,
+    pulseEnv: ownLatencyEnv(opts.pulseEnv),
     rate: opts.sampleRate,
     latencyMs: LISTEN_LATENCY_MS,
     onAudio: (pcm) => {
@@ -86,7 +88,7 @@ export class AgentPlayer {
         ...["--playback", "--raw", "--format=s16le", `--rate=${sampleRate}`, "--channels=1"],
         ...[`--latency-msec=${PLAY_LATENCY_MS}`, "-d", sink],
       ],
-      { env: pulseEnv, stdio: ["pipe", "ignore", "ignore"], deathSignal: "KILL" },
+      { env: ownLatencyEnv(pulseEnv), stdio: ["pipe", "ignore", "ignore"], deathSignal: "KILL" },
     );
     // A player killed by clear() breaks its pipe: that is expected, not an error.
     child.stdin?.on("error", () => {});

@@ -1,0 +1,17 @@
+import { expect, it } from "vitest";
+import { ownLatencyEnv } from "../../src/runner/media-env.js";
+
+it("lets a low-latency client keep its own latency, and nothing else of the bot's sound changes", () => {
+  const pulseEnv = {
+    XDG_RUNTIME_DIR: "/tmp/meetbot-pulse-x",
+    PULSE_SERVER: "unix:/tmp/meetbot-pulse-x/pulse/native",
+    PULSE_SINK: "meetbot_call",
+    PULSE_LATENCY_MSEC: "100",
+  };
+  expect(ownLatencyEnv(pulseEnv)).toEqual({
+    XDG_RUNTIME_DIR: "/tmp/meetbot-pulse-x",
+    PULSE_SERVER: "unix:/tmp/meetbot-pulse-x/pulse/native",
+    PULSE_SINK: "meetbot_call",
+  });
+  expect(pulseEnv.PULSE_LATENCY_MSEC).toBe("100"); // a copy: the others keep theirs
+});
