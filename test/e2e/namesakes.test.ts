@@ -56,7 +56,7 @@ interface Person {
   participantName: string;
 }
 
-describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 180_000 }, (platform) => {
+describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 180_000 }, (platform) => {
   it("a namesake of the bot is a participant, a speaker and attributed; the bot is not listed", async ({
     expect,
   }) => {

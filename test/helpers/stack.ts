@@ -104,12 +104,15 @@ export async function startStack(
       };
     },
     async close() {
-      await server.close();
-      // A test that failed half-way leaves its bot in a call: stop every runner this stack started.
+      // A test that failed half-way (or one that stops at its assertion) leaves its bot in a call
+      // or still finalizing: stop every runner this stack started while the server is still up,
+      // so each delivers its last events and exits at once. With the server gone first, a runner
+      // retries its final report until it is killed (15 s later), in every file.
       for (const each of [launcher, ...extraLaunchers]) {
         await each.stopAll();
         await each.close();
       }
+      await server.close();
       await mock.close();
     },
   };
