@@ -34,4 +34,11 @@ describe("the integration fixture", () => {
     expect(row?.meeting_title).toBe("Standup");
     expect(await readRow(db, "bots", recording.botId + 1_000)).toBeUndefined();
   });
+
+  // The README's example, kept true.
+  test("a deleted bot leaves no row", async ({ server, user, db, recording }) => {
+    const deleted = await server.api.delete(`/v1/bots/${recording.botId}`, { token: user.token });
+    expect(deleted.status).toBe(204);
+    expect(await readRow(db, "bots", recording.botId)).toBeUndefined();
+  });
 });
