@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { vi } from "vitest";
 import {
   type BotConfig,
   type BotStatus,
@@ -127,15 +128,16 @@ export async function settledJob<P extends JobStatusPath>(
   statusPath: P,
   timeoutMs = 60_000,
 ): Promise<BotApiBody<"GET", P>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api.get(statusPath, { token });
-    // The body's type depends on P; both jobs' answers have the same `status`.
-    const { status } = res.body as { status?: string };
-    if (res.status === 200 && (status === "completed" || status === "failed")) return res.body;
-    if (Date.now() > deadline) throw new Error(`${statusPath} still ${JSON.stringify(res.body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return vi.waitFor(
+    async () => {
+      const res = await api.get(statusPath, { token });
+      // The body's type depends on P; both jobs' answers have the same `status`.
+      const { status } = res.body as { status?: string };
+      if (res.status === 200 && (status === "completed" || status === "failed")) return res.body;
+      throw new Error(`${statusPath} still ${JSON.stringify(res.body)}`);
+    },
+    { timeout: timeoutMs, interval: 100 },
+  );
 }
 
 /** `value`, or a throw naming `what` when it is missing: narrows where `expect().toBeDefined()` does not. */

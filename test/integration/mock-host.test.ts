@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join as joinPath } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type {
   AttendeeState,
   AttendeeView,
@@ -144,13 +144,14 @@ function withDeadline<T>(promise: Promise<T>, deadline: number, what: string): P
 
 /** For the one change nobody is told about (a page going away), poll the state with a deadline. */
 async function waitForState(code: string, what: string, predicate: (s: MeetingState) => boolean) {
-  const deadline = Date.now() + DEADLINE_MS;
-  for (;;) {
-    const current = await state(code);
-    if (predicate(current)) return current;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(current)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return vi.waitFor(
+    async () => {
+      const current = await state(code);
+      if (!predicate(current)) throw new Error(`still waiting for ${what}: ${JSON.stringify(current)}`);
+      return current;
+    },
+    { timeout: DEADLINE_MS, interval: 20 },
+  );
 }
 
 const names = (view: AttendeeView) => view.participants.map((p) => p.name);

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SegmentUploader } from "../../src/runner/segment-upload.js";
 import { uploadRecording } from "../../src/runner/upload.js";
 import {
@@ -46,11 +46,12 @@ function liveRecording(
 }
 
 async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await vi.waitFor(
+    () => {
+      if (!check()) throw new Error(`still waiting for ${what}`);
+    },
+    { timeout: timeoutMs },
+  );
 }
 
 const storedSegments = (server: TestServer, botId: number) => {

@@ -1,21 +1,21 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe } from "vitest";
+import { expect, test } from "../helpers/fixtures.js";
 import { JwtIssuer, loadServerSecret } from "../../src/server/auth/tokens.js";
 import {
   openServerDatabase,
   registerUser,
-  startTestServer,
   TEST_MEETING,
   type TestServer,
   type TestUser,
   validationIssues,
 } from "../helpers/server-harness.js";
 
+// The file's helpers read this: the file's server.
 let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
+test.beforeAll(({ server: fileServer }) => {
+  server = fileServer;
 });
-afterAll(() => server?.close());
 
 async function createKey(user: TestUser, body: Record<string, unknown> = { name: "ci" }) {
   const res = await server.api.post("/v1/api-keys", { token: user.token, body });
@@ -26,7 +26,7 @@ async function createKey(user: TestUser, body: Record<string, unknown> = { name:
 const inOneDay = () => new Date(Date.now() + 86_400_000).toISOString();
 
 describe("POST /v1/api-keys", () => {
-  it("returns the full key once: a fixed prefix then 64 hex characters, with its preview", async () => {
+  test("returns the full key once: a fixed prefix then 64 hex characters, with its preview", async () => {
     const user = await registerUser(server.api);
     const expiresAt = inOneDay();
     const res = await server.api.post("/v1/api-keys", {
@@ -48,7 +48,7 @@ describe("POST /v1/api-keys", () => {
     });
   });
 
-  it("stores only the key's sha256", async () => {
+  test("stores only the key's sha256", async () => {
     const user = await registerUser(server.api);
     const { id, key } = await createKey(user);
     const db = await openServerDatabase(server);
@@ -65,7 +65,7 @@ describe("POST /v1/api-keys", () => {
     }
   });
 
-  it("normalises an expiresAt with an offset to UTC, and keeps a key without one from expiring", async () => {
+  test("normalises an expiresAt with an offset to UTC, and keeps a key without one from expiring", async () => {
     const user = await registerUser(server.api);
     const withOffset = await server.api.post("/v1/api-keys", {
       token: user.token,
@@ -76,7 +76,7 @@ describe("POST /v1/api-keys", () => {
     expect(never.body.expiresAt).toBeNull();
   });
 
-  it("answers 422 for an expiresAt in the past, a bad date, and a missing name", async () => {
+  test("answers 422 for an expiresAt in the past, a bad date, and a missing name", async () => {
     const user = await registerUser(server.api);
     const past = await server.api.post("/v1/api-keys", {
       token: user.token,
@@ -100,7 +100,7 @@ describe("POST /v1/api-keys", () => {
 });
 
 describe("an API key as the Bearer credential", () => {
-  it("works everywhere an access token does, as the same user", async () => {
+  test("works everywhere an access token does, as the same user", async () => {
     const user = await registerUser(server.api);
     const { key } = await createKey(user);
     const created = await server.api.post("/v1/bots", { token: key, body: { meetingInfo: TEST_MEETING } });
@@ -111,7 +111,7 @@ describe("an API key as the Bearer credential", () => {
     expect((await server.api.post("/v1/auth/logout", { token: key })).status).toBe(200);
   });
 
-  it("is refused (401) once revoked, at once, even right after a successful use", async () => {
+  test("is refused (401) once revoked, at once, even right after a successful use", async () => {
     const user = await registerUser(server.api);
     const { id, key } = await createKey(user);
     expect((await server.api.get("/v1/bots", { token: key })).status).toBe(200);
@@ -121,7 +121,7 @@ describe("an API key as the Bearer credential", () => {
     expect(res.body).toEqual({ detail: "Could not validate credentials" });
   });
 
-  it("is refused (401) after its expiresAt", async () => {
+  test("is refused (401) after its expiresAt", async () => {
     const user = await registerUser(server.api);
     const { id, key } = await createKey(user, { name: "short", expiresAt: inOneDay() });
     const db = await openServerDatabase(server);
@@ -137,7 +137,7 @@ describe("an API key as the Bearer credential", () => {
     expect((await server.api.get("/v1/bots", { token: key })).status).toBe(401);
   });
 
-  it("refuses unknown, malformed and altered keys with 401", async () => {
+  test("refuses unknown, malformed and altered keys with 401", async () => {
     const user = await registerUser(server.api);
     const { key } = await createKey(user);
     const altered = `${key.slice(0, -1)}${key.endsWith("0") ? "1" : "0"}`;
@@ -149,7 +149,7 @@ describe("an API key as the Bearer credential", () => {
 });
 
 describe("GET /v1/api-keys", () => {
-  it("lists the user's own keys, newest first, without the key, with lastUsedAt and isRevoked", async () => {
+  test("lists the user's own keys, newest first, without the key, with lastUsedAt and isRevoked", async () => {
     const user = await registerUser(server.api);
     const other = await registerUser(server.api);
     const first = await createKey(user, { name: "first" });
@@ -175,7 +175,7 @@ describe("GET /v1/api-keys", () => {
     expect(JSON.stringify(res.body)).not.toContain(second.key);
   });
 
-  it("needs a credential, and refuses an expired access token and a refresh token", async () => {
+  test("needs a credential, and refuses an expired access token and a refresh token", async () => {
     const user = await registerUser(server.api);
     const jwt = new JwtIssuer(await loadServerSecret(server.dataDir));
     const userId = Number(user.userId.slice(4));
@@ -189,7 +189,7 @@ describe("GET /v1/api-keys", () => {
 });
 
 describe("DELETE /v1/api-keys/{id}", () => {
-  it("revokes idempotently: 204 both times", async () => {
+  test("revokes idempotently: 204 both times", async () => {
     const user = await registerUser(server.api);
     const { id } = await createKey(user);
     expect((await server.api.delete(`/v1/api-keys/${id}`, { token: user.token })).status).toBe(204);
@@ -198,7 +198,7 @@ describe("DELETE /v1/api-keys/{id}", () => {
     expect(again.body).toBe("");
   });
 
-  it("answers 404 for another user's key, which keeps working", async () => {
+  test("answers 404 for another user's key, which keeps working", async () => {
     const owner = await registerUser(server.api);
     const stranger = await registerUser(server.api);
     const { id, key } = await createKey(owner);
@@ -211,7 +211,7 @@ describe("DELETE /v1/api-keys/{id}", () => {
     expect((await server.api.get("/v1/bots", { token: key })).status).toBe(200);
   });
 
-  it("answers 422 for an id that is not a positive integer", async () => {
+  test("answers 422 for an id that is not a positive integer", async () => {
     const user = await registerUser(server.api);
     const res = await server.api.delete("/v1/api-keys/abc", { token: user.token });
     expect(res.status).toBe(422);

@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe } from "vitest";
+import { expect, test } from "../helpers/fixtures.js";
 import type { Db } from "../../src/server/db/database.js";
 import {
   deployedBot,
   mp4Bytes,
-  openServerDatabase,
   registerUser,
-  startTestServer,
   TEST_MEETING,
   type TestServer,
   type TestUser,
@@ -17,17 +16,17 @@ import {
  * stored and handed to the runner, and how its recording is described and served (format m4a,
  * audio/mp4, an audio player on the share page) beside a video bot's.
  */
+
+// The file's helpers read these: the file's server and database, and each test's own fresh user.
 let server: TestServer;
 let db: Db;
 let user: TestUser;
-beforeAll(async () => {
-  server = await startTestServer();
-  db = await openServerDatabase(server);
-  user = await registerUser(server.api);
+test.beforeAll(({ server: fileServer, db: fileDb }) => {
+  server = fileServer;
+  db = fileDb;
 });
-afterAll(async () => {
-  await db?.close();
-  await server?.close();
+test.beforeEach(({ user: testUser }) => {
+  user = testUser;
 });
 
 const createBot = (body: Record<string, unknown>) =>
@@ -48,7 +47,7 @@ async function recordedBot(body: Record<string, unknown>): Promise<number> {
 }
 
 describe("the recording option", () => {
-  it("answers 422 at body.recording for anything but {video: boolean}", async () => {
+  test("answers 422 at body.recording for anything but {video: boolean}", async () => {
     for (const [recording, loc] of [
       [{ video: "no" }, "body.recording.video"],
       [{ video: null }, "body.recording.video"],
@@ -63,7 +62,7 @@ describe("the recording option", () => {
     }
   });
 
-  it("is stored as created, answered as recordingOptions, and changed by PATCH before deployment", async () => {
+  test("is stored as created, answered as recordingOptions, and changed by PATCH before deployment", async () => {
     const video = await createBot({});
     expect(video.body.recordingOptions).toEqual({ video: true });
     const audio = await createBot({ recording: { video: false } });
@@ -90,7 +89,7 @@ describe("the recording option", () => {
     expect(back.body.recordingOptions).toEqual({ video: true });
   });
 
-  it("reaches the runner in its BotConfig; a video bot's config records video", async () => {
+  test("reaches the runner in its BotConfig; a video bot's config records video", async () => {
     const audio = await deployedBot(server, user, { recording: { video: false } });
     expect(audio.config.recording).toEqual({ width: 1280, height: 720, frameRate: 25, video: false });
     const video = await deployedBot(server, user, {});
@@ -101,12 +100,19 @@ describe("the recording option", () => {
 describe("an audio-only bot's recording", () => {
   let audioBot: number;
   let videoBot: number;
-  beforeAll(async () => {
+  // These tests share two recorded bots, so they share their owner too.
+  let owner: TestUser;
+  test.beforeAll(async () => {
+    owner = await registerUser(server.api);
+    user = owner;
     audioBot = await recordedBot({ recording: { video: false }, meetingTitle: "Audio standup" });
     videoBot = await recordedBot({ meetingTitle: "Video standup" });
   });
+  test.beforeEach(() => {
+    user = owner;
+  });
 
-  it("is format m4a, audio/mp4, in the bot, the recording and the list; a video bot's stays mp4", async () => {
+  test("is format m4a, audio/mp4, in the bot, the recording and the list; a video bot's stays mp4", async () => {
     const get = <P extends string>(path: P) => server.api.get(path, { token: user.token });
     expect((await get(`/v1/recordings/${audioBot}`)).body).toMatchObject({
       format: "m4a",
@@ -131,7 +137,7 @@ describe("an audio-only bot's recording", () => {
     expect(stored.format).toBe("m4a");
   });
 
-  it("is served as audio/mp4 by the stream route and the signed link, with ranges", async () => {
+  test("is served as audio/mp4 by the stream route and the signed link, with ranges", async () => {
     const headers = { authorization: `Bearer ${user.token}`, range: "bytes=0-9" };
     const stream = await fetch(`${server.url}/v1/recordings/${audioBot}/stream`, { headers });
     expect(stream.status).toBe(206);
@@ -147,7 +153,7 @@ describe("an audio-only bot's recording", () => {
     await video.arrayBuffer();
   });
 
-  it("is shared with an audio player, and its JSON says m4a", async () => {
+  test("is shared with an audio player, and its JSON says m4a", async () => {
     const shared = await server.api.post(`/v1/recordings/${audioBot}/share`, { token: user.token, body: {} });
     expect(shared.status).toBe(201);
     const { token } = shared.body as { token: string };

@@ -1,12 +1,12 @@
 import { existsSync, readdirSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe } from "vitest";
+import { expect, test } from "../helpers/fixtures.js";
 import {
   deployedBot,
   openServerDatabase,
   registerUser,
-  startTestServer,
   TEST_MEETING,
   type TestServer,
   type TestUser,
@@ -19,19 +19,23 @@ import {
 /** These tests make many requests as one user: the rate limit is server-rate-limit.test's subject. */
 const UNLIMITED = { rateLimit: { perMinute: 0, perHour: 0 } };
 
+test.override("serverOptions", UNLIMITED);
+
+// The file's helpers read these: the file's server, and each test's own fresh user.
 let server: TestServer;
 let user: TestUser;
-beforeAll(async () => {
-  server = await startTestServer(UNLIMITED);
-  user = await registerUser(server.api);
+test.beforeAll(({ server: fileServer }) => {
+  server = fileServer;
 });
-afterAll(() => server?.close());
+test.beforeEach(({ user: testUser }) => {
+  user = testUser;
+});
 
 const createBot = (body: Record<string, unknown>, token = user.token) =>
   server.api.post("/v1/bots", { token, body });
 
 describe("POST /v1/bots", () => {
-  it("creates a READY_TO_DEPLOY bot with the spec's fields", async () => {
+  test("creates a READY_TO_DEPLOY bot with the spec's fields", async () => {
     const res = await createBot({
       meetingInfo: TEST_MEETING,
       botDisplayName: "Scribe",
@@ -60,7 +64,7 @@ describe("POST /v1/bots", () => {
     });
   });
 
-  it("accepts the real platforms' hosts and zoom by meeting id", async () => {
+  test("accepts the real platforms' hosts and zoom by meeting id", async () => {
     const meet = await createBot({
       meetingInfo: { platform: "google", meetingUrl: "https://meet.google.com/abc-defg-hij" },
     });
@@ -75,7 +79,7 @@ describe("POST /v1/bots", () => {
     expect(meet.body.meetingTitle).toBe("");
   });
 
-  it("refuses a meeting URL on a host that is neither the platform's nor allowed", async () => {
+  test("refuses a meeting URL on a host that is neither the platform's nor allowed", async () => {
     for (const meetingUrl of [
       "https://evil.example.com/meet/x",
       "https://zoom.us/j/123",
@@ -89,7 +93,7 @@ describe("POST /v1/bots", () => {
     }
   });
 
-  it("answers 422 at body.meetingInfo.platform for a missing platform", async () => {
+  test("answers 422 at body.meetingInfo.platform for a missing platform", async () => {
     const res = await createBot({ meetingInfo: { meetingUrl: "https://meet.google.com/abc" } });
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([
@@ -97,7 +101,7 @@ describe("POST /v1/bots", () => {
     ]);
   });
 
-  it("applies core's rules: platform fields, duration ranges, URL scheme", async () => {
+  test("applies core's rules: platform fields, duration ranges, URL scheme", async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ meetingInfo: { platform: "google" } }, "body.meetingInfo.meetingUrl"],
       [{ meetingInfo: { platform: "skype", meetingUrl: "https://x" } }, "body.meetingInfo.platform"],
@@ -136,7 +140,7 @@ describe("POST /v1/bots", () => {
     }
   });
 
-  it("answers 400 {detail} for malformed JSON and 415 {detail} for a non-JSON content type", async () => {
+  test("answers 400 {detail} for malformed JSON and 415 {detail} for a non-JSON content type", async () => {
     const bad = await server.api.post("/v1/bots", {
       token: user.token,
       rawBody: '{"meetingInfo": ',
@@ -153,13 +157,13 @@ describe("POST /v1/bots", () => {
     expect(typeof text.body.detail).toBe("string");
   });
 
-  it("answers 422 type missing at loc body when there is no body at all", async () => {
+  test("answers 422 type missing at loc body when there is no body at all", async () => {
     const res = await server.api.post("/v1/bots", { token: user.token });
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([{ loc: ["body"], msg: "Field required", type: "missing" }]);
   });
 
-  it("answers 413 {detail} for a JSON body over 1 MiB", async () => {
+  test("answers 413 {detail} for a JSON body over 1 MiB", async () => {
     const res = await createBot({ meetingInfo: TEST_MEETING, meetingTitle: "x".repeat(1024 * 1024 + 10) });
     expect(res.status).toBe(413);
     expect(typeof res.body.detail).toBe("string");
@@ -167,7 +171,7 @@ describe("POST /v1/bots", () => {
 });
 
 describe("GET /v1/bots", () => {
-  it("lists only the caller's bots, newest first, paginated, filtered by status", async () => {
+  test("lists only the caller's bots, newest first, paginated, filtered by status", async () => {
     const owner = await registerUser(server.api);
     const other = await registerUser(server.api);
     const ids: number[] = [];
@@ -192,7 +196,7 @@ describe("GET /v1/bots", () => {
     expect(deploying.body.bots[0]?.id).toBe(ids[0]);
   });
 
-  it("answers 422 at loc query.* for out-of-range paging and an unknown status", async () => {
+  test("answers 422 at loc query.* for out-of-range paging and an unknown status", async () => {
     for (const [qs, loc] of [
       ["page=0", "query.page"],
       ["page_size=101", "query.page_size"],
@@ -208,7 +212,7 @@ describe("GET /v1/bots", () => {
 });
 
 describe("GET /v1/bots/:id", () => {
-  it("shows the bot with recording, deploymentError and lastHeartbeat", async () => {
+  test("shows the bot with recording, deploymentError and lastHeartbeat", async () => {
     const { id } = (await createBot({ meetingInfo: TEST_MEETING })).body;
     const res = await server.api.get(`/v1/bots/${id}`, { token: user.token });
     expect(res.status).toBe(200);
@@ -223,7 +227,7 @@ describe("GET /v1/bots/:id", () => {
     });
   });
 
-  it("answers 404 Bot not found for a missing bot and 422 at path.id for a non-numeric id", async () => {
+  test("answers 404 Bot not found for a missing bot and 422 at path.id for a non-numeric id", async () => {
     const missing = await server.api.get("/v1/bots/999999", { token: user.token });
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ detail: "Bot not found" });
@@ -236,7 +240,7 @@ describe("GET /v1/bots/:id", () => {
 });
 
 describe("POST /v1/bots/:id/deploy", () => {
-  it("moves the bot to DEPLOYING and hands the launcher a valid BotConfig", async () => {
+  test("moves the bot to DEPLOYING and hands the launcher a valid BotConfig", async () => {
     const { id } = (
       await createBot({
         meetingInfo: TEST_MEETING,
@@ -275,7 +279,7 @@ describe("POST /v1/bots/:id/deploy", () => {
     expect(logs.body.map((l: { message: string }) => l.message)).toContain("deployment started");
   });
 
-  it("answers 409 {detail} when the bot was already deployed", async () => {
+  test("answers 409 {detail} when the bot was already deployed", async () => {
     const { id } = (await createBot({ meetingInfo: TEST_MEETING })).body;
     expect((await server.api.post(`/v1/bots/${id}/deploy`, { token: user.token })).status).toBe(200);
     const again = await server.api.post(`/v1/bots/${id}/deploy`, { token: user.token });
@@ -284,7 +288,7 @@ describe("POST /v1/bots/:id/deploy", () => {
     expect(server.launcher.launched.filter((c) => c.botId === id)).toHaveLength(1);
   });
 
-  it("accepts a bodyless deploy sent with a JSON content type", async () => {
+  test("accepts a bodyless deploy sent with a JSON content type", async () => {
     const { id } = (await createBot({ meetingInfo: TEST_MEETING })).body;
     const res = await server.api.post(`/v1/bots/${id}/deploy`, {
       token: user.token,
@@ -293,7 +297,7 @@ describe("POST /v1/bots/:id/deploy", () => {
     expect(res.status).toBe(200);
   });
 
-  it("leaves the bot FATAL with LAUNCH_FAILED when the launcher rejects", async () => {
+  test("leaves the bot FATAL with LAUNCH_FAILED when the launcher rejects", async () => {
     const { id } = (await createBot({ meetingInfo: TEST_MEETING, meetingTitle: "Doomed" })).body;
     server.launcher.failNextLaunch(new Error("no runner slots"));
     const res = await server.api.post(`/v1/bots/${id}/deploy`, { token: user.token });
@@ -316,7 +320,7 @@ describe("POST /v1/bots/:id/deploy", () => {
 });
 
 describe("routing", () => {
-  it("answers 404 {detail: Not Found} for an unknown route, with or without a token", async () => {
+  test("answers 404 {detail: Not Found} for an unknown route, with or without a token", async () => {
     for (const token of [undefined, user.token]) {
       const res = await server.api.get("/v1/nothing-here", token ? { token } : {});
       expect(res.status).toBe(404);
@@ -329,7 +333,7 @@ describe("routing", () => {
 const locs = (res: { body: unknown }) => validationIssues(res.body).map((d) => d.loc.join("."));
 
 describe("POST /v1/bots meetingInfo rules per platform", () => {
-  it("accepts each platform's minimal meeting info", async () => {
+  test("accepts each platform's minimal meeting info", async () => {
     for (const meetingInfo of [
       { platform: "google", meetingUrl: "https://meet.google.com/abc-defg-hij" },
       { platform: "zoom", meetingId: "12345678901" }, // password optional
@@ -344,7 +348,7 @@ describe("POST /v1/bots meetingInfo rules per platform", () => {
     }
   });
 
-  it("names each missing field at its loc", async () => {
+  test("names each missing field at its loc", async () => {
     const cases: [Record<string, unknown>, string[]][] = [
       [{ platform: "google" }, ["body.meetingInfo.meetingUrl"]],
       [{ platform: "google", meetingId: "abc" }, ["body.meetingInfo.meetingUrl"]],
@@ -365,7 +369,7 @@ describe("POST /v1/bots meetingInfo rules per platform", () => {
     }
   });
 
-  it("keeps callbackUrl, heartbeatInterval and automaticLeave for the runner", async () => {
+  test("keeps callbackUrl, heartbeatInterval and automaticLeave for the runner", async () => {
     const { botId, config } = await deployedBot(server, user, {
       callbackUrl: "https://hooks.example.com/meetbot",
       heartbeatInterval: 1_000,
@@ -406,7 +410,7 @@ describe("PATCH /v1/bots/:id", () => {
   const patch = (id: number, body: unknown, token = user.token) =>
     server.api.patch(`/v1/bots/${id}`, { token, body });
 
-  it("updates the create fields before deployment and answers the updated bot", async () => {
+  test("updates the create fields before deployment and answers the updated bot", async () => {
     const { id } = (
       await createBot({
         meetingInfo: TEST_MEETING,
@@ -472,7 +476,7 @@ describe("PATCH /v1/bots/:id", () => {
     expect(events.body.bots.find((b) => b.id === id)?.meetingInfo.platform).toBe("zoom");
   });
 
-  it("clears callbackUrl with null and accepts an empty body as a no-op", async () => {
+  test("clears callbackUrl with null and accepts an empty body as a no-op", async () => {
     const { id } = (await createBot({ meetingInfo: TEST_MEETING, callbackUrl: "https://h.example.com/a" }))
       .body;
     expect((await patch(id, { callbackUrl: null })).status).toBe(200);
@@ -492,7 +496,7 @@ describe("PATCH /v1/bots/:id", () => {
     }
   });
 
-  it("answers 409 once the bot is deployed, and changes nothing", async () => {
+  test("answers 409 once the bot is deployed, and changes nothing", async () => {
     const { botId, runner } = await deployedBot(server, user, { meetingTitle: "Fixed" });
     const deploying = await patch(botId, { meetingTitle: "Too late" });
     expect(deploying.status).toBe(409);
@@ -507,7 +511,7 @@ describe("PATCH /v1/bots/:id", () => {
     );
   });
 
-  it("validates like create (422 with loc), including unknown fields and the host allow-list", async () => {
+  test("validates like create (422 with loc), including unknown fields and the host allow-list", async () => {
     const { id } = (await createBot({ meetingInfo: TEST_MEETING, meetingTitle: "Keep" })).body;
     const cases: [unknown, string][] = [
       [{ botDisplayName: "" }, "body.botDisplayName"],
@@ -540,7 +544,7 @@ describe("PATCH /v1/bots/:id", () => {
     });
   });
 
-  it("answers 401 without a credential and 404 for another user's bot, changing nothing", async () => {
+  test("answers 401 without a credential and 404 for another user's bot, changing nothing", async () => {
     const { id } = (await createBot({ meetingInfo: TEST_MEETING, meetingTitle: "Mine" })).body;
     const stranger = await registerUser(server.api);
     expect((await server.api.patch(`/v1/bots/${id}`, { body: { meetingTitle: "x" } })).status).toBe(401);
@@ -583,7 +587,7 @@ describe("DELETE /v1/bots/:id", () => {
     }
   }
 
-  it("deletes a never-deployed bot: 204, then 404", async () => {
+  test("deletes a never-deployed bot: 204, then 404", async () => {
     const { id } = (await createBot({ meetingInfo: TEST_MEETING })).body;
     const res = await del(id);
     expect(res.status).toBe(204);
@@ -592,7 +596,7 @@ describe("DELETE /v1/bots/:id", () => {
     expect((await del(id)).status).toBe(404);
   });
 
-  it("deletes a finished bot with its recording file, artifacts, runner files, events and logs", async () => {
+  test("deletes a finished bot with its recording file, artifacts, runner files, events and logs", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");
@@ -641,13 +645,13 @@ describe("DELETE /v1/bots/:id", () => {
     expect(existsSync(recordingFile)).toBe(false);
   });
 
-  it("deletes a FATAL bot", async () => {
+  test("deletes a FATAL bot", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("FATAL", { subCode: "BROWSER_LAUNCH_FAILED", message: "no chromium" });
     expect((await del(botId)).status).toBe(204);
   });
 
-  it("answers 409 while the bot is running, for every running status, and keeps it", async () => {
+  test("answers 409 while the bot is running, for every running status, and keeps it", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const steps = ["JOINING_CALL", "IN_WAITING_ROOM", "IN_CALL", "CALL_ENDED"] as const;
     const seen = [];
@@ -670,7 +674,7 @@ describe("DELETE /v1/bots/:id", () => {
     expect((await server.api.get(`/v1/bots/${botId}`, { token: user.token })).status).toBe(200);
   });
 
-  it("leaves nothing behind when the bot is deleted while its recording is still uploading", async () => {
+  test("leaves nothing behind when the bot is deleted while its recording is still uploading", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     // Ended by the server: its runner still uploads what it recorded (its token outlives the kill).
@@ -713,7 +717,7 @@ describe("DELETE /v1/bots/:id", () => {
     expect((await rowsOf(botId)).recordings).toBe(0);
   });
 
-  it("answers 401 without a credential and 404 for another user's bot, deleting nothing", async () => {
+  test("answers 401 without a credential and 404 for another user's bot, deleting nothing", async () => {
     const { id } = (await createBot({ meetingInfo: TEST_MEETING })).body;
     const stranger = await registerUser(server.api);
     expect((await server.api.delete(`/v1/bots/${id}`)).status).toBe(401);
@@ -728,7 +732,7 @@ describe("DELETE /v1/bots/:id", () => {
 describe("POST /v1/bots/:id/kill (states and security; the runner's side is in server-bot-kill)", () => {
   const kill = (id: number, token = user.token) => server.api.post(`/v1/bots/${id}/kill`, { token });
 
-  it("kills a bot in each running status", async () => {
+  test("kills a bot in each running status", async () => {
     const paths: (readonly string[])[] = [
       [],
       ["JOINING_CALL"],
@@ -746,7 +750,7 @@ describe("POST /v1/bots/:id/kill (states and security; the runner's side is in s
     }
   });
 
-  it("answers 409 for a bot that is not running, without stopping anything", async () => {
+  test("answers 409 for a bot that is not running, without stopping anything", async () => {
     const { id } = (await createBot({ meetingInfo: TEST_MEETING })).body;
     const ready = await kill(id);
     expect(ready.status).toBe(409);
@@ -770,7 +774,7 @@ describe("POST /v1/bots/:id/kill (states and security; the runner's side is in s
     expect(server.launcher.stopped).not.toContain(failed.botId);
   });
 
-  it("answers 401 without a credential and 404 for another user's bot, which keeps running", async () => {
+  test("answers 401 without a credential and 404 for another user's bot, which keeps running", async () => {
     const { botId } = await deployedBot(server, user);
     const stranger = await registerUser(server.api);
     expect((await server.api.post(`/v1/bots/${botId}/kill`)).status).toBe(401);
@@ -784,7 +788,7 @@ describe("POST /v1/bots/:id/kill (states and security; the runner's side is in s
 });
 
 describe("POST /v1/bots/:id/deploy (more)", () => {
-  it("answers 409 in every status after READY_TO_DEPLOY and 404 for another user's bot", async () => {
+  test("answers 409 in every status after READY_TO_DEPLOY and 404 for another user's bot", async () => {
     const { botId, runner } = await deployedBot(server, user);
     for (const status of [null, "JOINING_CALL", "IN_CALL", "CALL_ENDED", "DONE"] as const) {
       if (status) await runner.status(status);

@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe } from "vitest";
+import { expect, test } from "../helpers/fixtures.js";
 import {
   deployedBot,
   type FakeRunner,
   openServerDatabase,
-  registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
   mp4Bytes,
@@ -17,13 +16,17 @@ import {
 
 const UNLIMITED = { rateLimit: { perMinute: 0, perHour: 0 } };
 
+test.override("serverOptions", UNLIMITED);
+
+// The file's helpers read these: the file's server, and each test's own fresh user.
 let server: TestServer;
 let user: TestUser;
-beforeAll(async () => {
-  server = await startTestServer(UNLIMITED);
-  user = await registerUser(server.api);
+test.beforeAll(({ server: fileServer }) => {
+  server = fileServer;
 });
-afterAll(() => server?.close());
+test.beforeEach(({ user: testUser }) => {
+  user = testUser;
+});
 
 const get = <P extends string>(path: P) => server.api.get(path, { token: user.token });
 const heartbeat = { type: "heartbeat", data: {} } as const;
@@ -43,7 +46,7 @@ async function inCall(runner: FakeRunner) {
 }
 
 describe("a bot's callback token", () => {
-  it("dies once the bot is DONE with its recording stored: events (replays too) and uploads are 401", async () => {
+  test("dies once the bot is DONE with its recording stored: events (replays too) and uploads are 401", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await inCall(runner);
     const recording = mp4Bytes(4096);
@@ -68,7 +71,7 @@ describe("a bot's callback token", () => {
     expect(answer(wrong)).toEqual({ status: 401, body: { detail: "Invalid callback token" } });
   });
 
-  it("after a DONE reported before the upload, lives until the recording is stored", async () => {
+  test("after a DONE reported before the upload, lives until the recording is stored", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await inCall(runner);
     expect((await runner.status("DONE")).body).toEqual({ applied: true, status: "DONE" });
@@ -78,7 +81,7 @@ describe("a bot's callback token", () => {
     expect((await get(`/v1/bots/${botId}`)).body.recording).toMatchObject({ sizeBytes: 2048 });
   });
 
-  it("dies with the runner's own FATAL, after the artifacts and partial recording it uploaded first", async () => {
+  test("dies with the runner's own FATAL, after the artifacts and partial recording it uploaded first", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");
@@ -93,7 +96,7 @@ describe("a bot's callback token", () => {
     expect(bot.recording).toMatchObject({ sizeBytes: 1024 });
   });
 
-  it("outlives a kill while the runner winds down, and dies with its last report", async () => {
+  test("outlives a kill while the runner winds down, and dies with its last report", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");
@@ -112,7 +115,7 @@ describe("a bot's callback token", () => {
     });
   });
 
-  it("dies when the owner deletes the recording: a failed bot's runner cannot bring it back", async () => {
+  test("dies when the owner deletes the recording: a failed bot's runner cannot bring it back", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");
@@ -128,7 +131,7 @@ describe("a bot's callback token", () => {
     expect((await get(`/v1/recordings/${botId}`)).status).toBe(404);
   });
 
-  it("after a kill, dies at the end of the wind-down even if the runner never reports again", async () => {
+  test("after a kill, dies at the end of the wind-down even if the runner never reports again", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     expect((await server.api.post(`/v1/bots/${botId}/kill`, { token: user.token })).status).toBe(200);

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe } from "vitest";
+import { expect, test } from "../helpers/fixtures.js";
 import {
   deployedBot,
-  registerUser,
-  startTestServer,
   TEST_MEETING,
   type TestServer,
   type TestUser,
@@ -12,18 +11,22 @@ import {
 /** These tests make many requests as one user: the rate limit is server-rate-limit.test's subject. */
 const UNLIMITED = { rateLimit: { perMinute: 0, perHour: 0 } };
 
+test.override("serverOptions", UNLIMITED);
+
+// The file's helpers read these: the file's server, and each test's own fresh user.
 let server: TestServer;
 let user: TestUser;
-beforeAll(async () => {
-  server = await startTestServer(UNLIMITED);
-  user = await registerUser(server.api);
+test.beforeAll(({ server: fileServer }) => {
+  server = fileServer;
 });
-afterAll(() => server?.close());
+test.beforeEach(({ user: testUser }) => {
+  user = testUser;
+});
 
 const get = <P extends string>(path: P) => server.api.get(path, { token: user.token });
 
 describe("POST /v1/bot-callbacks/:id/event", () => {
-  it("applies a status change and answers the bot's status", async () => {
+  test("applies a status change and answers the bot's status", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const res = await runner.status("JOINING_CALL");
     expect(res.status).toBe(200);
@@ -33,7 +36,7 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect(bot.body.lastHeartbeat).toEqual(expect.any(String));
   });
 
-  it("applies a replayed seq once: 200 {applied:false, duplicate:true} and nothing changes", async () => {
+  test("applies a replayed seq once: 200 {applied:false, duplicate:true} and nothing changes", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");
@@ -58,7 +61,7 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect(events.body.filter((e: { eventType: string }) => e.eventType === "BOT_JOINED")).toHaveLength(1);
   });
 
-  it("keeps a participant whose name (and name-made id) is over the limits, cut, with their speaking", async () => {
+  test("keeps a participant whose name (and name-made id) is over the limits, cut, with their speaking", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");
@@ -86,7 +89,7 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect(reported.participantId.length).toBeLessThanOrEqual(200);
   });
 
-  it("answers 409 for an illegal transition, logs a warning, and does not record the seq", async () => {
+  test("answers 409 for an illegal transition, logs a warning, and does not record the seq", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const illegal = await runner.send({ type: "status", data: { status: "DONE" } }, { seq: 1 });
     expect(illegal.status).toBe(409);
@@ -101,7 +104,7 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect(legal.body).toEqual({ applied: true, status: "JOINING_CALL" });
   });
 
-  it("records FATAL with its deploymentError and an ERROR event", async () => {
+  test("records FATAL with its deploymentError and an ERROR event", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     await runner.status("IN_WAITING_ROOM");
@@ -128,7 +131,7 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect((await get(`/v1/bots/${botId}`)).body.status).toBe("FATAL");
   });
 
-  it("refuses status reports after the bot ended (409, logged as info) while other events still apply", async () => {
+  test("refuses status reports after the bot ended (409, logged as info) while other events still apply", async () => {
     const { botId, runner } = await deployedBot(server, user);
     for (const s of ["JOINING_CALL", "IN_CALL", "CALL_ENDED", "DONE"] as const) await runner.status(s);
     const late = await runner.status("FATAL", { subCode: "UPLOAD_FAILED", message: "late" });
@@ -146,7 +149,7 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect((await get(`/v1/bots/${botId}/logs?level=warn`)).body).toEqual([]);
   });
 
-  it("stores log events as bot logs with their level and heartbeats as lastHeartbeat only", async () => {
+  test("stores log events as bot logs with their level and heartbeats as lastHeartbeat only", async () => {
     const { botId, runner } = await deployedBot(server, user);
     expect((await get(`/v1/bots/${botId}`)).body.lastHeartbeat).toBeNull();
     await runner.send({ type: "log", data: { level: "error", message: "camera permission prompt" } });
@@ -160,7 +163,7 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect((await get(`/v1/bots/${botId}`)).body.lastHeartbeat).toEqual(expect.any(String));
   });
 
-  it("validates the event envelope (422 with loc) without applying anything", async () => {
+  test("validates the event envelope (422 with loc) without applying anything", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const noSeq = await runner.sendRaw({ type: "heartbeat", eventTime: new Date().toISOString(), data: {} });
     expect(noSeq.status).toBe(422);
@@ -180,7 +183,7 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect((await get(`/v1/bots/${botId}`)).body.lastHeartbeat).toBeNull();
   });
 
-  it("requires the bot's own callback token (401), and answers an unknown bot the same", async () => {
+  test("requires the bot's own callback token (401), and answers an unknown bot the same", async () => {
     const a = await deployedBot(server, user);
     const b = await deployedBot(server, user);
     const event = { type: "heartbeat", data: {} } as const;
@@ -202,7 +205,7 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect(unknown.body).toEqual({ detail: "Invalid callback token" });
   });
 
-  it("refuses callbacks for a bot that was never deployed (it has no token yet)", async () => {
+  test("refuses callbacks for a bot that was never deployed (it has no token yet)", async () => {
     const created = await server.api.post("/v1/bots", {
       token: user.token,
       body: { meetingInfo: TEST_MEETING },
@@ -214,7 +217,7 @@ describe("POST /v1/bot-callbacks/:id/event", () => {
     expect(res.status).toBe(401);
   });
 
-  it("normalizes event times with an offset to UTC", async () => {
+  test("normalizes event times with an offset to UTC", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.sendRaw({
       seq: 1,

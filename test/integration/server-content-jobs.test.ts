@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Db } from "../../src/server/db/database.js";
 import type { StartServerOptions } from "../../src/server/config.js";
 import type { EnginesConfig } from "../../src/server/jobs/engines.js";
@@ -88,11 +88,12 @@ function recordedBot(target: TestServer, user: TestUser, body: Record<string, un
 }
 
 async function until(condition: () => boolean | Promise<boolean>, what: string) {
-  const deadline = Date.now() + 30_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await vi.waitFor(
+    async () => {
+      if (!(await condition())) throw new Error(`still waiting for ${what}`);
+    },
+    { timeout: 30_000, interval: 25 },
+  );
 }
 
 const FAST_JOBS = { pollIntervalMs: 50, retryDelaysMs: [20, 20, 20, 20] };

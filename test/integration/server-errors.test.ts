@@ -1,8 +1,8 @@
 import { connect } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe } from "vitest";
+import { expect, test } from "../helpers/fixtures.js";
 import {
   type ApiResponse,
-  registerUser,
   startTestServer,
   TEST_MEETING,
   type TestServer,
@@ -17,13 +17,17 @@ import {
  * JSON, schema), the answer is a 4xx in one of the spec's two shapes, never a 5xx.
  */
 
+test.override("serverOptions", { rateLimit: { perMinute: 0, perHour: 0 } });
+
+// The file's helpers read these: the file's server, and each test's own fresh user.
 let server: TestServer;
 let user: TestUser;
-beforeAll(async () => {
-  server = await startTestServer({ rateLimit: { perMinute: 0, perHour: 0 } });
-  user = await registerUser(server.api);
+test.beforeAll(({ server: fileServer }) => {
+  server = fileServer;
 });
-afterAll(() => server?.close());
+test.beforeEach(({ user: testUser }) => {
+  user = testUser;
+});
 
 /** `{detail: string}` or `{detail: [{loc, msg, type}, ...]}`, nothing else. */
 function expectSpecError(res: ApiResponse, status: number): void {
@@ -54,7 +58,7 @@ function rawRequest(bytes: string): Promise<{ status: number; body: string }> {
 }
 
 describe("unknown routes", () => {
-  it("are 404 {detail: Not Found} for every method, under both prefixes and none", async () => {
+  test("are 404 {detail: Not Found} for every method, under both prefixes and none", async () => {
     const paths = ["/nope", "/v1/nope", "/api/v1/nope", "/v2/bots", "/v1/bots/1/nope", "/v1//bots"];
     for (const path of paths) {
       for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
@@ -65,7 +69,7 @@ describe("unknown routes", () => {
     }
   });
 
-  it("include a known path with a method it does not have", async () => {
+  test("include a known path with a method it does not have", async () => {
     for (const [method, path] of [
       ["DELETE", "/v1/events"],
       ["PUT", "/v1/bots"],
@@ -77,19 +81,19 @@ describe("unknown routes", () => {
 });
 
 describe("malformed requests", () => {
-  it("a URL that does not percent-decode is 400", async () => {
+  test("a URL that does not percent-decode is 400", async () => {
     const res = await server.api.get("/v1/bots/%E0%A4%A", { token: user.token });
     expectSpecError(res, 400);
     expect(res.body.detail).toBe("Malformed URL");
   });
 
-  it("a request line Node cannot parse is 400 {detail}", async () => {
+  test("a request line Node cannot parse is 400 {detail}", async () => {
     const res = await rawRequest("NOT AN HTTP REQUEST\r\n\r\n");
     expect(res.status).toBe(400);
     expect(JSON.parse(res.body)).toEqual({ detail: "Bad Request" });
   });
 
-  it("headers over Node's limit are 431 {detail}", async () => {
+  test("headers over Node's limit are 431 {detail}", async () => {
     const res = await rawRequest(`GET /v1/bots HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`);
     expect(res.status).toBe(431);
     expect(JSON.parse(res.body)).toEqual({ detail: "Request Header Fields Too Large" });
@@ -108,7 +112,7 @@ describe("request bodies", () => {
       headers: contentType === undefined ? {} : { "content-type": contentType },
     });
 
-  it("malformed JSON, and JSON with prototype keys, are 400", async () => {
+  test("malformed JSON, and JSON with prototype keys, are 400", async () => {
     for (const body of ['{"meetingInfo": ', "{'a': 1}", '{"__proto__": {"admin": true}}', "[1,]"]) {
       const res = await post(body, "application/json");
       expectSpecError(res, 400);
@@ -116,7 +120,7 @@ describe("request bodies", () => {
     }
   });
 
-  it("JSON that is not UTF-8, or holds a lone surrogate, is 400 and nothing is stored", async () => {
+  test("JSON that is not UTF-8, or holds a lone surrogate, is 400 and nothing is stored", async () => {
     const listed = async () => (await server.api.get("/v1/bots", { token: user.token })).body.total;
     const before = await listed();
     const title = (escaped: string) =>
@@ -150,7 +154,7 @@ describe("request bodies", () => {
     }
   });
 
-  it("a body that is not JSON is 415, also when the content type is missing", async () => {
+  test("a body that is not JSON is 415, also when the content type is missing", async () => {
     for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "application/xml"]) {
       const res = await post("meetingInfo=google", contentType);
       expectSpecError(res, 415);
@@ -160,12 +164,12 @@ describe("request bodies", () => {
     expectSpecError(await post("{}", "text/plain", "/api/v1/bots"), 415);
   });
 
-  it("a JSON content type with parameters is accepted", async () => {
+  test("a JSON content type with parameters is accepted", async () => {
     const res = await post(JSON.stringify({ meetingInfo: TEST_MEETING }), "application/json; charset=utf-8");
     expect(res.status).toBe(201);
   });
 
-  it("a body over 1 MiB is 413, with or without Content-Length", async () => {
+  test("a body over 1 MiB is 413, with or without Content-Length", async () => {
     const big = JSON.stringify({ meetingInfo: TEST_MEETING, meetingTitle: "x".repeat(1024 * 1024) });
     const sized = await post(big, "application/json");
     expectSpecError(sized, 413);
@@ -189,7 +193,7 @@ describe("request bodies", () => {
     expect(await response.json()).toEqual({ detail: "Request body is larger than 1048576 bytes" });
   });
 
-  it("valid JSON of the wrong shape is 422 with the validation body", async () => {
+  test("valid JSON of the wrong shape is 422 with the validation body", async () => {
     for (const body of ["null", "[]", '"text"', "42", "{}", '{"meetingInfo": []}']) {
       const res = await post(body, "application/json");
       expectSpecError(res, 422);
@@ -202,7 +206,7 @@ describe("request bodies", () => {
 });
 
 describe("path ids and query strings", () => {
-  it("an id that is not a positive integer is 422 at path.id", async () => {
+  test("an id that is not a positive integer is 422 at path.id", async () => {
     for (const id of ["0", "-1", "1e3", "0x10", "abc", "1.5", "99999999999999999999", "%20"]) {
       for (const path of [`/v1/bots/${id}`, `/v1/api-keys/${id}/usage`, `/api/v1/bots/${id}/logs`]) {
         const res = await server.api.get(path, { token: user.token });
@@ -212,7 +216,7 @@ describe("path ids and query strings", () => {
     }
   });
 
-  it("query values out of range, of the wrong type or repeated are 422 at query.<name>", async () => {
+  test("query values out of range, of the wrong type or repeated are 422 at query.<name>", async () => {
     const cases: [string, string][] = [
       ["/v1/bots?page=0", "page"],
       ["/v1/bots?page_size=101", "page_size"],
@@ -231,13 +235,13 @@ describe("path ids and query strings", () => {
     }
   });
 
-  it("unknown query parameters are ignored", async () => {
+  test("unknown query parameters are ignored", async () => {
     expect((await server.api.get("/v1/bots?colour=blue", { token: user.token })).status).toBe(200);
   });
 });
 
 describe("closing the server", () => {
-  it("does not wait for a connection that never sent a request (a preconnect, a pool's spare)", async () => {
+  test("does not wait for a connection that never sent a request (a preconnect, a pool's spare)", async () => {
     const closing = await startTestServer();
     const { hostname, port } = new URL(closing.url);
     const socket = connect(Number(port), hostname);

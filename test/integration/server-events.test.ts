@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe } from "vitest";
+import { expect, test } from "../helpers/fixtures.js";
 import {
   deployedBot,
   type FakeRunner,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
   validationIssues,
@@ -13,13 +13,17 @@ import {
 /** These tests make many requests as one user: the rate limit is server-rate-limit.test's subject. */
 const UNLIMITED = { rateLimit: { perMinute: 0, perHour: 0 } };
 
+test.override("serverOptions", UNLIMITED);
+
+// The file's helpers read these: the file's server, and each test's own fresh user.
 let server: TestServer;
 let user: TestUser;
-beforeAll(async () => {
-  server = await startTestServer(UNLIMITED);
-  user = await registerUser(server.api);
+test.beforeAll(({ server: fileServer }) => {
+  server = fileServer;
 });
-afterAll(() => server?.close());
+test.beforeEach(({ user: testUser }) => {
+  user = testUser;
+});
 
 const get = <P extends string>(p: P, token = user.token) => server.api.get(p, { token });
 const types = (list: { eventType: string }[]) => list.map((e) => e.eventType);
@@ -30,7 +34,7 @@ async function intoCall(runner: FakeRunner) {
 }
 
 describe("GET /v1/bots/:id/events", () => {
-  it("lists the bot's events in order with their data", async () => {
+  test("lists the bot's events in order with their data", async () => {
     const { botId, runner } = await deployedBot(server, user, { meetingTitle: "Design review" });
     await intoCall(runner);
     await runner.send({ type: "participant.joined", data: { participantId: "a", participantName: "Alice" } });
@@ -58,7 +62,7 @@ describe("GET /v1/bots/:id/events", () => {
 });
 
 describe("GET /v1/bots/:id/logs", () => {
-  it("treats level as a minimum severity and keeps the newest `limit` entries, oldest first", async () => {
+  test("treats level as a minimum severity and keeps the newest `limit` entries, oldest first", async () => {
     const { botId, runner } = await deployedBot(server, user);
     for (let i = 1; i <= 5; i++)
       await runner.send({ type: "log", data: { level: "info", message: `step ${i}` } });
@@ -92,7 +96,7 @@ describe("GET /v1/bots/:id/logs", () => {
     expect(messages(await get(`/v1/bots/${botId}/logs?level=warn&limit=1`))).toEqual(["camera blocked"]);
   });
 
-  it("answers 422 for a limit out of 1..1000 (not clamped) and an unknown level", async () => {
+  test("answers 422 for a limit out of 1..1000 (not clamped) and an unknown level", async () => {
     const { botId } = await deployedBot(server, user);
     for (const [qs, loc] of [
       ["limit=0", "query.limit"],
@@ -112,7 +116,7 @@ describe("GET /v1/bots/:id/logs", () => {
 });
 
 describe("GET /v1/events", () => {
-  it("aggregates the caller's bots only, newest first, with botName and platform", async () => {
+  test("aggregates the caller's bots only, newest first, with botName and platform", async () => {
     const me = await registerUser(server.api);
     const stranger = await registerUser(server.api);
     const a = await deployedBot(server, me, { botDisplayName: "Alpha", meetingTitle: "A" });
@@ -157,7 +161,7 @@ describe("GET /v1/events", () => {
     expect((await get("/v1/events?platform=zoom", me.token)).body.total).toBe(0);
   });
 
-  it("filters by start_date and end_date on eventTime", async () => {
+  test("filters by start_date and end_date on eventTime", async () => {
     const me = await registerUser(server.api);
     const { runner } = await deployedBot(server, me);
     const at = (seq: number, iso: string, status: string) =>
@@ -179,7 +183,7 @@ describe("GET /v1/events", () => {
     expect(types(offset.body.events)).toEqual(["CALL_ENDED", "IN_CALL"]);
   });
 
-  it("filters by platform and combines every filter with paging", async () => {
+  test("filters by platform and combines every filter with paging", async () => {
     const me = await registerUser(server.api);
     const zoom = await deployedBot(server, me, {
       botDisplayName: "Zed",
@@ -216,7 +220,7 @@ describe("GET /v1/events", () => {
     expect(past.body).toMatchObject({ total: 4, page: 50, page_size: 100, events: [] });
   });
 
-  it("answers 401 without a credential on every event and log route", async () => {
+  test("answers 401 without a credential on every event and log route", async () => {
     const { botId } = await deployedBot(server, user);
     for (const p of ["/v1/events", `/v1/bots/${botId}/events`, `/v1/bots/${botId}/logs`]) {
       const res = await server.api.get(p);
@@ -225,7 +229,7 @@ describe("GET /v1/events", () => {
     }
   });
 
-  it("answers 404 for another user's bot's events and logs, exactly like a missing bot", async () => {
+  test("answers 404 for another user's bot's events and logs, exactly like a missing bot", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.send({ type: "log", data: { level: "error", message: "secret detail" } });
     const stranger = await registerUser(server.api);
@@ -243,7 +247,7 @@ describe("GET /v1/events", () => {
     expect(theirs.body).toMatchObject({ total: 0, events: [] });
   });
 
-  it("answers 422 at loc query.* for bad filters and paging", async () => {
+  test("answers 422 at loc query.* for bad filters and paging", async () => {
     for (const [qs, loc] of [
       ["event_type=BOT_JOINED", "query.event_type"],
       ["bot_id=abc", "query.bot_id"],

@@ -1,46 +1,8 @@
 import { access } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "../../src/server/db/database.js";
-import {
-  deployedBot,
-  openServerDatabase,
-  registerUser,
-  startTestServer,
-  type TestServer,
-  type TestUser,
-  mp4Bytes,
-  errorDetail,
-} from "../helpers/server-harness.js";
-
-let server: TestServer;
-let db: Db;
-let user: TestUser;
-beforeAll(async () => {
-  server = await startTestServer();
-  db = await openServerDatabase(server);
-  user = await registerUser(server.api);
-});
-afterAll(async () => {
-  await db?.close();
-  await server?.close();
-});
-
-/** A bot that went through a call and uploaded `bytes` as its recording; DONE unless told to stop earlier. */
-async function recordedBot(
-  owner: TestUser,
-  bytes: Uint8Array,
-  opts: { title?: string; durationMs?: number; done?: boolean } = {},
-) {
-  const { botId, runner } = await deployedBot(server, owner, { meetingTitle: opts.title ?? "Standup" });
-  await runner.status("JOINING_CALL");
-  await runner.status("IN_CALL");
-  await runner.status("CALL_ENDED", { subCode: "MEETING_ENDED" });
-  const upload = await runner.upload(bytes, opts.durationMs ?? 2000);
-  expect(upload.status).toBe(201);
-  if (opts.done !== false) expect((await runner.status("DONE")).status).toBe(200);
-  return { botId, runner };
-}
+import { describe } from "vitest";
+import { expect, recordedBot, test } from "../helpers/fixtures.js";
+import { errorDetail, mp4Bytes, registerUser, type TestUser } from "../helpers/server-harness.js";
 
 async function fetchBytes(url: string, init: { method?: string; headers?: Record<string, string> } = {}) {
   const res = await fetch(url, init);
@@ -48,16 +10,13 @@ async function fetchBytes(url: string, init: { method?: string; headers?: Record
 }
 
 describe("GET /v1/recordings", () => {
-  it("lists the user's recordings newest first, paginated, and nobody else's", async () => {
+  test("lists the user's recordings newest first, paginated, and nobody else's", async ({ server }) => {
     const owner = await registerUser(server.api);
     const other = await registerUser(server.api);
-    const a = await recordedBot(owner, mp4Bytes(1000), {
-      title: "First",
-      durationMs: 1500,
-    });
-    const b = await recordedBot(owner, mp4Bytes(2000), { title: "Second" });
-    const c = await recordedBot(owner, mp4Bytes(3000), { title: "Third" });
-    await recordedBot(other, mp4Bytes(10));
+    const a = await recordedBot(server, owner, { bytes: mp4Bytes(1000), title: "First", durationMs: 1500 });
+    const b = await recordedBot(server, owner, { bytes: mp4Bytes(2000), title: "Second" });
+    const c = await recordedBot(server, owner, { bytes: mp4Bytes(3000), title: "Third" });
+    await recordedBot(server, other, { bytes: mp4Bytes(10) });
     // A bot without a recording is not listed.
     expect(
       (
@@ -101,13 +60,16 @@ describe("GET /v1/recordings/{bot_id}/stream", () => {
   let url: string;
   let auth: Record<string, string>;
   let etag: string;
-  beforeAll(async () => {
-    const { botId } = await recordedBot(user, bytes);
+  // One recording for the describe's tests (its owner too: users are per test otherwise).
+  let owner: TestUser;
+  test.beforeAll(async ({ server }) => {
+    owner = await registerUser(server.api);
+    const { botId } = await recordedBot(server, owner, { bytes });
     url = `${server.url}/v1/recordings/${botId}/stream`;
-    auth = { authorization: `Bearer ${user.token}` };
+    auth = { authorization: `Bearer ${owner.token}` };
   });
 
-  it("serves the whole file with the headers a player needs", async () => {
+  test("serves the whole file with the headers a player needs", async () => {
     const whole = await fetchBytes(url, { headers: auth });
     expect(whole.status).toBe(200);
     expect(whole.headers.get("content-type")).toBe("video/mp4");
@@ -118,7 +80,7 @@ describe("GET /v1/recordings/{bot_id}/stream", () => {
     expect(whole.bytes).toEqual(bytes);
   });
 
-  it("answers a HEAD with the headers only", async () => {
+  test("answers a HEAD with the headers only", async () => {
     const head = await fetchBytes(url, { method: "HEAD", headers: { ...auth, range: "bytes=10-19" } });
     expect(head.status).toBe(206);
     expect(head.headers.get("content-range")).toBe(`bytes 10-19/${size}`);
@@ -126,7 +88,7 @@ describe("GET /v1/recordings/{bot_id}/stream", () => {
     expect(head.bytes.length).toBe(0);
   });
 
-  it("serves one range as a 206, in each of its forms", async () => {
+  test("serves one range as a 206, in each of its forms", async () => {
     const cases: [string, number, number][] = [
       ["bytes=100-199", 100, 199],
       ["bytes=-10", size - 10, size - 1],
@@ -144,7 +106,7 @@ describe("GET /v1/recordings/{bot_id}/stream", () => {
     }
   });
 
-  it("answers 416 with bytes */size for a start past the end", async () => {
+  test("answers 416 with bytes */size for a start past the end", async () => {
     for (const range of [`bytes=${size}-`, `bytes=${size + 10}-${size + 20}`, "bytes=-0"]) {
       const res = await fetch(url, { headers: { ...auth, range } });
       expect(res.status, range).toBe(416);
@@ -153,7 +115,7 @@ describe("GET /v1/recordings/{bot_id}/stream", () => {
     }
   });
 
-  it("serves the whole file for several ranges and for a malformed Range", async () => {
+  test("serves the whole file for several ranges and for a malformed Range", async () => {
     for (const range of ["bytes=0-9,20-29", "bytes=abc", "items=0-9", "bytes=9-0", "bytes=-"]) {
       const res = await fetchBytes(url, { headers: { ...auth, range } });
       expect(res.status, range).toBe(200);
@@ -162,7 +124,7 @@ describe("GET /v1/recordings/{bot_id}/stream", () => {
     }
   });
 
-  it("honours If-Range only when it matches the current ETag", async () => {
+  test("honours If-Range only when it matches the current ETag", async () => {
     const matching = await fetchBytes(url, { headers: { ...auth, range: "bytes=0-9", "if-range": etag } });
     expect(matching.status).toBe(206);
     expect(matching.bytes).toEqual(bytes.slice(0, 10));
@@ -173,8 +135,8 @@ describe("GET /v1/recordings/{bot_id}/stream", () => {
     }
   });
 
-  it("changes the ETag when the recording is uploaded again", async () => {
-    const { botId, runner } = await recordedBot(user, bytes, { done: false });
+  test("changes the ETag when the recording is uploaded again", async ({ server }) => {
+    const { botId, runner } = await recordedBot(server, owner, { bytes, done: false });
     const first = (await fetch(`${server.url}/v1/recordings/${botId}/stream`, { headers: auth })).headers;
     const again = mp4Bytes(100);
     expect((await runner.upload(again, 1000)).status).toBe(201);
@@ -186,16 +148,16 @@ describe("GET /v1/recordings/{bot_id}/stream", () => {
     expect(res.bytes).toEqual(again);
   });
 
-  it("is a 404 for another user's recording and a 401 without a credential", async () => {
+  test("is a 404 for another user's recording and a 401 without a credential", async ({ server }) => {
     const stranger = await registerUser(server.api);
     const res = await fetch(url, { headers: { authorization: `Bearer ${stranger.token}` } });
     expect(res.status).toBe(404);
     expect((await fetch(url)).status).toBe(401);
   });
 
-  it("serves the signed download link the same way (the URL for a <video> element)", async () => {
+  test("serves the signed download link the same way (the URL for a <video> element)", async ({ server }) => {
     const botId = url.split("/").at(-2);
-    const link = await server.api.get(`/v1/recordings/${botId}/download`, { token: user.token });
+    const link = await server.api.get(`/v1/recordings/${botId}/download`, { token: owner.token });
     const part = await fetchBytes(link.body.url, { headers: { range: "bytes=5-9", "if-range": etag } });
     expect(part.status).toBe(206);
     expect(part.headers.get("etag")).toBe(etag);
@@ -204,9 +166,13 @@ describe("GET /v1/recordings/{bot_id}/stream", () => {
 });
 
 describe("DELETE /v1/recordings/{bot_id}", () => {
-  it("is a 409 while the bot runs, then deletes the file, its share link and nothing else of the bot", async () => {
+  test("is a 409 while the bot runs, then deletes the file, its share link and nothing else of the bot", async ({
+    server,
+    user,
+    db,
+  }) => {
     const bytes = mp4Bytes(4096);
-    const { botId, runner } = await recordedBot(user, bytes, { done: false });
+    const { botId, runner } = await recordedBot(server, user, { bytes, done: false });
     const base = `/v1/recordings/${botId}` as const;
     const running = await server.api.delete(base, { token: user.token });
     expect(running.status).toBe(409);

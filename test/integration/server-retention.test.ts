@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { resolveConfig } from "../../src/server/config.js";
 import type { Db } from "../../src/server/db/database.js";
 import { claimDueDeletions, RETENTION_LEASE_MS } from "../../src/server/services/retention.js";
@@ -214,16 +214,20 @@ async function deletionsSent(db: Db, botId: number): Promise<unknown[]> {
 }
 
 async function untilNoFiles({ stores, dataDir, env }: Setup, botId: number): Promise<void> {
-  while ((await filesOf(stores, dataDir, env, botId)).length > 0)
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  await expect
+    .poll(() => filesOf(stores, dataDir, env, botId), { timeout: 20_000, interval: 20 })
+    .toEqual([]);
 }
 
 async function untilDataDeleted(server: TestServer, user: TestUser, botId: number) {
-  for (;;) {
-    const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
-    if (bot.body.dataDeletedAt) return bot.body;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return vi.waitFor(
+    async () => {
+      const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
+      if (!bot.body.dataDeletedAt) throw new Error(`bot ${botId}'s data is not deleted yet`);
+      return bot.body;
+    },
+    { timeout: 20_000, interval: 20 },
+  );
 }
 
 describe.each(["local", "s3"] as const)("on %s storage", (storage) => {

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Db } from "../../src/server/db/database.js";
 import { claimDueSchedules, SCHEDULE_LEASE_MS } from "../../src/server/services/schedules.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
@@ -75,11 +75,14 @@ async function createBot(server: TestServer, user: TestUser, extra: Record<strin
 
 /** Polls the API until the bot leaves READY_TO_DEPLOY; its detail then. */
 async function untilDeployedOrFailed(server: TestServer, user: TestUser, botId: number) {
-  for (;;) {
-    const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
-    if (bot.body.status !== "READY_TO_DEPLOY") return bot.body;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return vi.waitFor(
+    async () => {
+      const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
+      if (bot.body.status === "READY_TO_DEPLOY") throw new Error(`bot ${botId} is still waiting`);
+      return bot.body;
+    },
+    { timeout: 10_000, interval: 20 },
+  );
 }
 
 async function withDb<T>(server: TestServer, use: (db: Db) => Promise<T>): Promise<T> {

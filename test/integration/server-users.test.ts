@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe } from "vitest";
+import { expect, test } from "../helpers/fixtures.js";
 import { JwtIssuer, loadServerSecret } from "../../src/server/auth/tokens.js";
 import {
   deployedBot,
   registerUser,
-  startTestServer,
   TEST_MEETING,
   type TestServer,
   type TestUser,
@@ -13,18 +13,20 @@ import {
   defined,
 } from "../helpers/server-harness.js";
 
+test.override("serverOptions", { rateLimit: { perMinute: 0, perHour: 0 } });
+
+// The file's helpers read this: the file's server.
 let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer({ rateLimit: { perMinute: 0, perHour: 0 } });
+test.beforeAll(({ server: fileServer }) => {
+  server = fileServer;
 });
-afterAll(() => server?.close());
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const today = () => new Date().toISOString().slice(0, 10);
 const idOf = (user: TestUser) => Number(user.userId.slice(4));
 
 describe("GET /v1/users/me", () => {
-  it("returns the caller's profile", async () => {
+  test("returns the caller's profile", async () => {
     const user = await registerUser(server.api, "Ada Lovelace");
     const res = await server.api.get("/v1/users/me", { token: user.token });
     expect(res.status).toBe(200);
@@ -40,7 +42,7 @@ describe("GET /v1/users/me", () => {
 });
 
 describe("PATCH /v1/users/me", () => {
-  it("changes the name", async () => {
+  test("changes the name", async () => {
     const user = await registerUser(server.api);
     const res = await server.api.patch("/v1/users/me", { token: user.token, body: { name: "  New Name " } });
     expect(res.status).toBe(200);
@@ -52,7 +54,7 @@ describe("PATCH /v1/users/me", () => {
     expect(login.body.name).toBe("New Name");
   });
 
-  it("changes the password only with the current one", async () => {
+  test("changes the password only with the current one", async () => {
     const user = await registerUser(server.api);
     const wrong = await server.api.patch("/v1/users/me", {
       token: user.token,
@@ -81,7 +83,7 @@ describe("PATCH /v1/users/me", () => {
     expect((await login("a whole new secret")).status).toBe(200);
   });
 
-  it("ends every session with a password change, and answers a new sign-in's tokens", async () => {
+  test("ends every session with a password change, and answers a new sign-in's tokens", async () => {
     const user = await registerUser(server.api);
     const other = await server.api.post("/v1/auth/login", {
       body: { email: user.email, password: user.password },
@@ -127,7 +129,7 @@ describe("PATCH /v1/users/me", () => {
     expect(await me(fresh.body.access_token)).toBe(200);
   });
 
-  it("refuses an e-mail change, unknown fields and invalid values with 422, changing nothing", async () => {
+  test("refuses an e-mail change, unknown fields and invalid values with 422, changing nothing", async () => {
     const user = await registerUser(server.api, "Unchanged");
     const cases: [Record<string, unknown>, (string | number)[]][] = [
       [{ email: "someone-else@example.com" }, ["body", "email"]],
@@ -149,7 +151,7 @@ describe("PATCH /v1/users/me", () => {
 describe("GET /v1/users/me/usage and /analytics", () => {
   let user: TestUser;
   let requestsBefore: number;
-  beforeAll(async () => {
+  test.beforeAll(async () => {
     user = await registerUser(server.api);
     await server.api.post("/v1/bots", { token: user.token, body: { meetingInfo: TEST_MEETING } });
     const failed = await deployedBot(server, user);
@@ -159,7 +161,7 @@ describe("GET /v1/users/me/usage and /analytics", () => {
     requestsBefore = 5; // the create, and create + deploy twice
   });
 
-  it("usage counts this month's bots by status, recorded minutes and API requests", async () => {
+  test("usage counts this month's bots by status, recorded minutes and API requests", async () => {
     const res = await server.api.get("/v1/users/me/usage", { token: user.token });
     expect(res.status).toBe(200);
     const month = new Date().toISOString().slice(0, 7);
@@ -187,7 +189,7 @@ describe("GET /v1/users/me/usage and /analytics", () => {
     });
   });
 
-  it("usage of another month is that month's (empty here)", async () => {
+  test("usage of another month is that month's (empty here)", async () => {
     const res = await server.api.get("/v1/users/me/usage?period=2000-02", { token: user.token });
     expect(res.status).toBe(200);
     expect(res.body.period).toEqual({
@@ -203,7 +205,7 @@ describe("GET /v1/users/me/usage and /analytics", () => {
     );
   });
 
-  it("usage refuses a period before 1970 (years 0000-0099 were read as 1900-1999)", async () => {
+  test("usage refuses a period before 1970 (years 0000-0099 were read as 1900-1999)", async () => {
     for (const period of ["0050-03", "0000-01", "1969-12"]) {
       const res = await server.api.get(`/v1/users/me/usage?period=${period}`, { token: user.token });
       expect([period, res.status, res.body]).toEqual([
@@ -216,7 +218,7 @@ describe("GET /v1/users/me/usage and /analytics", () => {
     expect(first.body.period).toMatchObject({ name: "1970-01", start: "1970-01-01T00:00:00.000Z" });
   });
 
-  it("analytics gives one entry per UTC day, 30 days ending today by default", async () => {
+  test("analytics gives one entry per UTC day, 30 days ending today by default", async () => {
     const res = await server.api.get("/v1/users/me/analytics", { token: user.token });
     expect(res.status).toBe(200);
     expect(res.body.days).toHaveLength(30);
@@ -240,7 +242,7 @@ describe("GET /v1/users/me/usage and /analytics", () => {
     });
   });
 
-  it("analytics takes days, or start and end (inclusive)", async () => {
+  test("analytics takes days, or start and end (inclusive)", async () => {
     const week = await server.api.get("/v1/users/me/analytics?days=7", { token: user.token });
     expect(week.body.days).toHaveLength(7);
     const leap = await server.api.get("/v1/users/me/analytics?start=2024-02-27&end=2024-03-01", {
@@ -256,7 +258,7 @@ describe("GET /v1/users/me/usage and /analytics", () => {
     expect(leap.body.totals).toEqual({ botsCreated: 0, recordedMinutes: 0, failures: {}, apiRequests: 0 });
   });
 
-  it("analytics refuses contradictory or too long ranges with 422", async () => {
+  test("analytics refuses contradictory or too long ranges with 422", async () => {
     const cases: [string, string][] = [
       ["?start=2024-01-01&days=3", "days"],
       ["?start=2024-03-02&end=2024-03-01", "start"],
@@ -274,7 +276,7 @@ describe("GET /v1/users/me/usage and /analytics", () => {
     }
   });
 
-  it("counts only the caller's own bots", async () => {
+  test("counts only the caller's own bots", async () => {
     const stranger = await registerUser(server.api);
     const usage = await server.api.get("/v1/users/me/usage", { token: stranger.token });
     expect(usage.body.bots.created).toBe(0);
@@ -293,7 +295,7 @@ describe("the users group's security", () => {
     ["GET", "/v1/users/me/api-logs"],
   ];
 
-  it("answers 401 without a credential, with an expired token and with a refresh token", async () => {
+  test("answers 401 without a credential, with an expired token and with a refresh token", async () => {
     const user = await registerUser(server.api, "Victim");
     const expired = await new JwtIssuer(await loadServerSecret(server.dataDir)).sign(
       idOf(user),
@@ -313,7 +315,7 @@ describe("the users group's security", () => {
     expect((await server.api.get("/v1/users/me", { token: user.token })).body.name).toBe("Victim");
   });
 
-  it("acts on the caller only: a PATCH by one user leaves another's profile alone", async () => {
+  test("acts on the caller only: a PATCH by one user leaves another's profile alone", async () => {
     const alice = await registerUser(server.api, "Alice");
     const bob = await registerUser(server.api, "Bob");
     await server.api.patch("/v1/users/me", { token: bob.token, body: { name: "Bobby" } });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   deployedBot,
   openServerDatabase,
@@ -24,13 +24,14 @@ afterAll(async () => {
 
 /** Polls the bot until its status is one of `wanted`, for at most 15 s. */
 async function statusBecomes(botId: number, wanted: string[]) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
-    if (wanted.includes(bot.body.status)) return bot.body;
-    if (Date.now() > deadline) throw new Error(`bot ${botId} still ${bot.body.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return vi.waitFor(
+    async () => {
+      const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
+      if (!wanted.includes(bot.body.status)) throw new Error(`bot ${botId} still ${bot.body.status}`);
+      return bot.body;
+    },
+    { timeout: 15_000, interval: 100 },
+  );
 }
 
 describe("the watchdog", () => {

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   deployedBot,
   makeTestMp4,
@@ -63,13 +63,14 @@ async function eventually<P extends string>(
   url: P,
   done: (body: BotApiBody<"GET", P>) => boolean,
 ) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const res = await server.api.get(url, { token: owner.token });
-    if (done(res.body)) return res.body;
-    if (Date.now() > deadline) throw new Error(`${url}: still ${JSON.stringify(res.body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return vi.waitFor(
+    async () => {
+      const res = await server.api.get(url, { token: owner.token });
+      if (!done(res.body)) throw new Error(`${url}: still ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+    { timeout: 10_000 },
+  );
 }
 
 const settled = (body: { deliveries: { status: string }[] }) =>

@@ -7,7 +7,7 @@ import net, { type LookupFunction } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { OutboundClient, type OutboundPolicy } from "../../src/server/webhooks/outbound.js";
 
 /**
@@ -485,6 +485,10 @@ async function unresponsiveListener(): Promise<number> {
 }
 
 async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!condition()) throw new Error("condition not met in time");
+  await vi.waitFor(
+    () => {
+      if (!condition()) throw new Error("condition not met yet");
+    },
+    { timeout: 2_000, interval: 10 },
+  );
 }
