@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { type BotBrowser, launchBrowser } from "./browser.js";
-import { type MediaEnvironment, startMediaEnvironment } from "./media-env.js";
+import { type MediaEnvironment, ownLatencyEnv, startMediaEnvironment } from "./media-env.js";
 
 /**
  * Where a bot performs: its private display and sound card, and a browser showing on them.
@@ -38,7 +38,9 @@ export async function prepareStage(
       display: media.display,
       width: opts.width,
       height: opts.height,
-      env: media.pulseEnv,
+      // Chromium's own latencies: its capture (the bot's voice into the call) stays prompt, and its
+      // playback is fed by the call sink's 100 ms blocks all the same.
+      env: ownLatencyEnv(media.pulseEnv),
     });
   } catch (error) {
     await media.close();
