@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import {
   checkPathParamTypes,
   compileGeneratedClient,
   errorsOf,
   lintOpenApi,
 } from "../helpers/openapi-tools.js";
-import { Api, registerUser, startTestServer, type TestServer } from "../helpers/server-harness.js";
+import { Api, registerUser, type TestServer } from "../helpers/server-harness.js";
 
 /**
  * The meeting-notes interface's /openapi.json, as served on its own port, is a
@@ -24,14 +25,14 @@ type Document = { paths: Record<string, Record<string, Operation>>; servers?: { 
 let server: TestServer;
 let notesUrl: string;
 let doc: Document;
-beforeAll(async () => {
-  server = await startTestServer({ notes: { port: 0 }, jobs: { worker: false } });
+test.override("serverOptions", { notes: { port: 0 }, jobs: { worker: false } });
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   notesUrl = server.notesUrl as string;
   const res = await new Api(notesUrl).request<Document>("GET", "/openapi.json");
   expect(res.status).toBe(200);
   doc = res.body;
 });
-afterAll(() => server?.close());
 
 const operations = (document: Document) =>
   Object.entries(document.paths).flatMap(([path, ops]) =>
@@ -39,12 +40,12 @@ const operations = (document: Document) =>
   );
 
 describe("Redocly's recommended rules", () => {
-  it("report no error and no warning on the notes document", async () => {
+  test("report no error and no warning on the notes document", async () => {
     const problems = await lintOpenApi(doc);
     expect(problems.map((p) => `${p.severity} ${p.rule} at ${p.where}: ${p.message}`)).toEqual([]);
   });
 
-  it("do report an operation without a summary or security (the check can fail)", async () => {
+  test("do report an operation without a summary or security (the check can fail)", async () => {
     const broken = structuredClone(doc);
     const list = broken.paths["/v1/meetings"]?.get as Operation;
     delete list.summary;
@@ -59,7 +60,7 @@ describe("Redocly's recommended rules", () => {
 });
 
 describe("every operation", () => {
-  it("has a unique camelCase operationId, a one-line summary and the user's bearer credential", () => {
+  test("has a unique camelCase operationId, a one-line summary and the user's bearer credential", () => {
     const ops = operations(doc);
     expect(ops.map((o) => o.name)).toEqual(
       expect.arrayContaining([
@@ -78,7 +79,7 @@ describe("every operation", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it("documents the X-RateLimit-* headers on its success answer, and its 429 with Retry-After", () => {
+  test("documents the X-RateLimit-* headers on its success answer, and its 429 with Retry-After", () => {
     const limitHeaders = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
     for (const { name, op } of operations(doc)) {
       const successes = Object.keys(op.responses).filter((status) => status.startsWith("2"));
@@ -99,7 +100,7 @@ describe("every operation", () => {
 });
 
 describe("path parameters", () => {
-  it("are integers where the route takes an integer (a webhook's id), strings elsewhere (a meeting's)", async () => {
+  test("are integers where the route takes an integer (a webhook's id), strings elsewhere (a meeting's)", async () => {
     const user = await registerUser(server.api);
     const { mismatches, integers, others } = await checkPathParamTypes(doc, notesUrl, { bearer: user.token });
     expect(mismatches).toEqual([]);
@@ -109,7 +110,7 @@ describe("path parameters", () => {
 });
 
 describe("servers", () => {
-  it("is the notes interface's own base URL, under which the documented paths answer", async () => {
+  test("is the notes interface's own base URL, under which the documented paths answer", async () => {
     expect(doc.servers).toEqual([{ url: notesUrl, description: "This server" }]);
     const res = await fetch(`${doc.servers?.[0]?.url}/v1/meetings`);
     expect(res.status).toBe(401);
@@ -139,11 +140,11 @@ export const overview = (s: Summary): string => s.overview;
 export const owners = (s: Summary): (string | null)[] => s.actionItems.map((item) => item.owner);
 `;
 
-  it("compiles, with the operations used as a client uses them", async () => {
+  test("compiles, with the operations used as a client uses them", async () => {
     expect(await compileGeneratedClient(doc, USAGE)).toEqual([]);
   });
 
-  it("does not compile a use the document does not allow (the check can fail)", async () => {
+  test("does not compile a use the document does not allow (the check can fail)", async () => {
     const diagnostics = await compileGeneratedClient(
       doc,
       `${USAGE}\nexport const bad: ListQuery = { platform: "skype" };`,

@@ -1,10 +1,11 @@
 import { isDeepStrictEqual } from "node:util";
 import { createJsonSchemaTransform } from "fastify-type-provider-zod";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import type { z } from "zod";
 import { NOTES_API_RESPONSES } from "../../src/notes/responses.js";
 import { BOT_API_RESPONSES, type ResponseMap } from "../../src/server/schemas/responses.js";
-import { startTestServer, type TestServer } from "../helpers/server-harness.js";
+import { type TestServer } from "../helpers/server-harness.js";
 
 /**
  * The response maps typed clients read answers through (src/server/schemas/responses.ts) against
@@ -51,22 +52,22 @@ function jsonAnswers(document: Document): Map<string, { code: string; schema: un
 let server: TestServer;
 let botDocument: Document;
 let notesDocument: Document;
-beforeAll(async () => {
-  server = await startTestServer({ notes: { port: 0 } });
+test.override("serverOptions", { notes: { port: 0 } });
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   botDocument = (await server.api.get("/openapi.json")).body as Document;
   notesDocument = (await fetch(`${server.notesUrl}/openapi.json`).then((r) => r.json())) as Document;
 });
-afterAll(() => server?.close());
 
 describe.each([
   ["the bot API", () => botDocument, BOT_API_RESPONSES as ResponseMap],
   ["the meeting-notes interface", () => notesDocument, NOTES_API_RESPONSES as ResponseMap],
 ])("the response map of %s", (_name, document, map) => {
-  it("lists every operation that answers JSON, and nothing else", () => {
+  test("lists every operation that answers JSON, and nothing else", () => {
     expect(Object.keys(map).sort()).toEqual([...jsonAnswers(document()).keys()].sort());
   });
 
-  it("gives each operation the schema its route answers with", () => {
+  test("gives each operation the schema its route answers with", () => {
     const answers = jsonAnswers(document());
     const differing = Object.entries(map).filter(([operation, schema]) => {
       const answer = answers.get(operation);

@@ -1,28 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  deployedBot,
-  registerUser,
-  startTestServer,
-  type TestServer,
-  type TestUser,
-} from "../helpers/server-harness.js";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
+import { deployedBot, registerUser, type TestServer, type TestUser } from "../helpers/server-harness.js";
 
 let server: TestServer;
 let owner: TestUser;
 let stranger: TestUser;
-beforeAll(async () => {
-  server = await startTestServer();
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   owner = await registerUser(server.api);
   stranger = await registerUser(server.api);
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const html = new TextEncoder().encode("<html><script>alert(1)</script>Someone denied you</html>");
 
 describe("failure artifacts", () => {
-  it("are uploaded by the bot's runner, listed in deploymentError, and served to the owner as downloads", async () => {
+  test("are uploaded by the bot's runner, listed in deploymentError, and served to the owner as downloads", async () => {
     const { botId, config, runner } = await deployedBot(server, owner);
     const put = (name: string, token = config.callback.token, contentType = "application/octet-stream") =>
       server.api.put(`/v1/bot-callbacks/${botId}/artifacts/${name}`, {
@@ -56,7 +48,7 @@ describe("failure artifacts", () => {
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
   });
 
-  it("refuses a wrong token, a bad name, a wrong content type; hides them from other users", async () => {
+  test("refuses a wrong token, a bad name, a wrong content type; hides them from other users", async () => {
     const { botId, config } = await deployedBot(server, owner);
     const put = (name: string, token: string, contentType = "application/octet-stream") =>
       server.api.put(`/v1/bot-callbacks/${botId}/artifacts/${name}`, {

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import { JwtIssuer, loadServerSecret } from "../../src/server/auth/tokens.js";
 import {
   type Api,
   deployedBot,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
   mp4Bytes,
@@ -88,8 +88,8 @@ let botId: number;
 let badTokens: [string, string | undefined][];
 let documented: { method: string; path: string; authenticated: boolean }[];
 
-beforeAll(async () => {
-  server = await startTestServer();
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   owner = await registerUser(server.api);
   stranger = await registerUser(server.api);
   const bot = await deployedBot(server, owner);
@@ -131,7 +131,6 @@ beforeAll(async () => {
     })),
   );
 });
-afterAll(() => server?.close());
 
 const call = (api: Api, route: Route, token: string | undefined, id = botId) =>
   api[route.method](route.path(id), {
@@ -143,13 +142,13 @@ const call = (api: Api, route: Route, token: string | undefined, id = botId) =>
   });
 
 describe("every authenticated route", () => {
-  it("is every route but the known public ones", () => {
+  test("is every route but the known public ones", () => {
     const publicRoutes = documented.filter((r) => !r.authenticated).map((r) => `${r.method} ${r.path}`);
     expect(publicRoutes.sort()).toEqual([...PUBLIC_ROUTES].sort());
     expect(documented.filter((r) => r.authenticated).length).toBeGreaterThan(20);
   });
 
-  it("answers 401 {detail} to each bad credential, under /v1 and /api/v1", async () => {
+  test("answers 401 {detail} to each bad credential, under /v1 and /api/v1", async () => {
     for (const route of documented.filter((r) => r.authenticated)) {
       const path = route.path.replace(/\{[a-z_]+\}/g, (name) =>
         name === "{name}" ? "failure.png" : String(botId),
@@ -167,7 +166,7 @@ describe("every authenticated route", () => {
     }
   });
 
-  it("answers 404 for another user's bot, exactly like a missing one, and changes nothing", async () => {
+  test("answers 404 for another user's bot, exactly like a missing one, and changes nothing", async () => {
     for (const route of BOT_ROUTES) {
       const foreign = await call(server.api, route, stranger.token);
       const missing = await call(server.api, route, stranger.token, 999_999);

@@ -1,12 +1,12 @@
 import type { NotesApiResponses } from "../../src/notes/responses.js";
 import { connect } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import {
   Api,
   deployedBot,
   mp4Bytes,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
@@ -21,14 +21,11 @@ let server: TestServer;
 let user: TestUser;
 let notes: Api<NotesApiResponses>;
 
-beforeAll(async () => {
-  server = await startTestServer({ notes: { port: 0 } });
+test.override("serverOptions", { notes: { port: 0 } });
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   notes = new Api<NotesApiResponses>(server.notesUrl as string);
   user = await registerUser(server.api);
-});
-
-afterAll(async () => {
-  await server?.close();
 });
 
 /** The raw answer to bytes Node's HTTP parser refuses (answered before any Fastify hook). */
@@ -43,7 +40,7 @@ function rawAnswer(port: number, request: string): Promise<string> {
 }
 
 describe("X-Content-Type-Options", () => {
-  it("is nosniff on every kind of answer of both interfaces", async () => {
+  test("is nosniff on every kind of answer of both interfaces", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");
@@ -112,7 +109,7 @@ describe("X-Content-Type-Options", () => {
 });
 
 describe("the runner's routes", () => {
-  it("answer an unknown bot as they answer a wrong token: 401, the same body", async () => {
+  test("answer an unknown bot as they answer a wrong token: 401, the same body", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const unknown = botId + 1000;
     const event = { seq: 1, type: "heartbeat", eventTime: new Date().toISOString(), data: {} };
