@@ -1,5 +1,6 @@
 import type { NotesApiResponses } from "../../src/notes/responses.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import type { Db } from "../../src/server/db/database.js";
 import {
   brokenOutcomes,
@@ -31,7 +32,6 @@ import {
   Api,
   openServerDatabase,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
   mp4Bytes,
@@ -127,14 +127,15 @@ let fixture: Fixture;
 let routes: Route[];
 let initial: StoredData;
 
-beforeAll(async () => {
-  server = await startTestServer({
-    // Enterprise is not throttled, so the fuzz is not; its answers still carry the headers.
-    notes: { port: 0, defaultPlan: "enterprise" },
-    rateLimit: { perMinute: 0, perHour: 0 },
-    jobs: { worker: false },
-    watchdog: { intervalMs: 3_600_000 },
-  });
+test.override("serverOptions", {
+  // Enterprise is not throttled, so the fuzz is not; its answers still carry the headers.
+  notes: { port: 0, defaultPlan: "enterprise" },
+  rateLimit: { perMinute: 0, perHour: 0 },
+  jobs: { worker: false },
+  watchdog: { intervalMs: 3_600_000 },
+});
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   notes = new Api<NotesApiResponses>(server.notesUrl as string);
   db = await openServerDatabase(server);
   client = new RawClient(server.notesUrl as string);
@@ -149,7 +150,6 @@ beforeAll(async () => {
 afterAll(async () => {
   client?.close();
   await db?.close();
-  await server?.close();
 });
 
 function ok<T extends { status: number; body: unknown }>(res: T, status = 200): T {
@@ -433,7 +433,7 @@ function judge(c: Case, res: RawResponse): string[] {
 describe(`fuzzing the notes interface (FUZZ_SEED=${SEED})`, () => {
   const statuses = new Map<string, Set<number>>();
 
-  it("reads the meeting routes from the notes document", () => {
+  test("reads the meeting routes from the notes document", () => {
     const keys = routes.map(routeKey);
     for (const key of ["GET /v1/meetings", "GET /v1/meetings/{id}", "GET /v1/meetings/{id}/transcript"])
       expect(keys).toContain(key);
@@ -441,7 +441,7 @@ describe(`fuzzing the notes interface (FUZZ_SEED=${SEED})`, () => {
   });
 
   for (const family of FAMILIES) {
-    it(
+    test(
       `${family}: no 5xx, spec error bodies, rate-limit headers, nothing stored changes`,
       { timeout: 60_000 },
       async () => {
@@ -463,8 +463,8 @@ describe(`fuzzing the notes interface (FUZZ_SEED=${SEED})`, () => {
     );
   }
 
-  it("got a success from every read of a known resource, and a 401 from every route", (ctx) => {
-    if (statuses.size === 0) ctx.skip(); // the families above did not run (a -t filter)
+  test("got a success from every read of a known resource, and a 401 from every route", ({ skip }) => {
+    if (statuses.size === 0) skip(); // the families above did not run (a -t filter)
     const missed: string[] = [];
     for (const route of routes) {
       const seen = [...(statuses.get(routeKey(route)) ?? [])];

@@ -2,7 +2,8 @@ import type { NotesApiResponses } from "../../src/notes/responses.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import type { Db } from "../../src/server/db/database.js";
 import {
   Api,
@@ -10,7 +11,6 @@ import {
   makeTestMp4,
   openServerDatabase,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
   validationIssues,
@@ -29,20 +29,20 @@ let notes: Api<NotesApiResponses>;
 let db: Db;
 let mp4: Uint8Array;
 
-beforeAll(async () => {
+test.override("serverOptions", {
+  notes: { port: 0 },
+  rateLimit: { perMinute: 0, perHour: 0 },
+  jobs: { worker: false }, // transcripts here are stored by the test
+});
+test.beforeAll(async ({ server: fileServer }) => {
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-notes-"));
   mp4 = await makeTestMp4(scratch);
-  server = await startTestServer({
-    notes: { port: 0 },
-    rateLimit: { perMinute: 0, perHour: 0 },
-    jobs: { worker: false }, // transcripts here are stored by the test
-  });
+  server = fileServer;
   notes = new Api<NotesApiResponses>(server.notesUrl as string);
   db = await openServerDatabase(server);
 });
 afterAll(async () => {
   await db?.close();
-  await server?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
@@ -93,7 +93,7 @@ function storeTranscript(botId: number, text: string) {
 const get = <P extends string>(user: TestUser, url: P) => notes.get(url, { token: user.token });
 
 describe("the notes interface's own address", () => {
-  it("serves /v1 routes with the bot API's credentials, and its own document and docs", async () => {
+  test("serves /v1 routes with the bot API's credentials, and its own document and docs", async () => {
     const user = await registerUser(server.api);
     const key = await server.api.post("/v1/api-keys", { token: user.token, body: { name: "notes" } });
     const byToken = await notes.get("/v1/meetings", { token: user.token });
@@ -141,7 +141,7 @@ describe("the notes interface's own address", () => {
 });
 
 describe("meetings", () => {
-  it("are the bots that reached IN_CALL, with participants, recording, transcript and summary status", async () => {
+  test("are the bots that reached IN_CALL, with participants, recording, transcript and summary status", async () => {
     const user = await registerUser(server.api);
     await deployedBot(server, user); // never joined: not a meeting
     const startedAt = "2026-11-20T09:00:00.000Z";
@@ -211,7 +211,7 @@ describe("meetings", () => {
     expect((await get(user, `/v1/meetings/${listed.id}`)).body).toEqual(listed);
   });
 
-  it("say while a transcript or summary is being made, and serve them once made", async () => {
+  test("say while a transcript or summary is being made, and serve them once made", async () => {
     const user = await registerUser(server.api);
     const botId = await meeting(user);
     const id = await meetingIdOf(botId);
@@ -247,7 +247,7 @@ describe("meetings", () => {
     });
   });
 
-  it("are private: another user's meeting is the same 404 as a missing one", async () => {
+  test("are private: another user's meeting is the same 404 as a missing one", async () => {
     const owner = await registerUser(server.api);
     const other = await registerUser(server.api);
     const id = await meetingIdOf(await meeting(owner));
@@ -260,7 +260,7 @@ describe("meetings", () => {
     expect((await get(other, "/v1/meetings")).body.data).toEqual([]);
   });
 
-  it("have statuses in the call, failed without a recording, and filter by them", async () => {
+  test("have statuses in the call, failed without a recording, and filter by them", async () => {
     const user = await registerUser(server.api);
     const live = await meetingIdOf(await meeting(user, { end: "in_call" }));
     const failed = await meetingIdOf(await meeting(user, { end: "fatal_without_recording" }));
@@ -276,7 +276,7 @@ describe("meetings", () => {
 });
 
 describe("the meetings list", () => {
-  it("pages newest first with a cursor that holds while new meetings arrive", async () => {
+  test("pages newest first with a cursor that holds while new meetings arrive", async () => {
     const user = await registerUser(server.api);
     const ids: string[] = [];
     for (let day = 1; day <= 5; day++) {
@@ -307,7 +307,7 @@ describe("the meetings list", () => {
     }
   });
 
-  it("filters by start time, platform and participant", async () => {
+  test("filters by start time, platform and participant", async () => {
     const user = await registerUser(server.api);
     const early = await meetingIdOf(
       await meeting(user, { startedAt: "2026-09-01T08:00:00.000Z", people: ["Ada Lovelace"] }),
@@ -335,7 +335,7 @@ describe("the meetings list", () => {
     expect(await ids("participant=participantName")).toEqual([]); // names only, not the stored JSON
   });
 
-  it("searches titles and transcripts (stemmed), and forgets a deleted recording's transcript", async () => {
+  test("searches titles and transcripts (stemmed), and forgets a deleted recording's transcript", async () => {
     const user = await registerUser(server.api);
     const budget = await meeting(user, { title: "Quarterly budget review" });
     const standup = await meeting(user, { title: "Standup" });

@@ -1,5 +1,6 @@
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import type { BotConfig, CallbackEventBody, PendingCommand } from "../../src/core/index.js";
 import { CommandChannel, CommandRefusal } from "../../src/runner/commands.js";
 import type { RecorderPort } from "../../src/runner/ports.js";
@@ -11,7 +12,6 @@ import {
   type FakeRunner,
   openServerDatabase,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
@@ -31,8 +31,9 @@ let stranger: TestUser;
 let db: Db;
 const channels: CommandChannel[] = [];
 
-beforeAll(async () => {
-  server = await startTestServer({ webhooks: { worker: false }, jobs: { worker: false } });
+test.override("serverOptions", { webhooks: { worker: false }, jobs: { worker: false } });
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   owner = await registerUser(server.api);
   stranger = await registerUser(server.api, "Someone Else");
   db = await openServerDatabase(server);
@@ -45,7 +46,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(channels.map((channel) => channel.stop(1000)));
   await db?.close();
-  await server?.close();
 });
 
 const quiet = pino({ level: "silent" });
@@ -147,7 +147,7 @@ const webhooksOf = async (botId: number) =>
   ).map((row) => ({ event: row.event, data: (JSON.parse(row.payload) as { data: unknown }).data }));
 
 describe("POST /v1/bots/{id}/pause-recording and /resume-recording", () => {
-  it("are refused 409 (the spec's shape) unless the bot is in a call, and 404 for another user's bot", async () => {
+  test("are refused 409 (the spec's shape) unless the bot is in a call, and 404 for another user's bot", async () => {
     const { botId, runner } = await deployedBot(server, owner);
     for (const what of ["pause", "resume"] as const) {
       const res = await ask(botId, what);
@@ -160,7 +160,7 @@ describe("POST /v1/bots/{id}/pause-recording and /resume-recording", () => {
     expect((await ask(999_999, "pause")).status).toBe(404);
   });
 
-  it("pause, pause again, resume: one RECORDING_PAUSED and one RECORDING_RESUMED, with their webhooks", async () => {
+  test("pause, pause again, resume: one RECORDING_PAUSED and one RECORDING_RESUMED, with their webhooks", async () => {
     const bot = await recordingBot();
     bot.advance(5_000);
     const paused = await asked(bot.botId, "pause");
@@ -212,7 +212,7 @@ describe("POST /v1/bots/{id}/pause-recording and /resume-recording", () => {
     ]);
   });
 
-  it("a runner that is not recording a call answers NOT_IN_CALL", async () => {
+  test("a runner that is not recording a call answers NOT_IN_CALL", async () => {
     const { botId, config, runner } = await deployedBot(server, owner);
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");

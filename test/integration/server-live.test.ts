@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, vi } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import { WebSocket } from "ws";
 import type { CallbackEventBody } from "../../src/core/index.js";
 import { type SseEvent, StreamClient } from "../helpers/sse-client.js";
@@ -8,7 +9,6 @@ import {
   mp4Bytes,
   type FakeRunner,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
   validationIssues,
@@ -26,18 +26,18 @@ let owner: TestUser;
 let stranger: TestUser;
 const clients: StreamClient[] = [];
 
-beforeAll(async () => {
-  server = await startTestServer({
-    rateLimit: { perMinute: 0, perHour: 0 },
-    webhooks: { worker: false },
-    logLevel: "error",
-  });
+test.override("serverOptions", {
+  rateLimit: { perMinute: 0, perHour: 0 },
+  webhooks: { worker: false },
+  logLevel: "error",
+});
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   owner = await registerUser(server.api);
   stranger = await registerUser(server.api, "Someone Else");
 });
 afterAll(async () => {
   for (const client of clients) client.close();
-  await server?.close();
 });
 
 async function live(botId: number, headers: Record<string, string> = {}, user = owner) {
@@ -91,7 +91,7 @@ const summary = (events: SseEvent[]) =>
   events.map((e) => (e.event.startsWith("transcript") ? `${e.event} ${e.data.data.text}` : e.event));
 
 describe("GET /v1/bots/{id}/live", () => {
-  it("sends what the runner reports, in order: every partial while the line grows, one final, each chat message once", async () => {
+  test("sends what the runner reports, in order: every partial while the line grows, one final, each chat message once", async () => {
     const { botId, runner } = await meetingWithALine();
     const client = await live(botId);
     expect(client.status).toBe(200);
@@ -117,7 +117,7 @@ describe("GET /v1/bots/{id}/live", () => {
     expect(Number(final.id)).toBe(final.data.id);
   });
 
-  it("resumes after Last-Event-ID with nothing missed, and without the partials a final replaced", async () => {
+  test("resumes after Last-Event-ID with nothing missed, and without the partials a final replaced", async () => {
     const { botId, runner } = await meetingWithALine();
     const first = await live(botId, { "last-event-id": "0" });
     await reportTheLine(runner);
@@ -131,7 +131,7 @@ describe("GET /v1/bots/{id}/live", () => {
     expect(summary(resumed)).toEqual(["chat.message", "transcript.final I will send the report"]);
   });
 
-  it("is the owner's only: another user's bot is 404", async () => {
+  test("is the owner's only: another user's bot is 404", async () => {
     const { botId } = await meetingWithALine();
     const client = await live(botId, {}, stranger);
     expect(client.status).toBe(404);
@@ -154,7 +154,7 @@ function socket(botId: number, headers: Record<string, string> = {}) {
 }
 
 describe("GET /v1/bots/{id}/live/ws", () => {
-  it("sends the same events as JSON messages, with the token in a header or in the first message, and resumes", async () => {
+  test("sends the same events as JSON messages, with the token in a header or in the first message, and resumes", async () => {
     const { botId, runner } = await meetingWithALine();
     const byHeader = socket(botId, { authorization: `Bearer ${owner.token}` });
     await byHeader.opened;
@@ -187,7 +187,7 @@ describe("GET /v1/bots/{id}/live/ws", () => {
     byMessage.ws.close();
   });
 
-  it("closes 4401 for a bad credential, 4404 for another user's bot, 4400 for a first message that is not auth", async () => {
+  test("closes 4401 for a bad credential, 4404 for another user's bot, 4400 for a first message that is not auth", async () => {
     const { botId } = await meetingWithALine();
     const bad = socket(botId, { authorization: "Bearer not-a-token" });
     expect((await bad.closed).code).toBe(4401);
@@ -203,7 +203,7 @@ describe("GET /v1/bots/{id}/live/ws", () => {
 });
 
 describe("the chat", () => {
-  it("lists each message once, oldest first", async () => {
+  test("lists each message once, oldest first", async () => {
     const { botId, runner } = await meetingWithALine();
     await reportTheLine(runner);
     await send(runner, {
@@ -228,7 +228,7 @@ describe("the chat", () => {
     );
   });
 
-  it("sends a message as a command the runner receives; too long for Meet is 422 before anything is queued", async () => {
+  test("sends a message as a command the runner receives; too long for Meet is 422 before anything is queued", async () => {
     const { botId, config } = await meetingWithALine();
     const tooLong = await server.api.post(`/v1/bots/${botId}/chat`, {
       token: owner.token,
@@ -251,7 +251,7 @@ describe("the chat", () => {
     ]);
   });
 
-  it("refuses a message to a bot that is not in a call (409)", async () => {
+  test("refuses a message to a bot that is not in a call (409)", async () => {
     const { botId } = await deployedBot(server, owner);
     const res = await server.api.post(`/v1/bots/${botId}/chat`, { token: owner.token, body: { text: "hi" } });
     expect(res.status).toBe(409);
@@ -259,7 +259,7 @@ describe("the chat", () => {
 });
 
 describe("bot options", () => {
-  it("keeps liveTranscript and chat.onJoin, shows them, and gives them to the runner", async () => {
+  test("keeps liveTranscript and chat.onJoin, shows them, and gives them to the runner", async () => {
     const { botId, config } = await deployedBot(server, owner, {
       liveTranscript: { source: "captions", language: "en-US", fallback: true },
       chat: { onJoin: "This meeting is recorded" },
@@ -271,7 +271,7 @@ describe("bot options", () => {
     expect(config.chat).toEqual({ onJoin: "This meeting is recorded" });
   });
 
-  it("keeps output.keepMicOn, gives it to the runner, and a PATCH replaces it whole", async () => {
+  test("keeps output.keepMicOn, gives it to the runner, and a PATCH replaces it whole", async () => {
     const { botId, config } = await deployedBot(server, owner, { output: { keepMicOn: true } });
     expect((await server.api.get(`/v1/bots/${botId}`, { token: owner.token })).body.output).toEqual({
       keepMicOn: true,
@@ -298,7 +298,7 @@ describe("bot options", () => {
     expect(cleared.body.output).toEqual({});
   });
 
-  it("refuses an onJoin message longer than the platform's chat takes, and a bad source", async () => {
+  test("refuses an onJoin message longer than the platform's chat takes, and a bad source", async () => {
     const base = { meetingInfo: { platform: "google", meetingUrl: "http://127.0.0.1:9/meet/abc-defg-hij" } };
     const tooLong = await server.api.post("/v1/bots", {
       token: owner.token,
@@ -348,7 +348,7 @@ describe("the stored transcript", () => {
     language: "en",
   });
 
-  it("is the finals, in the order they started, once the runner is done (not before)", async () => {
+  test("is the finals, in the order they started, once the runner is done (not before)", async () => {
     const { botId, runner } = await meetingWithALine();
     await send(runner, { type: "transcript.final", data: final("u-2", "Bob", "on it", 4000) });
     await send(runner, {
@@ -375,7 +375,7 @@ describe("the stored transcript", () => {
     ]);
   });
 
-  it("is made from what a failing bot delivered: its recording so far, its finals so far", async () => {
+  test("is made from what a failing bot delivered: its recording so far, its finals so far", async () => {
     const { botId, runner } = await meetingWithALine();
     await send(runner, { type: "transcript.final", data: final("u-1", "Alice", "before the crash", 500) });
     expect((await runner.upload(mp4Bytes(4096), 1500)).status).toBe(201);
@@ -384,7 +384,7 @@ describe("the stored transcript", () => {
     expect(transcript.text).toBe("before the crash");
   });
 
-  it("without a recording there is no transcript: the finals stay in the live stream", async () => {
+  test("without a recording there is no transcript: the finals stay in the live stream", async () => {
     const { botId, runner } = await meetingWithALine();
     await send(runner, { type: "transcript.final", data: final("u-1", "Alice", "nothing recorded", 500) });
     await send(runner, { type: "status", data: { status: "FATAL", subCode: "RECORDING_FAILED" } });
@@ -394,7 +394,7 @@ describe("the stored transcript", () => {
     expect(events.find((e) => e.event === "transcript.final")?.data.data.text).toBe("nothing recorded");
   });
 
-  it("refuses a bot asked for both a live transcript and a transcription (422)", async () => {
+  test("refuses a bot asked for both a live transcript and a transcription (422)", async () => {
     const res = await server.api.post("/v1/bots", {
       token: owner.token,
       body: {
@@ -409,7 +409,7 @@ describe("the stored transcript", () => {
 });
 
 describe("webhooks", () => {
-  it("sends transcript.final and chat.message once to '*', and partials only to a subscription that names them", async () => {
+  test("sends transcript.final and chat.message once to '*', and partials only to a subscription that names them", async () => {
     const user = await registerUser(server.api, "Webhook Owner");
     const all = await server.api.post("/v1/webhooks", {
       token: user.token,

@@ -2,14 +2,14 @@ import { createHmac } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import { DownloadSigner } from "../../src/server/auth/signed-urls.js";
 import { loadServerSecret } from "../../src/server/auth/tokens.js";
 import {
   deployedBot,
   makeTestMp4,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
   mp4Bytes,
@@ -22,13 +22,13 @@ let server: TestServer;
 let user: TestUser;
 let mp4: Uint8Array;
 let scratch: string;
-beforeAll(async () => {
+test.beforeAll(async ({ server: fileServer }) => {
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-mp4-"));
-  [server, mp4] = await Promise.all([startTestServer(), makeTestMp4(scratch)]);
+  server = fileServer;
+  mp4 = await makeTestMp4(scratch);
   user = await registerUser(server.api);
 });
 afterAll(async () => {
-  await server?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
@@ -41,7 +41,7 @@ async function fetchBytes(url: string, headers: Record<string, string> = {}) {
 }
 
 describe("a bot's whole life, played by a fake runner", () => {
-  it("goes from deploy to DONE with events, aggregated events, a recording and a download link", async () => {
+  test("goes from deploy to DONE with events, aggregated events, a recording and a download link", async () => {
     const { botId, runner } = await deployedBot(server, user, {
       botDisplayName: "Scribe",
       meetingTitle: "Retro",
@@ -166,7 +166,7 @@ describe("a bot's whole life, played by a fake runner", () => {
 });
 
 describe("PUT /v1/bot-callbacks/:id/recording", () => {
-  it("streams a body larger than the JSON limit to disk and replaces an earlier upload", async () => {
+  test("streams a body larger than the JSON limit to disk and replaces an earlier upload", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const big = mp4Bytes(3 * 1024 * 1024 + 7);
     const first = await runner.upload(big, 61_500);
@@ -183,7 +183,7 @@ describe("PUT /v1/bot-callbacks/:id/recording", () => {
     expect(files.filter((f) => f.endsWith(".part"))).toEqual([]);
   });
 
-  it("keeps one whole recording when two uploads for a bot run at once", async () => {
+  test("keeps one whole recording when two uploads for a bot run at once", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const a = mp4Bytes(2 * 1024 * 1024);
     const b = mp4Bytes(2 * 1024 * 1024 + 13);
@@ -196,7 +196,7 @@ describe("PUT /v1/bot-callbacks/:id/recording", () => {
     expect(files.filter((f) => f.endsWith(".part"))).toEqual([]);
   });
 
-  it("requires the bot's callback token, video/mp4 and the duration header", async () => {
+  test("requires the bot's callback token, video/mp4 and the duration header", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const other = await deployedBot(server, user);
     expect((await runner.upload(mp4, 1, { token: other.config.callback.token })).status).toBe(401);
@@ -218,7 +218,7 @@ describe("PUT /v1/bot-callbacks/:id/recording", () => {
 });
 
 describe("GET /v1/recordings/:bot_id", () => {
-  it("answers 404 {detail} while the bot has no recording", async () => {
+  test("answers 404 {detail} while the bot has no recording", async () => {
     const { botId } = await deployedBot(server, user);
     const res = await get(`/v1/recordings/${botId}`);
     expect(res.status).toBe(404);
@@ -226,7 +226,7 @@ describe("GET /v1/recordings/:bot_id", () => {
     expect((await get(`/v1/recordings/${botId}/download`)).status).toBe(404);
   });
 
-  it("hides another user's recording (404) on info and download", async () => {
+  test("hides another user's recording (404) on info and download", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.upload(mp4, 2000);
     const stranger = await registerUser(server.api);
@@ -238,7 +238,7 @@ describe("GET /v1/recordings/:bot_id", () => {
 });
 
 describe("GET /v1/recordings/:bot_id/file", () => {
-  it("refuses a missing, malformed or expired signature with 403", async () => {
+  test("refuses a missing, malformed or expired signature with 403", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.upload(mp4, 2000);
     const signer = new DownloadSigner(await loadServerSecret(server.dataDir));

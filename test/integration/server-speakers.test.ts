@@ -1,12 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import {
   deployedBot,
   makeTestMp4,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
@@ -15,18 +15,18 @@ let server: TestServer;
 let user: TestUser;
 let mp4: Uint8Array;
 let scratch: string;
-beforeAll(async () => {
+test.beforeAll(async ({ server: fileServer }) => {
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-mp4-"));
-  [server, mp4] = await Promise.all([startTestServer(), makeTestMp4(scratch)]);
+  server = fileServer;
+  mp4 = await makeTestMp4(scratch);
   user = await registerUser(server.api);
 });
 afterAll(async () => {
-  await server?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
 describe("the speaker timeline stored with a recording", () => {
-  it("is built from the runner's speaker events, relative to the recording's start, each applied once", async () => {
+  test("is built from the runner's speaker events, relative to the recording's start, each applied once", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const t0 = Date.parse("2026-11-21T10:00:00.000Z");
     const at = (ms: number) => new Date(t0 + ms).toISOString();
@@ -56,7 +56,7 @@ describe("the speaker timeline stored with a recording", () => {
     ]);
   });
 
-  it("leaves the recording's pauses out: times after a pause move back by it, speaking inside one is gone", async () => {
+  test("leaves the recording's pauses out: times after a pause move back by it, speaking inside one is gone", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const t0 = Date.parse("2026-11-26T10:00:00.000Z");
     const at = (ms: number) => new Date(t0 + ms).toISOString();
@@ -88,7 +88,7 @@ describe("the speaker timeline stored with a recording", () => {
     ]);
   });
 
-  it("is empty for a recording without speaker events", async () => {
+  test("is empty for a recording without speaker events", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     await runner.status("IN_CALL");

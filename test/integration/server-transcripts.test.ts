@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import { wordAccuracy } from "../../src/intelligence/word-error-rate.js";
 import type { Db } from "../../src/server/db/database.js";
 import { makeSpokenMeeting, type SpokenLine, SCRIPTED_MEETING } from "../helpers/spoken-meeting.js";
@@ -9,7 +10,6 @@ import {
   deployedBot,
   openServerDatabase,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
   validationIssues,
@@ -29,16 +29,17 @@ let lines: SpokenLine[];
 let script: string;
 let receiver: WebhookReceiver;
 
-beforeAll(async () => {
+test.override("serverOptions", {
+  rateLimit: { perMinute: 0, perHour: 0 },
+  outbound: { allowPrivateTargets: true }, // the webhook receiver is on 127.0.0.1
+});
+test.beforeAll(async ({ server: fileServer }) => {
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-transcripts-"));
   const spoken = await makeSpokenMeeting(scratch, SCRIPT);
   ({ lines, script } = spoken);
   mp4 = new Uint8Array(await readFile(spoken.mp4Path));
   // Polling the status routes takes many requests.
-  server = await startTestServer({
-    rateLimit: { perMinute: 0, perHour: 0 },
-    outbound: { allowPrivateTargets: true }, // the webhook receiver is on 127.0.0.1
-  });
+  server = fileServer;
   db = await openServerDatabase(server);
   user = await registerUser(server.api);
   receiver = await new WebhookReceiver().start();
@@ -57,7 +58,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close();
   await db?.close();
-  await server?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
@@ -81,7 +81,7 @@ function recordedBot(owner: TestUser, body: Record<string, unknown> = {}) {
 }
 
 describe("transcripts", () => {
-  it("transcribes a recording with the embedded engine and says who said what", async () => {
+  test("transcribes a recording with the embedded engine and says who said what", async () => {
     const botId = await recordedBot(user);
     const started = await server.api.post(`/v1/transcripts/${botId}/transcribe`, { token: user.token });
     expect(started.status).toBe(202);
@@ -136,7 +136,7 @@ describe("transcripts", () => {
     expect(one.body).toMatchObject({ transcriptStatus: "completed", summaryStatus: null });
   }, 120_000);
 
-  it("answers 404 without a recording or for another user's bot, 422 for an engine not configured", async () => {
+  test("answers 404 without a recording or for another user's bot, 422 for an engine not configured", async () => {
     const { botId } = await deployedBot(server, user);
     const noRecording = await server.api.post(`/v1/transcripts/${botId}/transcribe`, { token: user.token });
     expect(noRecording.status).toBe(404);
@@ -183,7 +183,7 @@ describe("transcripts", () => {
     expect(validationIssues(noBot.body)[0]?.loc).toEqual(["body", "transcription", "engine"]);
   }, 60_000);
 
-  it("a bot created with transcription and summary options gets both once its recording is stored", async () => {
+  test("a bot created with transcription and summary options gets both once its recording is stored", async () => {
     const botId = await recordedBot(user, { transcription: { language: "en" }, summary: {} });
     const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
     expect(bot.body).toMatchObject({ transcription: { language: "en" }, summary: {} });
@@ -224,7 +224,7 @@ describe("transcripts", () => {
     });
   }, 120_000);
 
-  it("summarize without a transcript queues the transcript first; deleting the recording takes everything", async () => {
+  test("summarize without a transcript queues the transcript first; deleting the recording takes everything", async () => {
     const botId = await recordedBot(user);
     const asked = await server.api.post(`/v1/summaries/${botId}/summarize`, { token: user.token, body: {} });
     expect(asked.status).toBe(202);
@@ -251,7 +251,7 @@ describe("transcripts", () => {
     }
   }, 120_000);
 
-  it("DELETE removes a transcript (204, then 404) and leaves the summary", async () => {
+  test("DELETE removes a transcript (204, then 404) and leaves the summary", async () => {
     const botId = await recordedBot(user, { summary: {} });
     await settledJob(server.api, user.token, `/v1/summaries/${botId}/status`, 90_000);
     expect((await server.api.delete(`/v1/transcripts/${botId}`, { token: user.token })).status).toBe(204);

@@ -3,7 +3,8 @@ import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import { extractAudio } from "../../src/intelligence/audio.js";
 import { prepareUploadAudio } from "../../src/intelligence/provider-audio.js";
 import { probeDurationMs } from "../../src/media/untrusted-input.js";
@@ -13,7 +14,6 @@ import {
   makeSegmentedMp4,
   makeTestMp4,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
   validationIssues,
@@ -42,17 +42,16 @@ const manifest = (target: string) =>
   `<Period><AdaptationSet><Representation id="1" bandwidth="1"><BaseURL>${target}</BaseURL>` +
   `</Representation></AdaptationSet></Period></MPD>`;
 
-beforeAll(async () => {
+test.beforeAll(async ({ server: fileServer }) => {
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-untrusted-"));
   mp4 = await makeTestMp4(scratch);
-  server = await startTestServer();
+  server = fileServer;
   victim = await registerUser(server.api);
   attacker = await registerUser(server.api);
   victimBot = await recordMeeting(server, victim, { recording: mp4 });
 }, 60_000);
 
 afterAll(async () => {
-  await server?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
@@ -61,7 +60,7 @@ function victimFile(): string {
 }
 
 describe("a playlist uploaded as a recording", () => {
-  it("is a readable attack: ffmpeg left to guess follows it to the file it names", async () => {
+  test("is a readable attack: ffmpeg left to guess follows it to the file it names", async () => {
     // The control: without the server's forced input format this file is 2 s of someone's media.
     const evil = path.join(scratch, "evil.mp4");
     await writeFile(evil, playlist(victimFile()));
@@ -77,7 +76,7 @@ describe("a playlist uploaded as a recording", () => {
     expect(Number(stdout.trim())).toBeGreaterThan(1);
   });
 
-  it("is refused (422) as a whole upload, storing nothing", async () => {
+  test("is refused (422) as a whole upload, storing nothing", async () => {
     for (const body of [playlist(victimFile()), manifest(victimFile()), "", "ftyp"]) {
       const { botId, runner } = await deployedBot(server, attacker);
       const res = await runner.upload(new TextEncoder().encode(body), 2000);
@@ -90,7 +89,7 @@ describe("a playlist uploaded as a recording", () => {
     }
   });
 
-  it("is refused (422) as a segment, first or later, and cannot be completed", async () => {
+  test("is refused (422) as a segment, first or later, and cannot be completed", async () => {
     const media = await makeSegmentedMp4(scratch, 3, 3);
     const { botId, runner } = await deployedBot(server, attacker);
     await runner.status("JOINING_CALL");
@@ -120,7 +119,7 @@ describe("a playlist uploaded as a recording", () => {
 });
 
 describe("a playlist already stored as a recording (before uploads were checked)", () => {
-  it("is never read by a transcript job: the job fails as unreadable media", async () => {
+  test("is never read by a transcript job: the job fails as unreadable media", async () => {
     const botId = await recordMeeting(server, attacker, { recording: mp4 });
     // The file on disk becomes the playlist, naming the other tenant's recording beside it.
     await writeFile(path.join(server.dataDir, "recordings", `${botId}.mp4`), playlist(`${victimBot}.mp4`));
@@ -131,7 +130,7 @@ describe("a playlist already stored as a recording (before uploads were checked)
     expect(status.error?.code).toBe("media_unreadable");
   });
 
-  it("is read by no server-side ffmpeg or ffprobe: audio extraction, provider audio, the probe", async () => {
+  test("is read by no server-side ffmpeg or ffprobe: audio extraction, provider audio, the probe", async () => {
     const dir = await mkdtemp(path.join(scratch, "beside-"));
     await writeFile(path.join(dir, "1.mp4"), mp4);
     for (const body of [playlist("1.mp4"), manifest("1.mp4")]) {

@@ -1,25 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import {
   deployedBot,
   openServerDatabase,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
 
 let server: TestServer;
 let user: TestUser;
-beforeAll(async () => {
-  server = await startTestServer({
-    watchdog: { intervalMs: 100, launchTimeoutMs: 1500, heartbeatTimeoutMultiple: 3 },
-    // These tests poll; rate limits have tests of their own.
-    rateLimit: { perMinute: 0, perHour: 0 },
-  });
-  user = await registerUser(server.api);
+test.override("serverOptions", {
+  watchdog: { intervalMs: 100, launchTimeoutMs: 1500, heartbeatTimeoutMultiple: 3 },
+  // These tests poll; rate limits have tests of their own.
+  rateLimit: { perMinute: 0, perHour: 0 },
 });
-afterAll(async () => {
-  await server?.close();
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
+  user = await registerUser(server.api);
 });
 
 /** Polls the bot until its status is one of `wanted`, for at most 15 s. */
@@ -35,7 +33,7 @@ async function statusBecomes(botId: number, wanted: string[]) {
 }
 
 describe("the watchdog", () => {
-  it("ends a bot whose runner never reports as FATAL LAUNCH_TIMEOUT and stops the runner", async () => {
+  test("ends a bot whose runner never reports as FATAL LAUNCH_TIMEOUT and stops the runner", async () => {
     const { botId } = await deployedBot(server, user);
     const bot = await statusBecomes(botId, ["FATAL"]);
     expect(bot.deploymentError).toMatchObject({ code: "LAUNCH_TIMEOUT" });
@@ -44,7 +42,7 @@ describe("the watchdog", () => {
     expect(events.body.map((e: { eventType: string }) => e.eventType)).toEqual(["ERROR"]);
   });
 
-  it("ends a bot whose heartbeats stop as FATAL HEARTBEAT_TIMEOUT, and leaves a live one alone", async () => {
+  test("ends a bot whose heartbeats stop as FATAL HEARTBEAT_TIMEOUT, and leaves a live one alone", async () => {
     const silent = await deployedBot(server, user, { heartbeatInterval: 500 });
     const alive = await deployedBot(server, user, { heartbeatInterval: 500 });
     await silent.runner.status("JOINING_CALL");
@@ -67,7 +65,7 @@ describe("the watchdog", () => {
     await beat;
   });
 
-  it("sends a timed-out bot's bot.ended once its runner's wind-down is over, not before", async () => {
+  test("sends a timed-out bot's bot.ended once its runner's wind-down is over, not before", async () => {
     const hook = await server.api.post("/v1/webhooks", {
       token: user.token,
       body: { name: "ends", url: "https://hooks.example.com/ends", events: ["bot.error", "bot.ended"] },
@@ -101,7 +99,7 @@ describe("the watchdog", () => {
     }
   });
 
-  it("leaves bots that are not running alone", async () => {
+  test("leaves bots that are not running alone", async () => {
     const created = await server.api.post("/v1/bots", {
       token: user.token,
       body: { meetingInfo: { platform: "google", meetingUrl: "https://meet.google.com/abc-defg-hij" } },
