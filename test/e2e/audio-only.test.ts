@@ -31,6 +31,9 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 300_000 
     const { bot } = await recordScriptedMeeting(stack, user, platform, { recording: { video: false } });
     expect(bot.status).toBe("DONE");
     expect(bot.recording).toMatchObject({ format: "m4a" });
+    // The platform's own switch turned the other participants' video off (no tile decoded).
+    const logs = (await stack.api.botLogs(bot.id)).map((l) => l.message);
+    expect(logs).toContain("incoming video turned off");
 
     const link = await user.request("GET", `/v1/recordings/${bot.id}/download`);
     const path = join(stack.dataDir, `audio-only-${bot.id}.m4a`);
