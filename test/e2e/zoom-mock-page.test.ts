@@ -608,7 +608,7 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
     await joinOpenCall(newId(), { captions: "off" });
     await page.getByRole("button", { name: "Join Audio by Computer" }).click(WAIT);
     await page.locator(MORE).click();
-    expect(await page.locator(MENU_ITEMS).allTextContents()).toEqual(["Settings"]);
+    expect(await page.locator(MENU_ITEMS).allTextContents()).toEqual(["Stop Incoming Video", "Settings"]);
   });
 
   it("chat: the guest tip first, Enter sends under 'Me', the host's message under its sender once, over 4096 refused", async () => {
