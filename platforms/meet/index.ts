@@ -4,6 +4,7 @@ import { type JoinNote, JoinRefused, type PlatformAdapter } from "../adapter.js"
 import { clickFirstClickable, exactly, firstVisible, ignoreNote, type Variants } from "../variants.js";
 import { turnOnMeetCaptions } from "./captions.js";
 import { openMeetChat, sendMeetChat } from "./chat.js";
+import { turnOffMeetIncomingVideo } from "./incoming-video.js";
 import { MEET_HOOKS, MEET_LIVE_HOOKS, MEET_SIGN_IN } from "./selectors.js";
 import { meetSnapshot } from "./snapshot.js";
 
@@ -34,6 +35,7 @@ export const meetAdapter: PlatformAdapter = {
     turnOnCaptions: turnOnMeetCaptions,
     openChat: openMeetChat,
     sendChat: sendMeetChat,
+    turnOffIncomingVideo: turnOffMeetIncomingVideo,
   },
   snapshot: meetSnapshot,
 

@@ -142,6 +142,22 @@ export const MEET_LIVE_HOOKS = {
     onButton: '[aria-label="Turn off camera"]',
     offButton: '[aria-label="Turn on camera"]',
   },
+  /**
+   * More options → Settings → Video → "Receive resolution" → "Audio only": Meet then receives
+   * and decodes no participant's video (public help pages on Meet's data use name the path and
+   * its "Send resolution"/"Receive resolution" lists; the "Audio only" choice is from Meet's
+   * receive list). The settings dialog opens on its Audio tab. Not confirmed from a public
+   * source: the dialog's close button's label and the list's roles (a combobox and options).
+   */
+  incomingVideo: {
+    moreButton: 'button[aria-label="More options"]',
+    settingsItemTexts: ["Settings"],
+    dialog: '[role="dialog"]',
+    videoTabTexts: ["Video"],
+    receiveResolutionTexts: ["Receive resolution"],
+    audioOnlyTexts: ["Audio only"],
+    closeButton: 'button[aria-label="Close dialog"], button[aria-label="Close"]',
+  },
   captions: {
     /**
      * The toolbar's toggle, confirmed by its label flipping to "Turn off captions". Disabled

@@ -1,5 +1,6 @@
 import type { Locator, Page } from "playwright";
 import type { JoinNote, PlatformAdapter } from "../adapter.js";
+import { incomingVideoByMenu } from "../incoming-video.js";
 import {
   alternatives,
   clickFirstClickable,
@@ -11,7 +12,6 @@ import {
 } from "../variants.js";
 import { turnOnTeamsCaptions } from "./captions.js";
 import { openTeamsChat, sendTeamsChat } from "./chat.js";
-import { turnOffTeamsIncomingVideo } from "./incoming-video.js";
 import { TEAMS_HOOKS, TEAMS_LIVE_HOOKS, TEAMS_SIGN_IN } from "./selectors.js";
 import { teamsSnapshot } from "./snapshot.js";
 import { teamsMeetingUrl, withBotToken } from "./url.js";
@@ -39,7 +39,7 @@ export const teamsAdapter: PlatformAdapter = {
     turnOnCaptions: turnOnTeamsCaptions,
     openChat: openTeamsChat,
     sendChat: sendTeamsChat,
-    turnOffIncomingVideo: turnOffTeamsIncomingVideo,
+    turnOffIncomingVideo: incomingVideoByMenu(TEAMS_LIVE_HOOKS.incomingVideo, "Teams"),
   },
   snapshot: teamsSnapshot,
 

@@ -226,6 +226,8 @@ export const TEAMS_LIVE_HOOKS = {
    * from public help pages on the Teams client, not confirmed against a web client build.
    */
   incomingVideo: {
+    /** The toolbar's More button (the captions' one). */
+    menuButtons: ['#callingButtons-showMoreBtn, [role="toolbar"] button[aria-label="More"]'],
     offItemTexts: ["Turn off incoming video"],
     offAlreadyTexts: ["Turn on incoming video"],
   },

@@ -1,6 +1,7 @@
 import type { Locator, Page } from "playwright";
 import type { MeetingInfo, PlatformUrls } from "../../src/core/index.js";
 import { type JoinNote, JoinRefused, type PlatformAdapter } from "../adapter.js";
+import { incomingVideoByMenu } from "../incoming-video.js";
 import { alternatives, clickFirstClickable, firstVisible, ignoreNote, type Variants } from "../variants.js";
 import { turnOnZoomCaptions } from "./captions.js";
 import { openZoomChat, sendZoomChat } from "./chat.js";
@@ -26,6 +27,7 @@ export const zoomAdapter: PlatformAdapter = {
     turnOnCaptions: turnOnZoomCaptions,
     openChat: openZoomChat,
     sendChat: sendZoomChat,
+    turnOffIncomingVideo: incomingVideoByMenu(ZOOM_LIVE_HOOKS.incomingVideo, "Zoom"),
   },
   snapshot: zoomSnapshot,
 

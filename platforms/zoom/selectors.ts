@@ -202,6 +202,22 @@ export const ZOOM_LIVE_HOOKS = {
     onButton: 'button[aria-label="stop my video" i]',
     offButton: 'button[aria-label="start my video" i]',
   },
+  /**
+   * "Stop Incoming Video" (Zoom's "Stop incoming video" feature, the user's own view; "Start
+   * Incoming Video" once off): support.zoom.com "Stopping all incoming video in a meeting or
+   * webinar" lists the web client, with the feature enabled in the account's In Meeting
+   * (Advanced) settings (without it there is no item). The desktop client has it in the top-right
+   * View menu; the web client's place (the footer's More, or View) and its exact capitals are not
+   * confirmed from a public source, so both menus are tried.
+   */
+  incomingVideo: {
+    menuButtons: [
+      '#wc-footer button[aria-label="More meeting control"], #wc-footer button[aria-label="More"]',
+      'button[aria-label="View"]',
+    ],
+    offItemTexts: ["Stop Incoming Video", "Stop incoming video"],
+    offAlreadyTexts: ["Start Incoming Video", "Start incoming video"],
+  },
   captions: {
     /** The footer's More button; not confirmed from a public source: its label "More meeting control". */
     moreButton: '#wc-footer button[aria-label="More meeting control"], #wc-footer button[aria-label="More"]',

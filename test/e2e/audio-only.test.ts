@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { wordAccuracy } from "../../src/intelligence/word-error-rate.js";
@@ -31,6 +31,13 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 300_000 
     const { bot } = await recordScriptedMeeting(stack, user, platform, { recording: { video: false } });
     expect(bot.status).toBe("DONE");
     expect(bot.recording).toMatchObject({ format: "m4a" });
+    // The platform's own switch turned the other participants' video off (no tile decoded).
+    const runnerLog = await readFile(join(stack.dataDir, "bots", String(bot.id), "runner.log"), "utf8");
+    const outcome = /"msg":"incoming video (turned off|stays on)"/.exec(runnerLog)?.[0];
+    expect(
+      outcome,
+      runnerLog.split("\n").find((line) => line.includes("stays on")),
+    ).toContain("turned off");
 
     const link = await user.request("GET", `/v1/recordings/${bot.id}/download`);
     const path = join(stack.dataDir, `audio-only-${bot.id}.m4a`);

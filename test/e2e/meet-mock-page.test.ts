@@ -7,6 +7,7 @@ import {
   captionEntries,
   collectNotes,
   expectCaptionGrew,
+  expectPictureStops,
   host,
   page,
   snapshotOf,
@@ -488,6 +489,31 @@ describe("the adapter on the mock", () => {
       ["joinButton", "Join now"],
     ]);
     await expect.poll(snapshot, WAIT).toMatchObject({ phase: "in_call", evidence: "peopleButton" });
+  });
+});
+
+describe("incoming video off (an audio-only bot's step)", () => {
+  it("More options → Settings → Video → Receive resolution → Audio only: the tiles stop; again it leaves it so", async () => {
+    const code = newCode();
+    await control("PUT", code, "", { admit: "open", participants: 2 });
+    await page.goto(`${host.url}/meet/${code}`);
+    await askToJoin("Meetbot", "Join now");
+    await page.locator(PEOPLE).waitFor(WAIT);
+    const turnOff = meetAdapter.live!.turnOffIncomingVideo!;
+    const notes: string[] = [];
+    const canvas = page
+      .locator("div[data-participant-id]:has(canvas):not(:has([data-self-name])) canvas")
+      .first();
+    await expectPictureStops(canvas, async () => {
+      expect(await turnOff(page, { note: (hook) => notes.push(hook) })).toBeNull();
+    });
+    expect(await page.getByRole("dialog").count()).toBe(0);
+    // Already audio only: the dialog opens and closes, nothing chosen.
+    expect(await turnOff(page, { note: (hook) => notes.push(hook) })).toBeNull();
+    expect({ notes, dialogs: await page.getByRole("dialog").count() }).toEqual({
+      notes: ["incomingVideoItem"],
+      dialogs: 0,
+    });
   });
 });
 

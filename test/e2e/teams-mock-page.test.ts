@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import type { MeetingState } from "../../fixtures/host/meetings.js";
-import { turnOffTeamsIncomingVideo } from "../../platforms/teams/incoming-video.js";
 import { teamsAdapter } from "../../platforms/teams/index.js";
 import { isOnTop } from "../../platforms/variants.js";
 import type { Page } from "playwright";
@@ -8,6 +7,7 @@ import {
   captionEntries,
   collectNotes,
   expectCaptionGrew,
+  expectPictureStops,
   host,
   page,
   snapshotOf,
@@ -16,6 +16,8 @@ import {
   WAIT,
   watchCaptions,
 } from "../helpers/mock-browser.js";
+
+const turnOffTeamsIncomingVideo = teamsAdapter.live!.turnOffIncomingVideo!;
 
 // The hooks as real-Teams bots use them (see docs/notes/platform-hooks.md).
 const JOIN_ON_WEB = 'button[data-tid="joinOnWeb"]';
@@ -629,23 +631,12 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
     await joinOpen(page, id, "Meetbot");
     const canvas = page.locator(`${TILES} canvas`).first();
     const picture = () => canvas.evaluate((c) => (c as HTMLCanvasElement).toDataURL());
-    const first = await picture();
-    await expect.poll(picture, WAIT).not.toBe(first);
-
     const notes: string[] = [];
-    const reason = await turnOffTeamsIncomingVideo(page, { note: (hook) => notes.push(hook) });
-    expect({ reason, notes }).toEqual({ reason: null, notes: ["incomingVideoItem"] });
-    expect(await page.getByRole("menu").count()).toBe(0);
-    const frames = (n: number) =>
-      page.evaluate(async (count) => {
-        for (let i = 0; i < count; i++) await new Promise((resolve) => requestAnimationFrame(resolve));
-      }, n);
-    // A tile turns to its name card at its next animation frame, then is drawn no more.
-    await frames(2);
-    const still = await picture();
-    // Six animation frames later (a moving tile is redrawn every 40 ms), the picture has not moved.
-    await frames(6);
-    expect(await picture()).toBe(still);
+    const still = await expectPictureStops(canvas, async () => {
+      const reason = await turnOffTeamsIncomingVideo(page, { note: (hook) => notes.push(hook) });
+      expect({ reason, notes }).toEqual({ reason: null, notes: ["incomingVideoItem"] });
+      expect(await page.getByRole("menu").count()).toBe(0);
+    });
 
     // Off already: the step leaves it off and closes the menu it opened.
     expect(await turnOffTeamsIncomingVideo(page, { note: () => {} })).toBeNull();

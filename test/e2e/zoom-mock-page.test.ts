@@ -7,6 +7,7 @@ import {
   captionEntries,
   collectNotes,
   expectCaptionGrew,
+  expectPictureStops,
   host,
   page,
   snapshotOf,
@@ -22,6 +23,7 @@ const TILE_NAMES = ".gallery-video-container__video-frame .video-avatar__avatar-
 const ACTIVE_TILE = ".gallery-video-container__video-frame--active";
 const PARTICIPANTS_BUTTON = '#wc-footer button[aria-label^="open the participants list pane"]';
 const MODAL_TITLE = ".zm-modal-body-title";
+const H_MORE = '#wc-footer button[aria-label="More meeting control"]';
 
 let idCounter = 0;
 
@@ -606,7 +608,7 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
     await joinOpenCall(newId(), { captions: "off" });
     await page.getByRole("button", { name: "Join Audio by Computer" }).click(WAIT);
     await page.locator(MORE).click();
-    expect(await page.locator(MENU_ITEMS).allTextContents()).toEqual(["Settings"]);
+    expect(await page.locator(MENU_ITEMS).allTextContents()).toEqual(["Stop Incoming Video", "Settings"]);
   });
 
   it("chat: the guest tip first, Enter sends under 'Me', the host's message under its sender once, over 4096 refused", async () => {
@@ -727,6 +729,36 @@ describe("the adapter on the mock", () => {
     await zoomAdapter.leave(page);
     await expect.poll(() => attendeeStates(id), WAIT).toEqual(["left"]);
   });
+});
+
+describe("incoming video off (an audio-only bot's step)", () => {
+  const turnOff = zoomAdapter.live!.turnOffIncomingVideo!;
+  const menuItem = (name: string) => page.getByRole("menuitem", { name, exact: true });
+
+  // The item's two places: the footer's More menu (default), the top-right View menu (ui).
+  it.each([[[]], [["zoom-view-menu"]]])(
+    "ui %j: Stop Incoming Video stops the tiles; again it leaves them off",
+    async (ui) => {
+      const id = newId();
+      await joinOpenCall(id, { participants: 2, ui });
+      await page.getByRole("button", { name: "Join Audio by Computer" }).click(WAIT);
+      const canvas = page.locator(".gallery-video-container__video-frame canvas").nth(1);
+      const notes: string[] = [];
+      await expectPictureStops(canvas, async () => {
+        expect(await turnOff(page, { note: (hook) => notes.push(hook) })).toBeNull();
+      });
+      expect(notes).toEqual(["incomingVideoItem"]);
+      expect(await page.getByRole("menu").count()).toBe(0);
+      // Off already: nothing clicked, no menu left open.
+      expect(await turnOff(page, { note: (hook) => notes.push(hook) })).toBeNull();
+      expect({ notes, menus: await page.getByRole("menu").count() }).toEqual({
+        notes: ["incomingVideoItem"],
+        menus: 0,
+      });
+      await page.locator(ui.length ? 'button[aria-label="View"]' : H_MORE).click();
+      expect(await menuItem("Start Incoming Video").count()).toBe(1);
+    },
+  );
 });
 
 describe("drifted layouts (ui=, fixtures/zoom/ui-variants.ts)", () => {

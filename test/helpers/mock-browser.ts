@@ -1,4 +1,4 @@
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright";
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright";
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
 import type { MeetingState, RemoteParticipant } from "../../fixtures/host/meetings.js";
 import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
@@ -177,4 +177,26 @@ export function expectCaptionGrew(entry: CaptionEntry | undefined, line: string,
   // Retroactively: the wrong tail goes, at least 20 characters shorter, and the right words stay.
   expect(before.length - after.length).toBeGreaterThanOrEqual(20);
   expect(line.startsWith(after)).toBe(true);
+}
+
+/**
+ * A tile's picture moves, and after `turnOff` (a platform's incoming video switch) stops: the
+ * tile turns to its name card at its next animation frame, then is drawn no more. Answers the
+ * still picture, to tell it moving again later.
+ */
+export async function expectPictureStops(canvas: Locator, turnOff: () => Promise<void>): Promise<string> {
+  const picture = () => canvas.evaluate((c) => (c as HTMLCanvasElement).toDataURL());
+  const first = await picture();
+  await expect.poll(picture, WAIT).not.toBe(first);
+  await turnOff();
+  const frames = (n: number) =>
+    page.evaluate(async (count) => {
+      for (let i = 0; i < count; i++) await new Promise((resolve) => requestAnimationFrame(resolve));
+    }, n);
+  await frames(2);
+  const still = await picture();
+  // Six animation frames later (a moving tile is redrawn every 40 ms), the picture has not moved.
+  await frames(6);
+  expect(await picture()).toBe(still);
+  return still;
 }
