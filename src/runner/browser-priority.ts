@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
  * and a late grab lands in the slot of the next); Chromium, only smoothness (a late frame is drawn
  * late, and the grab shows the previous one a little longer). So Chromium yields: at nice 5 it
  * weighs a third of a normal process when the cores are all busy, and the same as ever when they
- * are not. Its sound survives the wait: the sound path buffers 100 ms (media-env.ts). Raising a
+ * are not. Its sound survives the wait: the call sink takes it in 100 ms blocks (media-env.ts). Raising a
  * priority needs privileges; lowering one does not, which is why it is Chromium that moves.
  *
  * Per-thread niceness would not hold: Chromium sets its own threads' niceness as their work

@@ -25,7 +25,7 @@ import { BotFailure } from "./errors.js";
 export interface MediaEnvironment {
   /** X display for Chromium and ffmpeg's x11grab, e.g. ":99". */
   display: string;
-  /** Environment for Chromium and ffmpeg so that they find this bot's PulseAudio. */
+  /** Environment for ffmpeg, parec and pactl so that they find this bot's PulseAudio (Chromium: ownLatencyEnv). */
   pulseEnv: Record<string, string>;
   /** The PulseAudio source to record: the meeting sink's monitor (with the bot's own voice mixed in). */
   audioSource: string;
@@ -42,10 +42,10 @@ const VOICE_SINK = "meetbot_voice";
 const MIC_SOURCE = "meetbot_mic";
 const START_TIMEOUT_MS = 10_000;
 /**
- * The sound path's latency, which sets the sinks' block size and every stream's buffer: how long a
+ * The sound path's latency, which sets the sinks' block size and the recorder's and readers' buffers: how long a
  * late thread (Chromium's audio, the daemon's loopbacks) may be held off a core before the sound
  * has a hole. At 20 ms, 4 video bots recording at once on 2 cores had 15-19 holes each in 33 s of
- * speech; at 100 ms, 0-1 (bench/audio-only.ts). The sound reaches the recorder later for it, which
+ * speech; at 100 ms, 0-2 (bench/audio-only.ts). The sound reaches the recorder later for it, which
  * the recorder takes back (RECORDED_SOUND_DELAY_MS).
  */
 const LATENCY_MS = 100;
@@ -169,10 +169,10 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
       `--load=module-null-sink sink_name=${CALL_SINK} rate=${RATE} sink_properties=device.description=${CALL_SINK}`,
       `--load=module-null-sink sink_name=${VOICE_SINK} rate=${RATE} channels=1 sink_properties=device.description=${VOICE_SINK}`,
       `--load=module-remap-source source_name=${MIC_SOURCE} master=${VOICE_SINK}.monitor source_properties=device.description=${MIC_SOURCE}`,
-      // Small latency: the bot's voice lands in the recording within tens of milliseconds of being said.
+      // The bot's voice into the recorded mix, LATENCY_MS late (the recorder takes that back).
       `--load=module-loopback source=${VOICE_SINK}.monitor sink=${SINK} latency_msec=${LATENCY_MS} source_dont_move=true sink_dont_move=true`,
-      // The meeting into the recorded mix, with the same small latency as the voice: both sides
-      // land in the recording as close to when they sounded as before the split.
+      // The meeting into the recorded mix, with the same latency as the voice: both sides land in
+      // the recording equally late, and so in step with each other.
       `--load=module-loopback source=${CALL_SINK}.monitor sink=${SINK} latency_msec=${LATENCY_MS} source_dont_move=true sink_dont_move=true`,
     ],
     { env: daemonEnv, stdio: ["ignore", "pipe", "pipe"], deathSignal: "KILL" },
@@ -184,8 +184,8 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
     XDG_RUNTIME_DIR: runtimeDir,
     PULSE_SERVER: `unix:${socket}`,
     PULSE_SINK: CALL_SINK,
-    // Every client's own requests (Chromium's streams, ffmpeg's) set the sinks' block size too:
-    // libpulse puts this latency in place of theirs.
+    // Every client's own requests set the sinks' block size too: libpulse puts this latency in
+    // place of theirs (Chromium and a voice agent go without it: ownLatencyEnv).
     PULSE_LATENCY_MSEC: String(LATENCY_MS),
   };
   const ready = await waitForPulse(pulseEnv, pulse);
@@ -210,7 +210,7 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
  * its monitor early waits ~2 s for its first audio (measured 1.8-2.0 s for ffmpeg and parec alike,
  * whatever latency they ask for), and ffmpeg's whole output waits with it. A reader
  * attached now, followed by a suspend/resume of the sink, restarts the sink's clock with its
- * blocks: the recorder then gets audio within ~20 ms. The reader stays for the bot's life,
+ * blocks: the recorder then gets audio within a block. The reader stays for the bot's life,
  * reading ~190 kB/s into /dev/null, which costs next to nothing. The voice sink gets the same,
  * read through the microphone: without it the first sound the bot says reaches its microphone
  * late or not at all (measured: nothing in a 1.6 s capture), after it about 10 ms after playing.
