@@ -43,6 +43,7 @@ export function livePorts(opts: {
           {
             ...screenOf(config.recording),
             video: config.recording.video,
+            promptMicrophone: config.audioStream !== undefined,
             executablePath: config.browser.executablePath,
             ...(opts.headedDisplay ? { headedDisplay: opts.headedDisplay } : {}),
           },

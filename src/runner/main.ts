@@ -154,6 +154,7 @@ export async function runWarm(opts: {
     screen.width === stage.width &&
     screen.height === stage.height &&
     config.recording.video === stage.video &&
+    (config.audioStream !== undefined) === stage.promptMicrophone &&
     config.browser.executablePath === stage.executablePath;
   if (!fits) await stage.close();
   return runBot(config, {

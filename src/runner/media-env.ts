@@ -25,7 +25,7 @@ import { BotFailure } from "./errors.js";
 export interface MediaEnvironment {
   /** X display for Chromium and ffmpeg's x11grab, e.g. ":99". */
   display: string;
-  /** Environment for ffmpeg, parec and pactl so that they find this bot's PulseAudio (Chromium: ownLatencyEnv). */
+  /** Environment for every client of this bot's PulseAudio (a live agent's Chromium, reader and player: ownLatencyEnv). */
   pulseEnv: Record<string, string>;
   /** The PulseAudio source to record: the meeting sink's monitor (with the bot's own voice mixed in). */
   audioSource: string;
@@ -62,6 +62,19 @@ export const RECORDED_SOUND_DELAY_MS = 60;
 export function ownLatencyEnv(pulseEnv: Record<string, string>): Record<string, string> {
   const { PULSE_LATENCY_MSEC: _held, ...rest } = pulseEnv;
   return rest;
+}
+/**
+ * Chromium's environment. Held to LATENCY_MS, it plays and captures in big blocks, and on a busy
+ * machine its late audio thread leaves no holes (8 audio-only bots at once: 0-1 dropouts each
+ * against 2-5 on its own ~10 ms, and 0.14 core a bot against 0.20; bench/audio-only.ts). A bot with
+ * a live agent needs its answers in the call within tens of ms (p50 51 ms against 154 held), so its
+ * Chromium keeps its own latencies.
+ */
+export function browserSoundEnv(
+  pulseEnv: Record<string, string>,
+  opts: { promptMicrophone: boolean },
+): Record<string, string> {
+  return opts.promptMicrophone ? ownLatencyEnv(pulseEnv) : pulseEnv;
 }
 /** Every sink's, and so every stream's, sample rate. */
 const RATE = 48_000;
@@ -185,7 +198,7 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
     PULSE_SERVER: `unix:${socket}`,
     PULSE_SINK: CALL_SINK,
     // Every client's own requests set the sinks' block size too: libpulse puts this latency in
-    // place of theirs (Chromium and a voice agent go without it: ownLatencyEnv).
+    // place of theirs (a live agent's Chromium, reader and player go without it: ownLatencyEnv).
     PULSE_LATENCY_MSEC: String(LATENCY_MS),
   };
   const ready = await waitForPulse(pulseEnv, pulse);

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { type BotBrowser, launchBrowser } from "./browser.js";
-import { type MediaEnvironment, ownLatencyEnv, startMediaEnvironment } from "./media-env.js";
+import { type MediaEnvironment, browserSoundEnv, startMediaEnvironment } from "./media-env.js";
 
 /**
  * Where a bot performs: its private display and sound card, and a browser showing on them.
@@ -14,17 +14,27 @@ export interface Stage {
   height: number;
   /** false: an audio-only bot's stage (a small display, a sound path of bigger blocks). */
   video: boolean;
+  /** true: Chromium runs on its own small audio latencies, for a bot with a live agent (BotConfig.audioStream). */
+  promptMicrophone: boolean;
   /** The Chromium binary the browser runs. */
   executablePath: string;
   close(): Promise<void>;
 }
 
 export async function prepareStage(
-  opts: { width: number; height: number; video?: boolean; executablePath: string; headedDisplay?: string },
+  opts: {
+    width: number;
+    height: number;
+    video?: boolean;
+    promptMicrophone?: boolean;
+    executablePath: string;
+    headedDisplay?: string;
+  },
   log: Logger,
 ): Promise<Stage> {
   const uptimeMs = () => Math.round(process.uptime() * 1000);
   const video = opts.video ?? true;
+  const promptMicrophone = opts.promptMicrophone ?? false;
   const media = await startMediaEnvironment({
     width: opts.width,
     height: opts.height,
@@ -38,9 +48,7 @@ export async function prepareStage(
       display: media.display,
       width: opts.width,
       height: opts.height,
-      // Chromium's own latencies: its capture (the bot's voice into the call) stays prompt, and its
-      // playback is fed by the call sink's 100 ms blocks all the same.
-      env: ownLatencyEnv(media.pulseEnv),
+      env: browserSoundEnv(media.pulseEnv, { promptMicrophone }),
     });
   } catch (error) {
     await media.close();
@@ -53,6 +61,7 @@ export async function prepareStage(
     width: opts.width,
     height: opts.height,
     video,
+    promptMicrophone,
     executablePath: opts.executablePath,
     close: async () => {
       await browser.close();

@@ -4,9 +4,11 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { processTree } from "../../bench/process-tree.js";
 import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
 import { DEFAULT_CHROMIUM_PATH } from "../../src/core/index.js";
-import { type BotBrowser, launchBrowser } from "../../src/runner/browser.js";
+import pino from "pino";
+import type { BotBrowser } from "../../src/runner/browser.js";
 import { BROWSER_NICENESS } from "../../src/runner/browser-priority.js";
-import { type MediaEnvironment, startMediaEnvironment } from "../../src/runner/media-env.js";
+import type { MediaEnvironment } from "../../src/runner/media-env.js";
+import { prepareStage, type Stage } from "../../src/runner/stage.js";
 
 /**
  * The bot's Chromium shows one page and nothing else. A normal window, even in kiosk mode, keeps
@@ -17,23 +19,21 @@ import { type MediaEnvironment, startMediaEnvironment } from "../../src/runner/m
 const PAGE_BACKGROUND = [0x20, 0x21, 0x24];
 
 let mock: MockHost;
+let stage: Stage;
 let media: MediaEnvironment;
 let browser: BotBrowser;
 beforeAll(async () => {
   mock = await startMockHost({ port: 0 });
-  media = await startMediaEnvironment({ width: 1280, height: 720 });
-  browser = await launchBrowser({
-    executablePath: DEFAULT_CHROMIUM_PATH,
-    display: media.display,
-    width: 1280,
-    height: 720,
-    env: media.pulseEnv,
-  });
+  // A video bot's stage without a live agent, as a deploy prepares it.
+  stage = await prepareStage(
+    { width: 1280, height: 720, executablePath: DEFAULT_CHROMIUM_PATH },
+    pino({ level: "silent" }),
+  );
+  ({ media, browser } = stage);
   await browser.page.goto(`${mock.url}/meet/one-page-only?admit=open&participants=2`);
 }, 60_000);
 afterAll(async () => {
-  await browser?.close();
-  await media?.close();
+  await stage?.close();
   await mock?.close();
 });
 
@@ -56,8 +56,8 @@ it("runs the meeting page in the only renderer process", () => {
   expect(types.filter((type) => type === "renderer")).toHaveLength(1);
 });
 
-/** Each value of a `--name=a,b` switch on Chromium's browser process's command line, in order. */
-function browserSwitchValues(name: string): string[][] {
+/** The pid of Chromium's browser process (the one without a --type). */
+function chromiumBrowserPid(): number {
   const browserPid = processTree(process.pid).find((pid) => {
     try {
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
@@ -67,11 +67,22 @@ function browserSwitchValues(name: string): string[][] {
     }
   });
   if (browserPid === undefined) throw new Error("no Chromium browser process");
-  return readFileSync(`/proc/${browserPid}/cmdline`, "utf8")
+  return browserPid;
+}
+
+/** Each value of a `--name=a,b` switch on Chromium's browser process's command line, in order. */
+function browserSwitchValues(name: string): string[][] {
+  return readFileSync(`/proc/${chromiumBrowserPid()}/cmdline`, "utf8")
     .split("\0")
     .filter((arg) => arg.startsWith(`--${name}=`))
     .map((arg) => arg.slice(name.length + 3).split(","));
 }
+
+it("plays and captures sound in the sound path's big blocks (no live agent: no own latency)", () => {
+  const environment = readFileSync(`/proc/${chromiumBrowserPid()}/environ`, "utf8").split("\0");
+  expect(environment).toContain(`PULSE_LATENCY_MSEC=${media.pulseEnv.PULSE_LATENCY_MSEC}`);
+  expect(media.pulseEnv.PULSE_LATENCY_MSEC).toBe("100");
+});
 
 it("runs the network service in the browser process, not in a utility of its own", () => {
   const subTypes = processTree(process.pid).flatMap((pid) => {

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { ownLatencyEnv } from "../../src/runner/media-env.js";
+import { browserSoundEnv, ownLatencyEnv } from "../../src/runner/media-env.js";
 
 it("lets a low-latency client keep its own latency, and nothing else of the bot's sound changes", () => {
   const pulseEnv = {
@@ -14,4 +14,12 @@ it("lets a low-latency client keep its own latency, and nothing else of the bot'
     PULSE_SINK: "meetbot_call",
   });
   expect(pulseEnv.PULSE_LATENCY_MSEC).toBe("100"); // a copy: the others keep theirs
+});
+
+it("holds a bot's Chromium to the sound path's latency unless the bot has a live agent", () => {
+  const pulseEnv = { PULSE_SERVER: "unix:/tmp/meetbot-pulse-x/pulse/native", PULSE_LATENCY_MSEC: "100" };
+  expect(browserSoundEnv(pulseEnv, { promptMicrophone: false })).toEqual(pulseEnv);
+  expect(browserSoundEnv(pulseEnv, { promptMicrophone: true })).toEqual({
+    PULSE_SERVER: "unix:/tmp/meetbot-pulse-x/pulse/native",
+  });
 });
