@@ -142,7 +142,8 @@ function environOf(pid: number): string {
   }
 }
 
-describe("signed-in bots", { timeout: 150_000 }, () => {
+// Side by side: each test has its own meeting and account, and most bots never record.
+describe.concurrent("signed-in bots", { timeout: 150_000 }, () => {
   it("Meet, only_if_required, a meeting that refuses guests: refused anonymously, then in the call signed in under the account's name; the rotated session is written back; the session is in no child's environment, log or event", async () => {
     const code = "sig-nedi-nmt";
     await mock("PUT", `/control/meetings/google/${code}`, {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { UI_VARIANTS } from "../../fixtures/host/scenario.js";
-import { startStack } from "../helpers/stack.js";
+import { type SseEvent, StreamClient } from "../helpers/sse-client.js";
+import { eventually, startStack } from "../helpers/stack.js";
 
 /**
  * The drift suite: each adapter against every drifted layout of its mock page
@@ -46,6 +47,30 @@ const cells = (Object.keys(UI_VARIANTS) as Array<keyof typeof UI_VARIANTS>).flat
   UI_VARIANTS[platform].map((variant) => ({ platform, ...variant })),
 );
 
+/**
+ * The participants the live stream reported through a whole turn (started, then stopped speaking)
+ * at or after `since` (ms): turns the speaker timeline holds whole.
+ */
+function turnsSince(events: readonly SseEvent[], since: number): Set<string> {
+  const speaking = new Set<string>();
+  const whole = new Set<string>();
+  for (const { event, data } of events) {
+    const report = data as { eventTime?: string; data?: { participantName?: string } };
+    const name = report.data?.participantName;
+    if (!name || Date.parse(report.eventTime ?? "") < since) continue;
+    if (event === "speaker.started") speaking.add(name);
+    if (event === "speaker.stopped" && speaking.has(name)) whole.add(name);
+  }
+  return whole;
+}
+
+/** A bot that ended on its own (failed to join, say) is asserted on below, not waited for. */
+const botEnded = (events: readonly SseEvent[]) =>
+  events.some(({ event, data }) => {
+    const status = (data as { data?: { status?: string } }).data?.status;
+    return event === "status" && (status === "DONE" || status === "FATAL");
+  });
+
 describe.concurrent.each(cells)("$platform ui=$name", { timeout: 180_000 }, (cell) => {
   it("reaches DONE with the participants named, speakers and sound", async ({ expect }) => {
     const { id: meetingId, meetingInfo } = newMeeting(cell.platform);
@@ -53,13 +78,40 @@ describe.concurrent.each(cells)("$platform ui=$name", { timeout: 180_000 }, (cel
       admit: "auto",
       admitAfterMs: 1500,
       participants: PARTICIPANTS.length,
-      // Long enough for both participants to speak on a loaded machine, where recording starts late.
-      endAfterMs: 10_000,
+      // The test ends the call (below); this only ends one whose speakers the bot never sees.
+      endAfterMs: 60_000,
       ...cell.scenario,
       ui: [cell.name],
     });
     const bot = await stack.api.createBot({ meetingInfo, botDisplayName: "Drift Bot" });
+    const live = await StreamClient.open(
+      stack.api.baseUrl,
+      stack.api.bearerToken,
+      {},
+      `/v1/bots/${bot.id}/live`,
+    );
     await stack.api.deploy(bot.id);
+    // The host ends the call once the bot has seen each participant speak a whole turn since its
+    // recording started: the turns are then in the recording, however late it started.
+    try {
+      const recordingSince = await eventually(
+        async () => {
+          const events = await stack.api.botEvents(bot.id);
+          const started = events.find((e) => e.eventType === "RECORDING_STARTED");
+          if (started) return Date.parse(String(started.data?.startedAt));
+          // Ended without recording: the assertions below say how.
+          return events.some((e) => e.eventType === "ERROR") ? Number.NaN : undefined;
+        },
+        `bot ${bot.id} recording`,
+        90_000,
+      );
+      await live.until(
+        (events) => turnsSince(events, recordingSince).size === PARTICIPANTS.length || botEnded(events),
+      );
+    } finally {
+      live.close();
+    }
+    await stack.control.end(cell.platform, meetingId);
     const final = await stack.api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 120_000 });
     expect(final.deploymentError).toBeNull();
     expect(final.status).toBe("DONE");
