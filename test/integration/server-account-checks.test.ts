@@ -1,7 +1,8 @@
+// Own server (startBuiltApp), not the fixture: TestClock moves check intervals; check service in hand.
 import { randomBytes, randomUUID } from "node:crypto";
 import { access, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { BotConfig, StorageState } from "../../src/core/index.js";
 import type { Db } from "../../src/server/db/database.js";
 import { scheduleDueChecks } from "../../src/server/services/account-checks.js";
@@ -103,14 +104,16 @@ const requestCheck = (id: number, body: Json = { meetingUrl: TEST_MEETING.meetin
   api.post(`/v1/bot-accounts/${id}/check`, { token: user.token, body });
 
 /** The check's BotConfig, once the worker has launched its runner. */
-async function launchedCheck(checkId: number): Promise<BotConfig> {
-  for (let i = 0; i < 150; i++) {
-    await checks().runDue();
-    const config = server.launcher.launched.find((c) => c.accountCheck?.checkId === checkId);
-    if (config) return config;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`check ${checkId} was never launched`);
+function launchedCheck(checkId: number): Promise<BotConfig> {
+  return vi.waitFor(
+    async () => {
+      await checks().runDue();
+      const config = server.launcher.launched.find((c) => c.accountCheck?.checkId === checkId);
+      if (!config) throw new Error(`check ${checkId} was never launched`);
+      return config;
+    },
+    { timeout: 15_000, interval: 100 },
+  );
 }
 
 /** Requests a check and plays its runner up to the launch. */
