@@ -1,3 +1,4 @@
+// Own servers, not the fixture: each describe's server has its own launcher on its own Kubernetes API stand-in.
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
