@@ -92,7 +92,10 @@ export const OpenApiOperation = z.looseObject({
     .array(z.looseObject({ name: z.string(), in: z.string(), schema: JsonSchema.optional() }))
     .optional(),
   requestBody: z.looseObject({ required: z.boolean().optional(), content: Content }).optional(),
-  responses: z.record(z.string(), z.looseObject({ content: Content.optional() })),
+  responses: z.record(
+    z.string(),
+    z.looseObject({ content: Content.optional(), headers: z.record(z.string(), z.unknown()).optional() }),
+  ),
 });
 export type OpenApiOperation = z.infer<typeof OpenApiOperation>;
 
