@@ -7,6 +7,7 @@ import type { BotConfig, StorageState } from "../../src/core/index.js";
 import type { Db } from "../../src/server/db/database.js";
 import { scheduleDueChecks } from "../../src/server/services/account-checks.js";
 import { type BuiltApp, startBuiltApp, TestClock } from "../helpers/built-app.js";
+import { readRow } from "../helpers/fixtures.js";
 import {
   RecordingApi,
   openServerDatabase,
@@ -127,12 +128,8 @@ async function startCheck(accountId: number): Promise<{ checkId: number; config:
 const report = (config: BotConfig, body: Json, token = config.callback.token) =>
   api.post(`/v1/bot-account-checks/${config.accountCheck?.checkId}/result`, { token, body });
 
-const checkState = (checkId: number) =>
-  db.kysely
-    .selectFrom("bot_account_checks")
-    .select(["state"])
-    .where("id", "=", checkId)
-    .executeTakeFirstOrThrow();
+const checkState = async (checkId: number) =>
+  defined(await readRow(db, "bot_account_checks", checkId), `check ${checkId}'s row`);
 
 async function deliveries(accountId: number): Promise<{ event: string; data: Json }[]> {
   const rows = await db.kysely
@@ -240,11 +237,7 @@ describe("bot account checks", () => {
     const { config } = await startCheck(id);
     clock.advance(180_001);
     await checks().runDue();
-    const row = await db.kysely
-      .selectFrom("bot_account_checks")
-      .selectAll()
-      .where("id", "=", config.accountCheck?.checkId as number)
-      .executeTakeFirstOrThrow();
+    const row = await checkState(config.accountCheck?.checkId as number);
     expect(row.state).toBe("failed");
     expect(await getAccount(id)).toMatchObject({ status: "unchecked", lastCheckedAt: null });
     expect((await report(config, { signedIn: true })).status).toBe(409);
@@ -262,11 +255,7 @@ describe("bot account checks", () => {
   it("survive a process that died between claiming a check and launching it: the lease runs out, another launches it", async () => {
     const { id } = await createAccount();
     const now = clock.now().getTime();
-    const { user_id } = await db.kysely
-      .selectFrom("bot_accounts")
-      .select("user_id")
-      .where("id", "=", id)
-      .executeTakeFirstOrThrow();
+    const { user_id } = defined(await readRow(db, "bot_accounts", id), `account ${id}'s row`);
     // As a process leaves it that claimed the check and died: queued, leased, never launched.
     const row = await db.kysely
       .insertInto("bot_account_checks")

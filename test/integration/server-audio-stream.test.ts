@@ -6,6 +6,7 @@ import { describe } from "vitest";
 import { StartupError } from "../../src/server/startup-error.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
 import {
+  defined,
   deployedBot,
   openServerDatabase,
   registerUser,
@@ -15,7 +16,7 @@ import {
   type TestUser,
   validationIssues,
 } from "../helpers/server-harness.js";
-import { expect, test } from "../helpers/fixtures.js";
+import { expect, readRow, test } from "../helpers/fixtures.js";
 
 /**
  * The bot option audioStream (a live audio channel for agents) on the server's side: validated at
@@ -44,7 +45,7 @@ const create = (body: Record<string, unknown>, target = server) =>
   });
 
 describe("bot option audioStream", () => {
-  test("is answered without its token, stored sealed, and given to the runner whole", async () => {
+  test("is answered without its token, stored sealed, and given to the runner whole", async ({ db }) => {
     const url = "wss://agent.example.com/meet?room=7";
     const { botId, config } = await deployedBot(server, owner, {
       audioStream: { url, sampleRate: 24000, token: TOKEN },
@@ -57,18 +58,9 @@ describe("bot option audioStream", () => {
     // The runner gets the token, and the server's address rule (private targets refused here).
     expect(config.audioStream).toEqual({ url, sampleRate: 24000, token: TOKEN, allowPrivateTargets: false });
     // At rest the token is ciphertext.
-    const db = await openServerDatabase(server);
-    try {
-      const row = await db.kysely
-        .selectFrom("bots")
-        .select(["audio_stream", "audio_stream_token"])
-        .where("id", "=", botId)
-        .executeTakeFirstOrThrow();
-      expect(`${row.audio_stream} ${row.audio_stream_token}`).not.toContain(TOKEN);
-      expect(JSON.parse(row.audio_stream_token as string)).toMatchObject({ keyId: "default" });
-    } finally {
-      await db.close();
-    }
+    const row = defined(await readRow(db, "bots", botId), `bot ${botId}'s row`);
+    expect(`${row.audio_stream} ${row.audio_stream_token}`).not.toContain(TOKEN);
+    expect(JSON.parse(row.audio_stream_token as string)).toMatchObject({ keyId: "default" });
   });
 
   test("defaults to 16 kHz, without a token, and is null when not asked", async () => {
