@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, it } from "vitest";
 import type { SpokenLine } from "../../fixtures/host/script.js";
+import type { Utterance } from "../../src/core/index.js";
 import { wordAccuracy } from "../../src/intelligence/word-error-rate.js";
 import { eventually, startStack } from "../helpers/stack.js";
 import { type SseEvent, StreamClient } from "../helpers/sse-client.js";
@@ -127,7 +128,9 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
       ]);
       const at = (status: string) => events.findIndex((e) => statusOf(e) === status);
       const [inCall, callEnded] = [at("IN_CALL"), at("CALL_ENDED")];
-      const finals = events.filter((e) => e.event === "transcript.final").map((e) => e.data.data);
+      const finals = events
+        .filter((e) => e.event === "transcript.final")
+        .map((e) => e.data.data as Utterance);
       const finalIds = finals.map((u) => u.utteranceId);
       expect(new Set(finalIds).size).toBe(finalIds.length);
       const wordsOf = (text: string) => text.toLowerCase().split(/\s+/).filter(Boolean);
@@ -154,7 +157,7 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
           );
         expect(partials.length).toBeGreaterThan(0);
         for (const { index } of partials) expect(index > inCall && index < callEnded).toBe(true);
-        expect(Date.parse(partials[0]?.e.data.eventTime)).toBeLessThan(Date.parse(line.endedAt ?? ""));
+        expect(Date.parse(partials[0]?.e.data.eventTime ?? "")).toBeLessThan(Date.parse(line.endedAt ?? ""));
       }
 
       // Chat: the others' messages once each with their senders (a run's sender carried down),

@@ -134,7 +134,7 @@ describe("pausing a recording", () => {
       "RECORDING_STOPPED",
     ]);
     await receiver.waitFor(() => receiver.at("/pauses").length >= 2, 30_000);
-    expect(receiver.at("/pauses").map((d) => [d.event, d.body.data])).toEqual([
+    expect(receiver.at("/pauses").map((d) => [d.event, d.body?.data])).toEqual([
       ["recording.paused", paused],
       ["recording.resumed", resumed],
     ]);

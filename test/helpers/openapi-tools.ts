@@ -4,6 +4,7 @@ import path from "node:path";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
 import openapiTS, { astToString } from "openapi-typescript";
 import ts from "typescript";
+import { z } from "zod";
 
 /**
  * What client generators see in an OpenAPI document, for any of our documents: Redocly's
@@ -66,6 +67,48 @@ export async function compileGeneratedClient(document: object, usage: string): P
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** A JSON schema in the document, as far as the tests read one; its other keywords are kept. */
+export const JsonSchema = z.looseObject({
+  type: z.string().optional(),
+  format: z.string().optional(),
+  required: z.array(z.string()).optional(),
+  nullable: z.boolean().optional(),
+  enum: z.array(z.unknown()).optional(),
+  get properties() {
+    return z.record(z.string(), JsonSchema).optional();
+  },
+});
+export type JsonSchema = z.infer<typeof JsonSchema>;
+
+const Content = z.record(z.string(), z.looseObject({ schema: JsonSchema.optional() }));
+
+/** An operation of the document, as far as the tests read one. */
+export const OpenApiOperation = z.looseObject({
+  operationId: z.string().optional(),
+  summary: z.string().optional(),
+  security: z.array(z.record(z.string(), z.array(z.string()))).optional(),
+  parameters: z
+    .array(z.looseObject({ name: z.string(), in: z.string(), schema: JsonSchema.optional() }))
+    .optional(),
+  requestBody: z.looseObject({ required: z.boolean().optional(), content: Content }).optional(),
+  responses: z.record(
+    z.string(),
+    z.looseObject({ content: Content.optional(), headers: z.record(z.string(), z.unknown()).optional() }),
+  ),
+});
+export type OpenApiOperation = z.infer<typeof OpenApiOperation>;
+
+/**
+ * A served OpenAPI document, parsed (unknown keys kept, so that it still equals what was served):
+ * a test reading a field the document lacks fails here, not with "undefined is not an object".
+ */
+export const OpenApiDocument = z.looseObject({
+  paths: z.record(z.string(), z.record(z.string(), OpenApiOperation)),
+  components: z.looseObject({ securitySchemes: z.record(z.string(), z.unknown()).optional() }).optional(),
+  servers: z.array(z.looseObject({ url: z.string() })).optional(),
+});
+export type OpenApiDocument = z.infer<typeof OpenApiDocument>;
 
 interface PathParameter {
   in: string;

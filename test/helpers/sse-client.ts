@@ -1,12 +1,21 @@
 import { type ClientRequest, get, type IncomingMessage } from "node:http";
 import { text } from "node:stream/consumers";
+import { z } from "zod";
+import { AggregatedEvent } from "../../src/server/schemas/events.js";
+import { LiveEvent } from "../../src/server/schemas/live.js";
+
+/**
+ * What a stream's `data` is, parsed with the server's own schemas: an item of GET /v1/events
+ * (GET /v1/events/stream) or of a bot's live stream (GET /v1/bots/{id}/live).
+ */
+const StreamItem = z.union([AggregatedEvent, LiveEvent]);
+export type StreamItem = z.infer<typeof StreamItem>;
 
 /** One server-sent event as a client receives it. */
 export interface SseEvent {
   id: string;
   event: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the GET /v1/events item
-  data: any;
+  data: StreamItem;
 }
 
 /**
@@ -19,6 +28,8 @@ export class StreamClient {
   /** `: ping` comments received. */
   pings = 0;
   ended = false;
+  /** An event whose data the schemas refused: the stream is not what the server documents. */
+  invalid: Error | undefined;
   body: unknown;
   contentType: string | undefined;
   private readonly waiters = new Set<() => void>();
@@ -58,6 +69,7 @@ export class StreamClient {
   /** Waits until `done` holds for the events received so far. */
   async until(done: (events: SseEvent[]) => boolean): Promise<SseEvent[]> {
     while (!done(this.events)) {
+      if (this.invalid) throw this.invalid;
       if (this.ended) throw new Error(`stream ended; got ${JSON.stringify(this.events.map((e) => e.event))}`);
       await new Promise<void>((resolve) => this.waiters.add(resolve));
     }
@@ -103,10 +115,15 @@ export class StreamClient {
     }
     if (fields.has("retry")) this.retry = Number(fields.get("retry"));
     if (fields.has("data")) {
+      const data = StreamItem.safeParse(JSON.parse(fields.get("data") as string));
+      if (!data.success) {
+        this.invalid ??= new Error(`stream event ${fields.get("event")}: ${data.error.message}`);
+        return;
+      }
       this.events.push({
         id: fields.get("id") as string,
         event: fields.get("event") as string,
-        data: JSON.parse(fields.get("data") as string),
+        data: data.data,
       });
     }
   }

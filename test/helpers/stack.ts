@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { vi } from "vitest";
 import { startMockHost } from "../../fixtures/host/server.js";
 import { ApiClient } from "../../src/client/api-client.js";
 import type { BotConfig } from "../../src/core/index.js";
@@ -176,19 +177,20 @@ export class MockControl {
   }
 }
 
-/** Waits until `check` returns a value (not undefined), polling a condition with a deadline. */
-export async function eventually<T>(
+/** Waits until `check` returns a value (not undefined), polling it until `timeoutMs`. */
+export function eventually<T>(
   check: () => Promise<T | undefined>,
   what: string,
   timeoutMs = 30_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  return vi.waitFor(
+    async () => {
+      const value = await check();
+      if (value === undefined) throw new Error(`still waiting for ${what}`);
+      return value;
+    },
+    { timeout: timeoutMs, interval: 200 },
+  );
 }
 
 /** Waits until a command is done or failed (its result is in); answers it. */

@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { type VerifyResult, verifyWebhook } from "../../src/client/webhooks.js";
+import { type VerifyResult, verifyWebhook, type WebhookPayload } from "../../src/client/webhooks.js";
 
 /**
  * A real webhook receiver on 127.0.0.1 (free port) for tests. Every request is verified with the
@@ -13,11 +13,11 @@ export interface ReceivedDelivery {
   headers: IncomingHttpHeaders;
   rawBody: string;
   verification: VerifyResult;
-  /** The delivery's X-Webhook-Id, event name and parsed body, when it verified. */
+  /** The delivery's X-Webhook-Id and event name, when it verified. */
   id: string | undefined;
   event: string | undefined;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- payloads are whatever JSON the test expects
-  body: any;
+  /** The body, when it is a delivery's payload (as the shipped helper types it); else undefined. */
+  body: WebhookPayload | undefined;
 }
 
 /** What a path answers: a status (and body), or nothing at all (the request hangs). */
@@ -114,12 +114,6 @@ export class WebhookReceiver {
     const verification: VerifyResult = secret
       ? verifyWebhook({ rawBody, headers: req.headers, secret, now: this.now() })
       : { ok: false, reason: "signature_mismatch" };
-    let body: unknown;
-    try {
-      body = JSON.parse(rawBody);
-    } catch {
-      body = undefined;
-    }
     this.received.push({
       path,
       headers: req.headers,
@@ -127,7 +121,7 @@ export class WebhookReceiver {
       verification,
       id: verification.ok ? verification.webhook.id : undefined,
       event: verification.ok ? verification.webhook.event : undefined,
-      body,
+      body: payloadOf(rawBody),
     });
     const n = this.at(path).length;
     const behaviour = verification.ok
@@ -143,4 +137,23 @@ export class WebhookReceiver {
     res.writeHead(behaviour.status, { "content-type": "text/plain", ...behaviour.headers });
     res.end(behaviour.body ?? "");
   }
+}
+
+/** `rawBody` as a delivery's payload: JSON with the fields every delivery has; else undefined. */
+function payloadOf(rawBody: string): WebhookPayload | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(rawBody);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const fields = value as Record<string, unknown>;
+  const isPayload =
+    typeof fields.event === "string" &&
+    (typeof fields.botId === "number" || fields.botId === null) &&
+    typeof fields.timestamp === "string" &&
+    typeof fields.data === "object" &&
+    fields.data !== null;
+  return isPayload ? (value as WebhookPayload) : undefined;
 }

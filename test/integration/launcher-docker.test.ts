@@ -1,3 +1,4 @@
+// Own servers, not the fixture: each test's server drives the fresh Docker Engine stand-in of that test.
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";

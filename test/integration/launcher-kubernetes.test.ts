@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { V1PodStatus } from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe } from "vitest";
 import { BotConfig } from "../../src/core/index.js";
 import { KubernetesLauncher, type KubernetesLauncherOptions } from "../../src/server/launcher/kubernetes.js";
 import { runnerResources } from "../../src/server/launcher/kubernetes-spec.js";
@@ -20,6 +20,7 @@ import {
   defined,
 } from "../helpers/server-harness.js";
 import { eventually } from "../helpers/stack.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * The Kubernetes launcher through the real server, against a stand-in for the Kubernetes API
@@ -87,24 +88,31 @@ async function botOf(server: TestServer, user: TestUser, botId: number) {
   return res.body;
 }
 
+// The file's server, for the first group: its launcher on a stand-in of its own. The groups after
+// it start their own servers (account checks, restarts), each on its own stand-in.
+let fileStandIn: KubernetesApiStandIn;
+let fileLauncher: KubernetesLauncher;
+beforeAll(async () => {
+  fileStandIn = await startKubernetesApiStandIn();
+  fileLauncher = kubernetesLauncher(fileStandIn);
+});
+afterAll(async () => {
+  await fileLauncher?.close();
+  await fileStandIn?.close();
+});
+test.override("serverOptions", { scope: "file" }, () => ({ ...UNLIMITED, launcher: fileLauncher }));
+
 describe("the Kubernetes launcher", () => {
   let standIn: KubernetesApiStandIn;
-  let launcher: KubernetesLauncher;
   let server: TestServer;
   let user: TestUser;
-  beforeAll(async () => {
-    standIn = await startKubernetesApiStandIn();
-    launcher = kubernetesLauncher(standIn);
-    server = await startTestServer({ ...UNLIMITED, launcher });
+  test.beforeAll(async ({ server: fileServer }) => {
+    standIn = fileStandIn;
+    server = fileServer;
     user = await registerUser(server.api);
   });
-  afterAll(async () => {
-    await server?.close();
-    await launcher?.close();
-    await standIn?.close();
-  });
 
-  it("creates one Job per bot, then its BotConfig in a Secret owned by that Job", async () => {
+  test("creates one Job per bot, then its BotConfig in a Secret owned by that Job", async () => {
     const botId = await deploy(server, user, {
       automaticLeave: { maxDuration: 3_600_000, waitingRoomTimeout: 120_000 },
     });
@@ -189,7 +197,7 @@ describe("the Kubernetes launcher", () => {
     expect((await botOf(server, user, botId)).status).toBe("JOINING_CALL");
   });
 
-  it("kill deletes the bot's Job in the foreground with the runner's grace period; its Secret goes with it", async () => {
+  test("kill deletes the bot's Job in the foreground with the runner's grace period; its Secret goes with it", async () => {
     const botId = await deploy(server, user);
     const killed = await server.api.post(`/v1/bots/${botId}/kill`, { token: user.token });
     expect(killed.status).toBe(200);
@@ -207,7 +215,7 @@ describe("the Kubernetes launcher", () => {
     );
   });
 
-  it("a Secret the cluster refuses: the deploy fails (LAUNCH_FAILED, saying why) and the Job goes", async () => {
+  test("a Secret the cluster refuses: the deploy fails (LAUNCH_FAILED, saying why) and the Job goes", async () => {
     const created = await server.api.post("/v1/bots", {
       token: user.token,
       body: { meetingInfo: TEST_MEETING },
@@ -303,7 +311,7 @@ describe("the Kubernetes launcher", () => {
     },
   ];
 
-  it.each(failures)(
+  test.each(failures)(
     "$what makes the bot FATAL $subCode and deletes its Job",
     async ({ subCode, status, message, runnerRan }) => {
       const botId = await deploy(server, user);
@@ -339,7 +347,7 @@ describe("the Kubernetes launcher", () => {
     },
   );
 
-  it("leaves a Pod unschedulable for less than the timeout alone", async () => {
+  test("leaves a Pod unschedulable for less than the timeout alone", async () => {
     const botId = await deploy(server, user);
     standIn.setPodStatus(NAMESPACE, `meetbot-bot-${botId}`, {
       phase: "Pending",
@@ -396,7 +404,7 @@ describe("account checks on the Kubernetes launcher", () => {
     await standIn?.close();
   });
 
-  it("run as a Job and Secret of their own name and label, with a deadline and a TTL, apart from the bot of the same id", async () => {
+  test("run as a Job and Secret of their own name and label, with a deadline and a TTL, apart from the bot of the same id", async () => {
     const botId = await deploy(server, user);
     await new FakeRunner(configInSecret(standIn, botId)).status("JOINING_CALL");
     const { checkId, marker } = await requestAccountCheck(server, user);
@@ -460,7 +468,7 @@ describe("account checks on the Kubernetes launcher", () => {
     expect(answer.status).toBe(200);
   });
 
-  it("fail when the cluster refuses the Secret, and only the check's own Job goes", async () => {
+  test("fail when the cluster refuses the Secret, and only the check's own Job goes", async () => {
     const botId = await deploy(server, user);
     standIn.refuseNext("secrets", "create", 403);
     const { checkId } = await requestAccountCheck(server, user);
@@ -487,7 +495,7 @@ describe("account checks on the Kubernetes launcher", () => {
     expect((await botOf(server, user, botId)).status).toBe("DEPLOYING");
   });
 
-  it("are neither adopted nor deleted as bots' Jobs when a server starts", async () => {
+  test("are neither adopted nor deleted as bots' Jobs when a server starts", async () => {
     const botId = await deploy(server, user);
     await new FakeRunner(configInSecret(standIn, botId)).status("JOINING_CALL");
     // A check of an id no bot of this database has: as a bot's Job it would be deleted as ended.
@@ -524,7 +532,7 @@ describe("account checks on the Kubernetes launcher", () => {
 });
 
 describe("the Kubernetes launcher after a server restart", () => {
-  it("keeps the Jobs of running bots and deletes those of bots that ended", async () => {
+  test("keeps the Jobs of running bots and deletes those of bots that ended", async () => {
     const standIn = await startKubernetesApiStandIn();
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-kube-restart-"));
     try {
@@ -602,7 +610,7 @@ function rolePairs(yaml: string): string[] {
 }
 
 describe("the Kubernetes launcher without its cluster", () => {
-  it("stops the server's startup with the API server's refusal", async () => {
+  test("stops the server's startup with the API server's refusal", async () => {
     const standIn = await startKubernetesApiStandIn();
     const launcher = kubernetesLauncher(standIn, { kubeConfig: standIn.kubeConfig("a revoked token") });
     try {
@@ -617,7 +625,7 @@ describe("the Kubernetes launcher without its cluster", () => {
 });
 
 describe("deploy/kubernetes/role.yaml", () => {
-  it("grants exactly what the launcher calls: restart clean-up, launch, the Pod poll, a failed Pod, kill", async () => {
+  test("grants exactly what the launcher calls: restart clean-up, launch, the Pod poll, a failed Pod, kill", async () => {
     const standIn = await startKubernetesApiStandIn();
     standIn.addJob(NAMESPACE, {
       metadata: {

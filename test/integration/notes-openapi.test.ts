@@ -5,6 +5,8 @@ import {
   compileGeneratedClient,
   errorsOf,
   lintOpenApi,
+  OpenApiDocument,
+  type OpenApiOperation as Operation,
 } from "../helpers/openapi-tools.js";
 import { Api, registerUser, type TestServer } from "../helpers/server-harness.js";
 
@@ -14,27 +16,19 @@ import { Api, registerUser, type TestServer } from "../helpers/server-harness.js
  * compiles), and says what every answer carries: the credential, the rate-limit headers, the 429.
  */
 
-interface Operation {
-  operationId?: string;
-  summary?: string;
-  security?: Record<string, string[]>[];
-  responses: Record<string, { headers?: Record<string, unknown> }>;
-}
-type Document = { paths: Record<string, Record<string, Operation>>; servers?: { url: string }[] };
-
 let server: TestServer;
 let notesUrl: string;
-let doc: Document;
+let doc: OpenApiDocument;
 test.override("serverOptions", { notes: { port: 0 }, jobs: { worker: false } });
 test.beforeAll(async ({ server: fileServer }) => {
   server = fileServer;
   notesUrl = server.notesUrl as string;
-  const res = await new Api(notesUrl).request<Document>("GET", "/openapi.json");
+  const res = await new Api(notesUrl).request("GET", "/openapi.json");
   expect(res.status).toBe(200);
-  doc = res.body;
+  doc = OpenApiDocument.parse(res.body);
 });
 
-const operations = (document: Document) =>
+const operations = (document: OpenApiDocument) =>
   Object.entries(document.paths).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, op })),
   );

@@ -2,7 +2,7 @@ import type { NotesApiResponses } from "../../src/notes/responses.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe } from "vitest";
 import { type StandIn, startStandIn } from "../helpers/provider-stand-ins.js";
 import { recordMeeting } from "../helpers/recorded-meeting.js";
 import {
@@ -10,12 +10,12 @@ import {
   deployedBot,
   makeTestMp4,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
   validationIssues,
 } from "../helpers/server-harness.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * The notes interface's webhooks: registered on its own address, delivered through
@@ -57,26 +57,29 @@ beforeAll(async () => {
       },
     },
   }));
-  server = await startTestServer({
-    notes: { port: 0 },
-    rateLimit: { perMinute: 0, perHour: 0 },
-    outbound: { allowPrivateTargets: true }, // the receiver is on 127.0.0.1
-    jobs: {
-      pollIntervalMs: 100,
-      engines: {
-        defaultTranscription: "pocketsphinx",
-        defaultSummary: "extractive",
-        pocketsphinxModelDir: "/usr/share/pocketsphinx/model/en-us",
-        deepgram: { baseUrl: deepgram.baseUrl, apiKey: "dg" },
-      },
+});
+// The transcripts come from the stand-in started above.
+test.override("serverOptions", { scope: "file" }, () => ({
+  notes: { port: 0 },
+  rateLimit: { perMinute: 0, perHour: 0 },
+  outbound: { allowPrivateTargets: true }, // the receiver is on 127.0.0.1
+  jobs: {
+    pollIntervalMs: 100,
+    engines: {
+      defaultTranscription: "pocketsphinx",
+      defaultSummary: "extractive",
+      pocketsphinxModelDir: "/usr/share/pocketsphinx/model/en-us",
+      deepgram: { baseUrl: deepgram.baseUrl, apiKey: "dg" },
     },
-  });
+  },
+}));
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   notes = new Api<NotesApiResponses>(server.notesUrl as string);
   receiver = await new WebhookReceiver().start();
 });
 afterAll(async () => {
   await receiver?.close();
-  await server?.close();
   await deepgram?.close();
   await rm(scratch, { recursive: true, force: true });
 });
@@ -105,8 +108,9 @@ function recordedMeeting(user: TestUser, body: Record<string, unknown> = {}) {
 }
 
 describe("notes webhooks", () => {
-  it("are registered, listed, read and deleted on the notes address, apart from the bot API's", async () => {
-    const user = await registerUser(server.api);
+  test("are registered, listed, read and deleted on the notes address, apart from the bot API's", async ({
+    user,
+  }) => {
     const created = await register(user, "/crud", ["meeting.completed"]);
     expect(created).toEqual({
       id: expect.any(Number),
@@ -129,8 +133,7 @@ describe("notes webhooks", () => {
     expect((await notes.get(`/v1/webhooks/${created.id}`, { token: user.token })).status).toBe(404);
   });
 
-  it("refuse unknown events, empty lists and URLs the outbox may not reach", async () => {
-    const user = await registerUser(server.api);
+  test("refuse unknown events, empty lists and URLs the outbox may not reach", async ({ user }) => {
     const bad = async (body: unknown) => notes.post("/v1/webhooks", { token: user.token, body });
     const unknown = await bad({ url: receiver.endpoint("/x"), events: ["meeting.completed", "bot.joined"] });
     expect(unknown.status).toBe(422);
@@ -140,8 +143,7 @@ describe("notes webhooks", () => {
     expect((await notes.get("/v1/webhooks", { token: user.token })).body.data).toEqual([]);
   });
 
-  it("deliver meeting.completed, transcript.ready and action_items.detected, signed", async () => {
-    const user = await registerUser(server.api);
+  test("deliver meeting.completed, transcript.ready and action_items.detected, signed", async ({ user }) => {
     await register(user, "/all", ["meeting.completed", "transcript.ready", "action_items.detected"]);
     await register(user, "/transcripts", ["transcript.ready"]);
     const botId = await recordedMeeting(user, { transcription: { engine: "deepgram" }, summary: {} });
@@ -154,7 +156,7 @@ describe("notes webhooks", () => {
       "transcript.ready",
       "action_items.detected",
     ]);
-    const meetingId = all[0]!.body.data.id;
+    const meetingId = all[0]!.body?.data.id;
     expect(meetingId).toMatch(/^mtg_[0-9a-f]{24}$/);
     expect(all[0]!.body).toMatchObject({
       event: "meeting.completed",
@@ -171,8 +173,8 @@ describe("notes webhooks", () => {
         summary: { status: "queued" },
       },
     });
-    expect(all[1]!.body.data).toEqual({ meetingId, utterances: 1 });
-    expect(all[2]!.body.data).toEqual({
+    expect(all[1]!.body?.data).toEqual({ meetingId, utterances: 1 });
+    expect(all[2]!.body?.data).toEqual({
       meetingId,
       actionItems: [expect.objectContaining({ owner: "Alice Martin", due: "tomorrow" })],
     });
@@ -188,8 +190,7 @@ describe("notes webhooks", () => {
     });
   });
 
-  it("send nothing for a bot that never joined a call", async () => {
-    const user = await registerUser(server.api);
+  test("send nothing for a bot that never joined a call", async ({ user }) => {
     await register(user, "/never", ["meeting.completed", "transcript.ready"]);
     const { runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
@@ -200,7 +201,7 @@ describe("notes webhooks", () => {
     await receiver.waitFor(() => receiver.at("/elsewhere").length >= 1);
     expect(receiver.at("/never")).toEqual([]);
     // Nothing asked for: null, and the meeting is complete with its recording.
-    expect(receiver.at("/elsewhere")[0]!.body.data).toMatchObject({
+    expect(receiver.at("/elsewhere")[0]!.body?.data).toMatchObject({
       status: "completed",
       transcript: { status: null },
       summary: { status: null },

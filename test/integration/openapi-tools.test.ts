@@ -1,31 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BuiltApp, startBuiltApp } from "../helpers/built-app.js";
-import { compileGeneratedClient, errorsOf, lintOpenApi } from "../helpers/openapi-tools.js";
+import { describe } from "vitest";
+import { expect, test } from "../helpers/fixtures.js";
+import {
+  compileGeneratedClient,
+  errorsOf,
+  lintOpenApi,
+  OpenApiDocument,
+  type OpenApiOperation as Operation,
+} from "../helpers/openapi-tools.js";
+import type { TestServer } from "../helpers/server-harness.js";
 
 /**
  * The bot API's /openapi.json is a good input for client generators. Redocly's
  * recommended rules and a TypeScript client generated from it, both run on the served document.
  */
 
-interface Operation {
-  operationId?: string;
-  summary?: string;
-  security?: Record<string, string[]>[];
-  responses: Record<string, { content?: Record<string, unknown> }>;
-}
-type Document = { paths: Record<string, Record<string, Operation>>; servers?: { url: string }[] };
-
-let server: BuiltApp;
-let doc: Document;
-beforeAll(async () => {
-  server = await startBuiltApp();
-  const res = await server.api.request<Document>("GET", "/openapi.json");
+let server: TestServer;
+let doc: OpenApiDocument;
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
+  const res = await server.api.get("/openapi.json");
   expect(res.status).toBe(200);
-  doc = res.body;
+  doc = OpenApiDocument.parse(res.body);
 });
-afterAll(() => server?.close());
 
-const operations = (document: Document) =>
+const operations = (document: OpenApiDocument) =>
   Object.entries(document.paths).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, op })),
   );
@@ -43,14 +41,14 @@ const ACCEPTED_WARNINGS = [
 ];
 
 describe("Redocly's recommended rules", () => {
-  it("report no error on the document, and only the accepted warnings", async () => {
+  test("report no error on the document, and only the accepted warnings", async () => {
     const problems = await lintOpenApi(doc);
     expect(errorsOf(problems)).toEqual([]);
     const warnings = problems.filter((p) => p.severity === "warn").map((p) => `${p.rule} at ${p.where}`);
     expect(warnings.sort()).toEqual([...ACCEPTED_WARNINGS].sort());
   });
 
-  it("do report an operation without a summary or security (the check can fail)", async () => {
+  test("do report an operation without a summary or security (the check can fail)", async () => {
     const broken = structuredClone(doc);
     const login = broken.paths["/v1/auth/login"]?.post as Operation;
     delete login.summary;
@@ -66,7 +64,7 @@ describe("Redocly's recommended rules", () => {
 });
 
 describe("every operation", () => {
-  it("has a unique camelCase operationId and a one-line summary", () => {
+  test("has a unique camelCase operationId and a one-line summary", () => {
     const ops = operations(doc);
     expect(ops.length).toBeGreaterThan(50);
     for (const { name, op } of ops) {
@@ -77,7 +75,7 @@ describe("every operation", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it("declares its credential: public, the runner's callback token, a provider's webhook secret, or the user's bearer", () => {
+  test("declares its credential: public, the runner's callback token, a provider's webhook secret, or the user's bearer", () => {
     const bySecurity = new Map<string, string[]>();
     for (const { name, op } of operations(doc)) {
       const key = JSON.stringify(op.security);
@@ -120,7 +118,7 @@ describe("every operation", () => {
 });
 
 describe("servers", () => {
-  it("is this server's public base URL, under which the documented paths answer", async () => {
+  test("is this server's public base URL, under which the documented paths answer", async () => {
     expect(doc.servers).toEqual([{ url: server.url, description: "This server" }]);
     // What a generated client does: the server's URL, then a documented path.
     const res = await fetch(`${doc.servers?.[0]?.url}/v1/auth/login`, {
@@ -131,14 +129,14 @@ describe("servers", () => {
     expect(res.status).toBe(401);
   });
 
-  it("is the same in the document Swagger UI reads", async () => {
-    const res = await server.api.request<Document>("GET", "/docs/json");
-    expect(res.body.servers).toEqual(doc.servers);
+  test("is the same in the document Swagger UI reads", async () => {
+    const res = await server.api.get("/docs/json");
+    expect(OpenApiDocument.parse(res.body).servers).toEqual(doc.servers);
   });
 });
 
 describe("the file routes", () => {
-  it.each(["/v1/recordings/{bot_id}/stream", "/v1/recordings/{bot_id}/file", "/v1/share/{token}/stream"])(
+  test.each(["/v1/recordings/{bot_id}/stream", "/v1/recordings/{bot_id}/file", "/v1/share/{token}/stream"])(
     "%s answers 200 or 206 with video/mp4 or audio/mp4 (an audio-only recording), and 416 past the end",
     (path) => {
       const { responses } = doc.paths[path]?.get as Operation;
@@ -155,7 +153,7 @@ describe("the file routes", () => {
     },
   );
 
-  it("a bot's artifact answers 200 with the file's type", () => {
+  test("a bot's artifact answers 200 with the file's type", () => {
     const { responses } = doc.paths["/v1/bots/{id}/artifacts/{name}"]?.get as Operation;
     expect(Object.keys(responses["200"]?.content ?? {}).sort()).toEqual(
       ["application/zip", "image/png", "text/plain"].sort(),
@@ -179,11 +177,11 @@ export const login: Login = { content: { "application/json": { email: "a@b.c", p
 export const bytes = (stream: Stream): string => stream;
 `;
 
-  it("compiles, with the operations used as a client uses them", async () => {
+  test("compiles, with the operations used as a client uses them", async () => {
     expect(await compileGeneratedClient(doc, USAGE)).toEqual([]);
   });
 
-  it("does not compile a use the document does not allow (the check can fail)", async () => {
+  test("does not compile a use the document does not allow (the check can fail)", async () => {
     const diagnostics = await compileGeneratedClient(
       doc,
       `${USAGE}\nexport const bad: BotList = { bots: "none" };`,

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, vi } from "vitest";
 import { SegmentUploader } from "../../src/runner/segment-upload.js";
 import { uploadRecording } from "../../src/runner/upload.js";
 import {
@@ -13,9 +13,9 @@ import {
   registerUser,
   startTestServer,
   type TestServer,
-  type TestUser,
 } from "../helpers/server-harness.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 const log = pino({ level: "silent" });
 let scratch: string;
@@ -60,17 +60,10 @@ const storedSegments = (server: TestServer, botId: number) => {
 };
 
 describe("SegmentUploader against the control plane", () => {
-  let server: TestServer;
-  let user: TestUser;
-  beforeAll(async () => {
-    server = await startTestServer();
-    user = await registerUser(server.api);
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
-
-  it("uploads while ffmpeg writes, then the recording is completed from its segments", async () => {
+  test("uploads while ffmpeg writes, then the recording is completed from its segments", async ({
+    server,
+    user,
+  }) => {
     const { botId, config } = await deployedBot(server, user);
     const file = path.join(scratch, "live.mp4");
     const ffmpeg = liveRecording(file, 5);
@@ -96,8 +89,9 @@ describe("SegmentUploader against the control plane", () => {
   });
 });
 
+// A server restarted mid-test on its data dir and port: its own, not the fixture.
 describe("SegmentUploader across a control-plane outage", () => {
-  it("sends the backlog once the control plane is back, and nothing is missing", async () => {
+  test("sends the backlog once the control plane is back, and nothing is missing", async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-segments-outage-"));
     let server = await startTestServer({ dataDir });
     const port = Number(new URL(server.url).port);

@@ -1,11 +1,13 @@
+// Own server (startBuiltApp), not the fixture: TestClock moves check intervals; check service in hand.
 import { randomBytes, randomUUID } from "node:crypto";
 import { access, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { BotConfig, StorageState } from "../../src/core/index.js";
 import type { Db } from "../../src/server/db/database.js";
 import { scheduleDueChecks } from "../../src/server/services/account-checks.js";
 import { type BuiltApp, startBuiltApp, TestClock } from "../helpers/built-app.js";
+import { readRow } from "../helpers/fixtures.js";
 import {
   RecordingApi,
   openServerDatabase,
@@ -103,14 +105,16 @@ const requestCheck = (id: number, body: Json = { meetingUrl: TEST_MEETING.meetin
   api.post(`/v1/bot-accounts/${id}/check`, { token: user.token, body });
 
 /** The check's BotConfig, once the worker has launched its runner. */
-async function launchedCheck(checkId: number): Promise<BotConfig> {
-  for (let i = 0; i < 150; i++) {
-    await checks().runDue();
-    const config = server.launcher.launched.find((c) => c.accountCheck?.checkId === checkId);
-    if (config) return config;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`check ${checkId} was never launched`);
+function launchedCheck(checkId: number): Promise<BotConfig> {
+  return vi.waitFor(
+    async () => {
+      await checks().runDue();
+      const config = server.launcher.launched.find((c) => c.accountCheck?.checkId === checkId);
+      if (!config) throw new Error(`check ${checkId} was never launched`);
+      return config;
+    },
+    { timeout: 15_000, interval: 100 },
+  );
 }
 
 /** Requests a check and plays its runner up to the launch. */
@@ -124,12 +128,8 @@ async function startCheck(accountId: number): Promise<{ checkId: number; config:
 const report = (config: BotConfig, body: Json, token = config.callback.token) =>
   api.post(`/v1/bot-account-checks/${config.accountCheck?.checkId}/result`, { token, body });
 
-const checkState = (checkId: number) =>
-  db.kysely
-    .selectFrom("bot_account_checks")
-    .select(["state"])
-    .where("id", "=", checkId)
-    .executeTakeFirstOrThrow();
+const checkState = async (checkId: number) =>
+  defined(await readRow(db, "bot_account_checks", checkId), `check ${checkId}'s row`);
 
 async function deliveries(accountId: number): Promise<{ event: string; data: Json }[]> {
   const rows = await db.kysely
@@ -237,11 +237,7 @@ describe("bot account checks", () => {
     const { config } = await startCheck(id);
     clock.advance(180_001);
     await checks().runDue();
-    const row = await db.kysely
-      .selectFrom("bot_account_checks")
-      .selectAll()
-      .where("id", "=", config.accountCheck?.checkId as number)
-      .executeTakeFirstOrThrow();
+    const row = await checkState(config.accountCheck?.checkId as number);
     expect(row.state).toBe("failed");
     expect(await getAccount(id)).toMatchObject({ status: "unchecked", lastCheckedAt: null });
     expect((await report(config, { signedIn: true })).status).toBe(409);
@@ -259,11 +255,7 @@ describe("bot account checks", () => {
   it("survive a process that died between claiming a check and launching it: the lease runs out, another launches it", async () => {
     const { id } = await createAccount();
     const now = clock.now().getTime();
-    const { user_id } = await db.kysely
-      .selectFrom("bot_accounts")
-      .select("user_id")
-      .where("id", "=", id)
-      .executeTakeFirstOrThrow();
+    const { user_id } = defined(await readRow(db, "bot_accounts", id), `account ${id}'s row`);
     // As a process leaves it that claimed the check and died: queued, leased, never launched.
     const row = await db.kysely
       .insertInto("bot_account_checks")

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe } from "vitest";
 import { startBuiltApp, TestClock } from "../helpers/built-app.js";
 import {
   registerUser,
@@ -11,6 +11,7 @@ import {
   type TestUser,
   defined,
 } from "../helpers/server-harness.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * The API request log: what it records, GET /v1/users/me/api-logs, GET /v1/api-keys/{id}/usage and
@@ -18,10 +19,10 @@ import {
  */
 
 let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer({ rateLimit: { perMinute: 0, perHour: 0 } });
+test.override("serverOptions", { rateLimit: { perMinute: 0, perHour: 0 } });
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
 });
-afterAll(() => server?.close());
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const today = () => new Date().toISOString().slice(0, 10);
@@ -40,8 +41,9 @@ const logsOf = async (token: string, query: `?${string}` | "" = "") => {
 };
 
 describe("GET /v1/users/me/api-logs", () => {
-  it("lists the caller's requests newest first: method, path without query, route, status, latency, credential", async () => {
-    const user = await registerUser(server.api);
+  test("lists the caller's requests newest first: method, path without query, route, status, latency, credential", async ({
+    user,
+  }) => {
     const key = await createKey(user);
     await server.api.get("/v1/bots?page=1&page_size=5", { token: user.token });
     await server.api.get("/v1/bots/999999", { token: user.token });
@@ -79,8 +81,7 @@ describe("GET /v1/users/me/api-logs", () => {
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
   });
 
-  it("paginates with page and page_size", async () => {
-    const user = await registerUser(server.api);
+  test("paginates with page and page_size", async ({ user }) => {
     for (let i = 1; i <= 5; i++) await server.api.get(`/v1/bots?page=${i}`, { token: user.token });
     const second = await logsOf(user.token, "?page=2&page_size=2");
     expect(second).toMatchObject({ total: 5, page: 2, page_size: 2 });
@@ -92,7 +93,7 @@ describe("GET /v1/users/me/api-logs", () => {
     expect((await logsOf(user.token, "?page=99")).logs).toEqual([]);
   });
 
-  it("shows only the caller's own requests, and none refused by the guard", async () => {
+  test("shows only the caller's own requests, and none refused by the guard", async () => {
     const alice = await registerUser(server.api);
     const bob = await registerUser(server.api);
     await server.api.post("/v1/bots", { token: alice.token, body: { meetingInfo: TEST_MEETING } });
@@ -108,8 +109,7 @@ describe("GET /v1/users/me/api-logs", () => {
 });
 
 describe("GET /v1/api-keys/{id}/usage", () => {
-  it("counts one key's requests per day and per endpoint, with when it was last used", async () => {
-    const user = await registerUser(server.api);
+  test("counts one key's requests per day and per endpoint, with when it was last used", async ({ user }) => {
     const key = await createKey(user);
     const other = await createKey(user, "other");
     const listed = async () =>
@@ -163,8 +163,7 @@ describe("GET /v1/api-keys/{id}/usage", () => {
     );
   });
 
-  it("stays readable after the key is revoked", async () => {
-    const user = await registerUser(server.api);
+  test("stays readable after the key is revoked", async ({ user }) => {
     const key = await createKey(user);
     await server.api.get("/v1/bots", { token: key.key });
     expect((await server.api.delete(`/v1/api-keys/${key.id}`, { token: user.token })).status).toBe(204);
@@ -173,7 +172,7 @@ describe("GET /v1/api-keys/{id}/usage", () => {
     expect(res.body.totalRequests).toBe(1);
   });
 
-  it("is 404 for another user's key, exactly like a missing one, and 401 without a credential", async () => {
+  test("is 404 for another user's key, exactly like a missing one, and 401 without a credential", async () => {
     const owner = await registerUser(server.api);
     const stranger = await registerUser(server.api);
     const key = await createKey(owner);
@@ -193,7 +192,7 @@ describe("GET /v1/api-keys/{id}/usage", () => {
 });
 
 describe("the log's storage", () => {
-  it("stores the rows still buffered when the server stops", async () => {
+  test("stores the rows still buffered when the server stops", async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-api-logs-"));
     try {
       const first = await startTestServer({ dataDir, rateLimit: { perMinute: 0, perHour: 0 } });
@@ -213,7 +212,7 @@ describe("the log's storage", () => {
     }
   });
 
-  it("keeps 30 days: the flusher deletes older rows", async () => {
+  test("keeps 30 days: the flusher deletes older rows", async () => {
     const clock = new TestClock();
     const built = await startBuiltApp({ clock });
     try {

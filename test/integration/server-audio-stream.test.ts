@@ -2,10 +2,11 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe } from "vitest";
 import { StartupError } from "../../src/server/startup-error.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
 import {
+  defined,
   deployedBot,
   openServerDatabase,
   registerUser,
@@ -15,6 +16,7 @@ import {
   type TestUser,
   validationIssues,
 } from "../helpers/server-harness.js";
+import { expect, readRow, test } from "../helpers/fixtures.js";
 
 /**
  * The bot option audioStream (a live audio channel for agents) on the server's side: validated at
@@ -25,17 +27,15 @@ let server: TestServer;
 let owner: TestUser;
 const TOKEN = "agent-token-0123456789";
 
-beforeAll(async () => {
-  server = await startTestServer({
-    rateLimit: { perMinute: 0, perHour: 0 },
-    webhooks: { worker: false },
-    logLevel: "error",
-    env: { MEETBOT_SECRET_KEY: randomBytes(32).toString("base64") },
-  });
-  owner = await registerUser(server.api);
+test.override("serverOptions", {
+  rateLimit: { perMinute: 0, perHour: 0 },
+  webhooks: { worker: false },
+  logLevel: "error",
+  env: { MEETBOT_SECRET_KEY: randomBytes(32).toString("base64") },
 });
-afterAll(async () => {
-  await server?.close();
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
+  owner = await registerUser(server.api);
 });
 
 const create = (body: Record<string, unknown>, target = server) =>
@@ -45,7 +45,7 @@ const create = (body: Record<string, unknown>, target = server) =>
   });
 
 describe("bot option audioStream", () => {
-  it("is answered without its token, stored sealed, and given to the runner whole", async () => {
+  test("is answered without its token, stored sealed, and given to the runner whole", async ({ db }) => {
     const url = "wss://agent.example.com/meet?room=7";
     const { botId, config } = await deployedBot(server, owner, {
       audioStream: { url, sampleRate: 24000, token: TOKEN },
@@ -58,21 +58,12 @@ describe("bot option audioStream", () => {
     // The runner gets the token, and the server's address rule (private targets refused here).
     expect(config.audioStream).toEqual({ url, sampleRate: 24000, token: TOKEN, allowPrivateTargets: false });
     // At rest the token is ciphertext.
-    const db = await openServerDatabase(server);
-    try {
-      const row = await db.kysely
-        .selectFrom("bots")
-        .select(["audio_stream", "audio_stream_token"])
-        .where("id", "=", botId)
-        .executeTakeFirstOrThrow();
-      expect(`${row.audio_stream} ${row.audio_stream_token}`).not.toContain(TOKEN);
-      expect(JSON.parse(row.audio_stream_token as string)).toMatchObject({ keyId: "default" });
-    } finally {
-      await db.close();
-    }
+    const row = defined(await readRow(db, "bots", botId), `bot ${botId}'s row`);
+    expect(`${row.audio_stream} ${row.audio_stream_token}`).not.toContain(TOKEN);
+    expect(JSON.parse(row.audio_stream_token as string)).toMatchObject({ keyId: "default" });
   });
 
-  it("defaults to 16 kHz, without a token, and is null when not asked", async () => {
+  test("defaults to 16 kHz, without a token, and is null when not asked", async () => {
     const res = await create({ audioStream: { url: "ws://agent.example.com/a" } });
     expect(res.status).toBe(201);
     expect(res.body.audioStream).toEqual({
@@ -83,7 +74,7 @@ describe("bot option audioStream", () => {
     expect((await create({})).body.audioStream).toBeNull();
   });
 
-  it.each([
+  test.each([
     [{ url: "https://agent.example.com/" }, ["body", "audioStream", "url"], /ws:\/\/ or wss:\/\//],
     [{ url: "ws://agent.example.com/", sampleRate: 8000 }, ["body", "audioStream", "sampleRate"], /./],
     [{ url: "ws://127.0.0.1:9000/" }, ["body", "audioStream", "url"], /loopback.*MEETBOT_ALLOW_PRIVATE/],
@@ -98,7 +89,7 @@ describe("bot option audioStream", () => {
     expect(validationIssues(res.body)[0]?.msg).toMatch(message);
   });
 
-  it("is replaced whole by a PATCH (the token too) and removed with null; checked as at create", async () => {
+  test("is replaced whole by a PATCH (the token too) and removed with null; checked as at create", async () => {
     const created = await create({ audioStream: { url: "ws://agent.example.com/a", token: TOKEN } });
     const id = created.body.id;
     const patch = (audioStream: unknown) =>
@@ -117,7 +108,7 @@ describe("bot option audioStream", () => {
     expect(removed.body.audioStream).toBeNull();
   });
 
-  it("allows loopback agents where webhooks may reach them, and tells the runner so", async () => {
+  test("allows loopback agents where webhooks may reach them, and tells the runner so", async () => {
     const dev = await startTestServer({
       logLevel: "error",
       env: { MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: "1" },
@@ -145,7 +136,7 @@ describe("bot option audioStream", () => {
 });
 
 describe("audio-stream tokens and MEETBOT_SECRET_KEY", () => {
-  it("rotate like bot-account sessions: refused without their key, rewritten under the first", async () => {
+  test("rotate like bot-account sessions: refused without their key, rewritten under the first", async () => {
     const K1 = randomBytes(32).toString("base64");
     const K2 = randomBytes(32).toString("base64");
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-stream-keys-"));

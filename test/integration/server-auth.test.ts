@@ -2,21 +2,20 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe } from "vitest";
 import { JwtIssuer, loadServerSecret } from "../../src/server/auth/tokens.js";
 import {
-  openServerDatabase,
   registerUser,
   startTestServer,
   type TestServer,
   validationIssues,
 } from "../helpers/server-harness.js";
+import { expect, readRow, test } from "../helpers/fixtures.js";
 
 let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
+test.beforeAll(({ server: fileServer }) => {
+  server = fileServer;
 });
-afterAll(() => server?.close());
 
 const newEmail = () => `auth-${Math.random().toString(36).slice(2)}@example.com`;
 
@@ -27,7 +26,7 @@ const sessionOf = (token: string) => {
 };
 
 describe("POST /v1/auth/register", () => {
-  it("creates the account and answers the authentication result with a prefixed user_id", async () => {
+  test("creates the account and answers the authentication result with a prefixed user_id", async () => {
     const email = newEmail();
     const res = await server.api.post("/v1/auth/register", {
       body: { email, password: "long enough password", name: "Ada" },
@@ -45,7 +44,7 @@ describe("POST /v1/auth/register", () => {
     expect((refresh.exp ?? 0) - (refresh.iat ?? 0)).toBe(7 * 24 * 60 * 60);
   });
 
-  it("refuses a second account with the same e-mail (any case) with 409", async () => {
+  test("refuses a second account with the same e-mail (any case) with 409", async () => {
     const email = newEmail();
     const body = { email, password: "long enough password", name: "Ada" };
     expect((await server.api.post("/v1/auth/register", { body })).status).toBe(201);
@@ -56,7 +55,7 @@ describe("POST /v1/auth/register", () => {
     expect(typeof again.body.detail).toBe("string");
   });
 
-  it("answers 422 with loc for a short password and a bad e-mail", async () => {
+  test("answers 422 with loc for a short password and a bad e-mail", async () => {
     const res = await server.api.post("/v1/auth/register", {
       body: { email: "not-an-email", password: "short", name: "Ada" },
     });
@@ -65,7 +64,7 @@ describe("POST /v1/auth/register", () => {
     expect(locs).toEqual(expect.arrayContaining(["body.email", "body.password"]));
   });
 
-  it("answers 422 type missing for an absent field", async () => {
+  test("answers 422 type missing for an absent field", async () => {
     const res = await server.api.post("/v1/auth/register", {
       body: { email: newEmail(), password: "long enough" },
     });
@@ -73,22 +72,15 @@ describe("POST /v1/auth/register", () => {
     expect(res.body.detail).toEqual([{ loc: ["body", "name"], msg: "Field required", type: "missing" }]);
   });
 
-  it("stores an argon2id hash, never the password", async () => {
-    const user = await registerUser(server.api);
-    const db = await openServerDatabase(server);
-    const row = await db.kysely
-      .selectFrom("users")
-      .select("password_hash")
-      .where("email", "=", user.email)
-      .executeTakeFirstOrThrow();
-    await db.close();
-    expect(row.password_hash).toMatch(/^\$argon2id\$/);
-    expect(row.password_hash).not.toContain(user.password);
+  test("stores an argon2id hash, never the password", async ({ user, db }) => {
+    const row = await readRow(db, "users", user.email, "email");
+    expect(row?.password_hash).toMatch(/^\$argon2id\$/);
+    expect(row?.password_hash).not.toContain(user.password);
   });
 });
 
 describe("POST /v1/auth/login", () => {
-  it("answers the authentication result with an integer user_id", async () => {
+  test("answers the authentication result with an integer user_id", async () => {
     const user = await registerUser(server.api, "Grace");
     const res = await server.api.post("/v1/auth/login", {
       body: { email: user.email, password: user.password },
@@ -100,8 +92,7 @@ describe("POST /v1/auth/login", () => {
     expect(me.status).toBe(200);
   });
 
-  it("answers the same 401 for a wrong password and an unknown e-mail", async () => {
-    const user = await registerUser(server.api);
+  test("answers the same 401 for a wrong password and an unknown e-mail", async ({ user }) => {
     const wrong = await server.api.post("/v1/auth/login", {
       body: { email: user.email, password: "wrong password" },
     });
@@ -116,8 +107,7 @@ describe("POST /v1/auth/login", () => {
 });
 
 describe("POST /v1/auth/refresh", () => {
-  it("trades a refresh token for a working access token, and refuses an access token", async () => {
-    const user = await registerUser(server.api);
+  test("trades a refresh token for a working access token, and refuses an access token", async ({ user }) => {
     const res = await server.api.post("/v1/auth/refresh", { body: { refresh_token: user.refreshToken } });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(["access_token", "refresh_token", "token_type"]);
@@ -141,8 +131,9 @@ describe("sessions: rotation, reuse and revocation", () => {
     return res.body;
   };
 
-  it("gives every token its own jti: two sign-ins in the same second get different tokens", async () => {
-    const user = await registerUser(server.api);
+  test("gives every token its own jti: two sign-ins in the same second get different tokens", async ({
+    user,
+  }) => {
     // Two logins at once, until a pair lands in the same second (the first, nearly always).
     let pair: { access_token: string; refresh_token: string }[] = [];
     for (let i = 0; i < 10; i++) {
@@ -165,8 +156,7 @@ describe("sessions: rotation, reuse and revocation", () => {
     expect(await jwt.sign(1, "access", now)).not.toBe(await jwt.sign(1, "access", now));
   });
 
-  it("rotates refresh tokens: each refresh answers a new one, which works once", async () => {
-    const user = await registerUser(server.api);
+  test("rotates refresh tokens: each refresh answers a new one, which works once", async ({ user }) => {
     let current = user.refreshToken;
     const used = [current];
     for (let i = 0; i < 3; i++) {
@@ -182,8 +172,9 @@ describe("sessions: rotation, reuse and revocation", () => {
     expect(await works(user.token)).toBe(200);
   });
 
-  it("refuses a reused refresh token and ends its sign-in: the newest refresh token and its access tokens too", async () => {
-    const user = await registerUser(server.api);
+  test("refuses a reused refresh token and ends its sign-in: the newest refresh token and its access tokens too", async ({
+    user,
+  }) => {
     const other = await login(user); // a second sign-in of the same user
     const rotated = await refresh(user.refreshToken);
     expect(rotated.status).toBe(200);
@@ -202,8 +193,7 @@ describe("sessions: rotation, reuse and revocation", () => {
     expect((await refresh(other.refresh_token)).status).toBe(200);
   });
 
-  it("lets only one of several simultaneous uses of a refresh token succeed", async () => {
-    const user = await registerUser(server.api);
+  test("lets only one of several simultaneous uses of a refresh token succeed", async ({ user }) => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => refresh(user.refreshToken)));
     expect(answers.map((a) => a.status).sort()).toEqual([200, 401, 401, 401, 401]);
     // The others were reuses: that sign-in is over, the winner's new tokens included.
@@ -212,8 +202,7 @@ describe("sessions: rotation, reuse and revocation", () => {
     expect(await works(winner.body.access_token)).toBe(401);
   });
 
-  it("refuses tokens without session claims, even with a valid signature", async () => {
-    const user = await registerUser(server.api);
+  test("refuses tokens without session claims, even with a valid signature", async ({ user }) => {
     const jwt = new JwtIssuer(await loadServerSecret(server.dataDir));
     const userId = Number(user.userId.slice(4));
     expect(await works(await jwt.sign(userId, "access"))).toBe(401);
@@ -227,7 +216,7 @@ describe("sessions: rotation, reuse and revocation", () => {
 });
 
 describe("sessions across server processes", () => {
-  it("two servers on one database agree on rotation, reuse and revocation", async () => {
+  test("two servers on one database agree on rotation, reuse and revocation", async () => {
     const a = await startTestServer();
     // Same data dir (the same secret and, on SQLite, the same file) and the same database.
     const b = await startTestServer({
@@ -273,8 +262,9 @@ describe("sessions across server processes", () => {
 });
 
 describe("POST /v1/auth/sessions/revoke", () => {
-  it("ends every access and refresh token of the caller issued before; a new login works at once", async () => {
-    const user = await registerUser(server.api);
+  test("ends every access and refresh token of the caller issued before; a new login works at once", async ({
+    user,
+  }) => {
     const second = await server.api.post("/v1/auth/login", {
       body: { email: user.email, password: user.password },
     });
@@ -313,7 +303,7 @@ describe("POST /v1/auth/sessions/revoke", () => {
     expect((await server.api.get("/v1/bots", { token: next.body.access_token })).status).toBe(200);
   });
 
-  it("needs the caller's credential, and works with an API key too", async () => {
+  test("needs the caller's credential, and works with an API key too", async () => {
     const none = await server.api.post("/v1/auth/sessions/revoke");
     expect(none.status).toBe(401);
     expect(typeof none.body.detail).toBe("string");
@@ -327,8 +317,7 @@ describe("POST /v1/auth/sessions/revoke", () => {
 });
 
 describe("bearer tokens on protected routes", () => {
-  it("refuses a missing, garbage, refresh-typed or expired token with 401 {detail}", async () => {
-    const user = await registerUser(server.api);
+  test("refuses a missing, garbage, refresh-typed or expired token with 401 {detail}", async ({ user }) => {
     const secret = await loadServerSecret(server.dataDir);
     const userId = Number(user.userId.slice(4));
     const expired = await new JwtIssuer(secret).sign(userId, "access", new Date(Date.now() - 3_600_000));
@@ -341,7 +330,7 @@ describe("bearer tokens on protected routes", () => {
     }
   });
 
-  it("keeps the generated secret in <dataDir>/jwt-secret with mode 0600", async () => {
+  test("keeps the generated secret in <dataDir>/jwt-secret with mode 0600", async () => {
     const file = path.join(server.dataDir, "jwt-secret");
     expect((await readFile(file, "utf8")).trim()).toMatch(/^[0-9a-f]{64}$/);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
@@ -349,8 +338,7 @@ describe("bearer tokens on protected routes", () => {
 });
 
 describe("POST /v1/auth/logout", () => {
-  it("answers 200 with a message; the server invalidates nothing (spec §5)", async () => {
-    const user = await registerUser(server.api);
+  test("answers 200 with a message; the server invalidates nothing (spec §5)", async ({ user }) => {
     const res = await server.api.post("/v1/auth/logout", { token: user.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ message: "Logged out; discard the access and refresh tokens" });
@@ -362,8 +350,7 @@ describe("POST /v1/auth/logout", () => {
     expect(refreshed.status).toBe(200);
   });
 
-  it("needs a valid access token: none, a refresh token or an expired one is 401", async () => {
-    const user = await registerUser(server.api);
+  test("needs a valid access token: none, a refresh token or an expired one is 401", async ({ user }) => {
     const expired = await new JwtIssuer(await loadServerSecret(server.dataDir)).sign(
       Number(user.userId.slice(4)),
       "access",
@@ -378,8 +365,9 @@ describe("POST /v1/auth/logout", () => {
 });
 
 describe("token lifetimes and the signing secret", () => {
-  it("accepts an access token until 30 minutes after issue, and refuses an expired refresh token", async () => {
-    const user = await registerUser(server.api);
+  test("accepts an access token until 30 minutes after issue, and refuses an expired refresh token", async ({
+    user,
+  }) => {
     const jwt = new JwtIssuer(await loadServerSecret(server.dataDir));
     const userId = Number(user.userId.slice(4));
     const almost = await jwt.sign(
@@ -394,7 +382,7 @@ describe("token lifetimes and the signing secret", () => {
     expect(res.status).toBe(401);
   });
 
-  it("keeps the generated secret across a restart: earlier tokens still work", async () => {
+  test("keeps the generated secret across a restart: earlier tokens still work", async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-restart-"));
     try {
       const first = await startTestServer({ dataDir });
@@ -415,7 +403,7 @@ describe("token lifetimes and the signing secret", () => {
     }
   });
 
-  it("signs with MEETBOT_JWT_SECRET when it is set, and writes no secret file", async () => {
+  test("signs with MEETBOT_JWT_SECRET when it is set, and writes no secret file", async () => {
     const secret = "a configured secret of enough length";
     // a token of the generated-secret server, foreign to the configured one
     const foreign = await new JwtIssuer(await loadServerSecret(server.dataDir)).sign(1, "access");

@@ -1,3 +1,4 @@
+// Own server (startBuiltApp), not the fixture: its TestClock moves the sessions' times.
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";

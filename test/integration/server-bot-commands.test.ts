@@ -1,3 +1,4 @@
+// Own server (startBuiltApp), not the fixture: its TestClock moves commands past their deadline.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe } from "vitest";
 import type { BotConfig } from "../../src/core/index.js";
 import { Reporter } from "../../src/runner/reporter.js";
 import { uploadRecording } from "../../src/runner/upload.js";
@@ -18,6 +18,7 @@ import {
   type TestUser,
   mp4Bytes,
 } from "../helpers/server-harness.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /** These tests make many requests as one user: the rate limit is server-rate-limit.test's subject. */
 const UNLIMITED = { rateLimit: { perMinute: 0, perHour: 0 } };
@@ -32,13 +33,13 @@ const UNLIMITED = { rateLimit: { perMinute: 0, perHour: 0 } };
 let server: TestServer;
 let user: TestUser;
 let scratch: string;
-beforeAll(async () => {
-  server = await startTestServer(UNLIMITED);
+test.override("serverOptions", UNLIMITED);
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   user = await registerUser(server.api);
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-kill-"));
 });
 afterAll(async () => {
-  await server?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
@@ -67,7 +68,7 @@ const kill = (botId: number) => server.api.post(`/v1/bots/${botId}/kill`, { toke
 const types = (list: { eventType: string }[]) => list.map((e) => e.eventType);
 
 describe("kill a bot in a call", () => {
-  it("makes it FATAL KILLED, SIGTERMs the runner, and keeps the recording the runner still delivers", async () => {
+  test("makes it FATAL KILLED, SIGTERMs the runner, and keeps the recording the runner still delivers", async () => {
     const { botId, config } = await deployedBot(server, user, { meetingTitle: "Board meeting" });
     const { reporter, log, lines, workDir } = await runnerReporter(config);
     reporter.report({ type: "status", data: { status: "JOINING_CALL" } });
@@ -171,7 +172,7 @@ describe("kill a bot in a call", () => {
 });
 
 describe("kill a bot before it is in the call", () => {
-  it("keeps the server's KILLED when the runner reports its own FATAL afterwards, adding its artifacts", async () => {
+  test("keeps the server's KILLED when the runner reports its own FATAL afterwards, adding its artifacts", async () => {
     const { botId, config } = await deployedBot(server, user);
     const { reporter, lines } = await runnerReporter(config);
     reporter.report({ type: "status", data: { status: "JOINING_CALL" } });
@@ -242,7 +243,7 @@ class StuckLauncher extends RecordingLauncher {
 }
 
 describe("kill and the launcher", () => {
-  it("stops a runner that the launcher was still starting when the kill came", async () => {
+  test("stops a runner that the launcher was still starting when the kill came", async () => {
     const launcher = new GatedLauncher();
     const own = await startTestServer({ ...UNLIMITED, launcher });
     try {
@@ -266,7 +267,7 @@ describe("kill and the launcher", () => {
     }
   });
 
-  it("still answers FATAL when the launcher cannot stop the runner, and says so in the bot's log", async () => {
+  test("still answers FATAL when the launcher cannot stop the runner, and says so in the bot's log", async () => {
     const launcher = new StuckLauncher();
     const own = await startTestServer({ ...UNLIMITED, launcher });
     try {

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, vi } from "vitest";
 import { claimDueSyncs, CALENDAR_SYNC_LEASE_MS } from "../../src/server/services/calendar-sync.js";
 import { StartupError } from "../../src/server/startup-error.js";
 import {
@@ -22,6 +22,7 @@ import {
   validationIssues,
 } from "../helpers/server-harness.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * Calendar feeds on a real server and database (SQLite, or PostgreSQL under
@@ -90,20 +91,21 @@ let server: TestServer;
 let user: TestUser;
 let feed: FeedServer;
 
-beforeAll(async () => {
-  server = await startTestServer({
-    rateLimit: { perMinute: 0, perHour: 0 },
-    // Deliveries stay queued, for the tests to read; bots stay scheduled.
-    webhooks: { worker: false },
-    schedule: { worker: false },
-    // A small feed limit, for a test to go past.
-    calendars: { worker: false, maxFeedBytes: 64 * 1024 },
-    logLevel: "error",
-    env: {
-      MEETBOT_SECRET_KEY: randomBytes(32).toString("base64"),
-      MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: "1",
-    },
-  });
+test.override("serverOptions", {
+  rateLimit: { perMinute: 0, perHour: 0 },
+  // Deliveries stay queued, for the tests to read; bots stay scheduled.
+  webhooks: { worker: false },
+  schedule: { worker: false },
+  // A small feed limit, for a test to go past.
+  calendars: { worker: false, maxFeedBytes: 64 * 1024 },
+  logLevel: "error",
+  env: {
+    MEETBOT_SECRET_KEY: randomBytes(32).toString("base64"),
+    MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS: "1",
+  },
+});
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   user = await registerUser(server.api);
   const hook = await server.api.post("/v1/webhooks", {
     token: user.token,
@@ -117,7 +119,6 @@ beforeAll(async () => {
   feed = await startFeedServer();
 });
 afterAll(async () => {
-  await server?.close();
   await feed?.close();
 });
 
@@ -196,7 +197,7 @@ describe("calendar feeds", () => {
   let calendarId: number;
   let firstBots: Awaited<ReturnType<typeof scheduledBots>>;
 
-  it("a feed gives exactly the expected scheduled bots: links found, recurrences expanded, time zones right", async () => {
+  test("a feed gives exactly the expected scheduled bots: links found, recurrences expanded, time zones right", async () => {
     feed.serve({ body: icsFeed([plain, weekly, moved, cancelled, noLink]) });
     calendarId = await addCalendar(feed.url, { botDefaults: { botDisplayName: "Calendar notetaker" } });
     const result = await sync(calendarId);
@@ -237,7 +238,7 @@ describe("calendar feeds", () => {
     expect(await calendarWebhooks()).toHaveLength(1);
   });
 
-  it("a second sync after edits moves, adds and deletes the right bots", async () => {
+  test("a second sync after edits moves, adds and deletes the right bots", async () => {
     const [plainBot, week1Bot, week3Bot, week4Bot] = firstBots.map((bot) => bot.id);
     const added: FeedEvent = {
       uid: "added@test",
@@ -277,7 +278,7 @@ describe("calendar feeds", () => {
     });
   });
 
-  it("a feed that cannot be read fails its sync (calendar.sync_failed, once) and loses nothing", async () => {
+  test("a feed that cannot be read fails its sync (calendar.sync_failed, once) and loses nothing", async () => {
     const before = { events: await events(calendarId), bots: await scheduledBots() };
     const webhooksBefore = (await calendarWebhooks()).length;
 
@@ -319,7 +320,7 @@ describe("calendar feeds", () => {
     expect(back.calendar).toMatchObject({ lastSyncStatus: "ok", lastSyncError: null });
   });
 
-  it("a bot already deployed stays; an event moved after it was gets a new bot", async () => {
+  test("a bot already deployed stays; an event moved after it was gets a new bot", async () => {
     const [event] = await events(calendarId);
     const deployed = event!.botId!;
     expect((await server.api.post(`/v1/bots/${deployed}/deploy`, { token: user.token })).status).toBe(200);
@@ -337,7 +338,7 @@ describe("calendar feeds", () => {
     expect(await events(calendarId)).toMatchObject([{ start: iso(at(0, 14)), botId: moved!.botId }]);
   });
 
-  it("one meeting in two feeds gets one bot; bots by hand; deleting a feed deletes its scheduled bots", async () => {
+  test("one meeting in two feeds gets one bot; bots by hand; deleting a feed deletes its scheduled bots", async () => {
     const otherFeed = await startFeedServer("/other/feed.ics");
     try {
       // The same meeting under another UID, as a colleague's calendar exports it.
@@ -420,7 +421,7 @@ describe("calendar feeds", () => {
     }
   });
 
-  it("checks what it is given and claims each feed once", async () => {
+  test("checks what it is given and claims each feed once", async () => {
     const bad = await server.api.post("/v1/calendars", {
       token: user.token,
       body: { name: "x", url: "ftp://example.com/cal.ics", autoJoin: "all" },
@@ -463,7 +464,7 @@ describe("calendar feeds", () => {
 });
 
 describe("feed addresses and MEETBOT_SECRET_KEY", () => {
-  it("are held to the webhooks' address rules, need the key, rotate like bot-account sessions; a worker syncs a due feed by itself", async () => {
+  test("are held to the webhooks' address rules, need the key, rotate like bot-account sessions; a worker syncs a due feed by itself", async () => {
     const K1 = randomBytes(32).toString("base64");
     const K2 = randomBytes(32).toString("base64");
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-calendar-keys-"));
@@ -527,14 +528,15 @@ describe("feed addresses and MEETBOT_SECRET_KEY", () => {
       feed.serve({ body: icsFeed([plain]) });
       const after = await start(`k2:${K2}`, true);
       try {
-        for (;;) {
-          const calendar = await after.api.get(`/v1/calendars/${created.body.id}`, { token: owner.token });
-          if (calendar.body.lastSyncStatus !== "pending") {
-            expect(calendar.body).toMatchObject({ lastSyncStatus: "ok", lastSyncError: null });
-            break;
-          }
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        const synced = await vi.waitFor(
+          async () => {
+            const calendar = await after.api.get(`/v1/calendars/${created.body.id}`, { token: owner.token });
+            if (calendar.body.lastSyncStatus === "pending") throw new Error("the sync is still pending");
+            return calendar.body;
+          },
+          { timeout: 10_000, interval: 20 },
+        );
+        expect(synced).toMatchObject({ lastSyncStatus: "ok", lastSyncError: null });
         const listed = await after.api.get(`/v1/calendars/${created.body.id}/events`, { token: owner.token });
         expect(listed.body.events.map((e: EventAnswer) => e.uid)).toEqual(["plain@test"]);
       } finally {

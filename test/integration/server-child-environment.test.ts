@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe } from "vitest";
 import { prepareUploadAudio } from "../../src/intelligence/provider-audio.js";
 import { recordMeeting } from "../helpers/recorded-meeting.js";
 import {
@@ -10,10 +10,11 @@ import {
   makeSegmentedMp4,
   makeTestMp4,
   registerUser,
-  startTestServer,
+  settledJob,
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * The server's helper programs (ffmpeg and ffprobe at the end of a call and in content jobs,
@@ -55,16 +56,18 @@ beforeAll(async () => {
   process.env.MEETBOT_CANARY_SECRET = CANARY;
   // The server's own secret, read from this environment as in production.
   process.env.MEETBOT_JWT_SECRET = `${CANARY}-${randomBytes(16).toString("hex")}`;
-  server = await startTestServer();
-  user = await registerUser(server.api);
 }, 60_000);
+// The file's server starts after the hook above: it reads that environment.
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
+  user = await registerUser(server.api);
+});
 
 afterAll(async () => {
   for (const [name, value] of SAVED) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
-  await server?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
@@ -79,7 +82,7 @@ async function environments(): Promise<Array<{ program: string; env: string }>> 
 }
 
 describe("the server's helper programs", () => {
-  it("get the allowlisted environment, never the server's secrets", async () => {
+  test("get the allowlisted environment, never the server's secrets", async () => {
     // A call's segments completed into the recording: ffmpeg (remux) and ffprobe.
     const { runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
@@ -94,13 +97,8 @@ describe("the server's helper programs", () => {
     expect((await server.api.post(`/v1/transcripts/${botId}/transcribe`, { token: user.token })).status).toBe(
       202,
     );
-    for (let polls = 0; ; polls += 1) {
-      const status = await server.api.get(`/v1/transcripts/${botId}/status`, { token: user.token });
-      if (status.body.status === "completed") break;
-      expect(status.body.status).not.toBe("failed");
-      if (polls > 600) throw new Error("the transcript never completed");
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const settled = await settledJob(server.api, user.token, `/v1/transcripts/${botId}/status`);
+    expect(settled.status).toBe("completed");
 
     // The provider engines' audio: ffprobe and ffmpeg.
     const work = await mkdtemp(path.join(scratch, "provider-"));

@@ -1,3 +1,4 @@
+// Own servers, not the fixture: each test configures its engines around its own provider stand-in.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";

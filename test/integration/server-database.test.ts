@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { sql } from "kysely";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe } from "vitest";
 import {
   type DatabaseOptions,
   type Db,
@@ -17,7 +17,8 @@ import { lockBot } from "../../src/server/services/bot-state.js";
 import { scratchDatabase, testDialect } from "../helpers/postgres.js";
 import { StartupError } from "../../src/server/startup-error.js";
 import { startServer } from "../../src/server/main.js";
-import { deployedBot, registerUser, startTestServer, TEST_MEETING } from "../helpers/server-harness.js";
+import { deployedBot, TEST_MEETING } from "../helpers/server-harness.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * What the services rely on from either database. This file runs on the suite's database: SQLite,
@@ -35,7 +36,7 @@ afterAll(async () => {
   await scratch?.dispose();
 });
 
-it(`runs on the suite's database (${testDialect})`, () => {
+test(`runs on the suite's database (${testDialect})`, () => {
   expect(db.dialect).toBe(testDialect);
 });
 
@@ -71,7 +72,7 @@ async function insertBot(userId: number): Promise<number> {
 }
 
 describe("migrations", () => {
-  it("apply once: migrating again and reopening change neither schema nor data", async () => {
+  test("apply once: migrating again and reopening change neither schema nor data", async () => {
     const tables = async (d: Db) =>
       (await d.kysely.introspection.getTables())
         .map((t) => `${t.name}(${t.columns.map((c) => c.name).join(",")})`)
@@ -103,7 +104,7 @@ describe("migrations", () => {
 });
 
 describe("values come back as the services expect", () => {
-  it("counts, sums, averages, bigint sizes and real latencies are JS numbers", async () => {
+  test("counts, sums, averages, bigint sizes and real latencies are JS numbers", async () => {
     const userId = await insertUser();
     const botId = await insertBot(userId);
     const size = 6_000_000_123; // past 32 bits: size_bytes is a bigint column
@@ -156,7 +157,7 @@ describe("values come back as the services expect", () => {
 });
 
 describe("constraint violations", () => {
-  it("a unique or primary key violation is recognised the same way; other violations are not", async () => {
+  test("a unique or primary key violation is recognised the same way; other violations are not", async () => {
     const caught = async (work: Promise<unknown>) => {
       try {
         await work;
@@ -186,7 +187,7 @@ describe("lockBot", () => {
   let released: (() => void) | undefined;
   afterEach(() => released?.()); // never leave a transaction hanging on a failed assertion
 
-  it("makes a second transaction on the same bot wait for the first, then read its write", async () => {
+  test("makes a second transaction on the same bot wait for the first, then read its write", async () => {
     const botId = await insertBot(await insertUser());
     const order: string[] = [];
     const gate = new Promise<void>((resolve) => (released = resolve));
@@ -218,90 +219,77 @@ describe("lockBot", () => {
    */
   async function secondIsWaiting(): Promise<void> {
     if (db.dialect === "sqlite") return new Promise((resolve) => setTimeout(resolve, 50));
-    for (let attempt = 0; attempt < 200; attempt++) {
+    const waiting = async () => {
       const { rows } = await sql<{ waiting: number }>`
         select count(*) as waiting from pg_stat_activity
         where datname = current_database() and wait_event_type = 'Lock'`.execute(db.kysely);
-      if (rows[0]?.waiting === 1) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error("the second transaction never waited for the row lock");
+      return rows[0]?.waiting;
+    };
+    await expect
+      .poll(waiting, { interval: 10, message: "the second transaction waits for the row lock" })
+      .toBe(1);
   }
 });
 
 describe("through the API", () => {
-  it("concurrent copies of one runner event are applied exactly once", async () => {
-    const server = await startTestServer();
-    try {
-      const user = await registerUser(server.api);
-      const { botId, runner } = await deployedBot(server, user);
-      const event = {
-        seq: 1,
-        type: "participant.joined",
-        eventTime: now,
-        data: { participantId: "p1", participantName: "Alice" },
-      };
-      const answers = await Promise.all(Array.from({ length: 8 }, () => runner.sendRaw(event)));
-      expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
-      expect(answers.filter((a) => a.body.applied === true)).toHaveLength(1);
-      const events = await server.api.get(`/v1/bots/${botId}/events`, { token: user.token });
-      expect(
-        events.body.filter((e: { eventType: string }) => e.eventType === "PARTICIPANT_JOINED"),
-      ).toHaveLength(1);
-    } finally {
-      await server.close();
-    }
+  test("concurrent copies of one runner event are applied exactly once", async ({ server, user }) => {
+    const { botId, runner } = await deployedBot(server, user);
+    const event = {
+      seq: 1,
+      type: "participant.joined",
+      eventTime: now,
+      data: { participantId: "p1", participantName: "Alice" },
+    };
+    const answers = await Promise.all(Array.from({ length: 8 }, () => runner.sendRaw(event)));
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    expect(answers.filter((a) => a.body.applied === true)).toHaveLength(1);
+    const events = await server.api.get(`/v1/bots/${botId}/events`, { token: user.token });
+    expect(
+      events.body.filter((e: { eventType: string }) => e.eventType === "PARTICIPANT_JOINED"),
+    ).toHaveLength(1);
   });
 
-  it("a second registration of an e-mail is 409 however it races", async () => {
-    const server = await startTestServer();
-    try {
-      const body = { email: `race-${Date.now()}@example.com`, password: "correct horse battery", name: "R" };
-      const answers = await Promise.all(
-        Array.from({ length: 4 }, () => server.api.post("/v1/auth/register", { body })),
-      );
-      expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409]);
-    } finally {
-      await server.close();
-    }
+  test("a second registration of an e-mail is 409 however it races", async ({ server }) => {
+    const body = { email: `race-${Date.now()}@example.com`, password: "correct horse battery", name: "R" };
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => server.api.post("/v1/auth/register", { body })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409]);
   });
 });
 
 describe("values PostgreSQL cannot store", () => {
   // SQLite stores a NUL character and 64-bit integers; PostgreSQL's text and integer columns
   // refuse them. Either way such input is the client's mistake: never a 5xx.
-  it("an id past 32 bits, a seq past 32 bits and NUL characters are never a 5xx", async () => {
-    const server = await startTestServer();
-    try {
-      const user = await registerUser(server.api);
-      const { token } = user;
-      const { runner } = await deployedBot(server, user);
-      const huge = 99_999_999_999;
-      const answers = {
-        bot: await server.api.get(`/v1/bots/${huge}`, { token }),
-        recording: await server.api.get(`/v1/recordings/${huge}`, { token }),
-        eventsOfBot: await server.api.get(`/v1/events?bot_id=${huge}`, { token }),
-        callback: await server.api.post(`/v1/bot-callbacks/${huge}/event`, { token: "x", body: {} }),
-        seq: await runner.sendRaw({
-          seq: huge,
-          type: "log",
-          eventTime: now,
-          data: { level: "info", message: "late" },
-        }),
-        logWithNul: await runner.send({ type: "log", data: { level: "info", message: "a\u0000b" } }),
-        loginWithNul: await server.api.post("/v1/auth/login", {
-          body: { email: "a\u0000@example.com", password: "12345678" },
-        }),
-        botWithNul: await server.api.post("/v1/bots", {
-          token,
-          body: { meetingInfo: TEST_MEETING, meetingTitle: "a\u0000b", botDisplayName: "Notetaker" },
-        }),
-      };
-      const serverErrors = Object.entries(answers).filter(([, res]) => res.status >= 500);
-      expect(serverErrors.map(([name, res]) => `${name}: ${res.status}`)).toEqual([]);
-    } finally {
-      await server.close();
-    }
+  test("an id past 32 bits, a seq past 32 bits and NUL characters are never a 5xx", async ({
+    server,
+    user,
+  }) => {
+    const { token } = user;
+    const { runner } = await deployedBot(server, user);
+    const huge = 99_999_999_999;
+    const answers = {
+      bot: await server.api.get(`/v1/bots/${huge}`, { token }),
+      recording: await server.api.get(`/v1/recordings/${huge}`, { token }),
+      eventsOfBot: await server.api.get(`/v1/events?bot_id=${huge}`, { token }),
+      callback: await server.api.post(`/v1/bot-callbacks/${huge}/event`, { token: "x", body: {} }),
+      seq: await runner.sendRaw({
+        seq: huge,
+        type: "log",
+        eventTime: now,
+        data: { level: "info", message: "late" },
+      }),
+      logWithNul: await runner.send({ type: "log", data: { level: "info", message: "a\u0000b" } }),
+      loginWithNul: await server.api.post("/v1/auth/login", {
+        body: { email: "a\u0000@example.com", password: "12345678" },
+      }),
+      botWithNul: await server.api.post("/v1/bots", {
+        token,
+        body: { meetingInfo: TEST_MEETING, meetingTitle: "a\u0000b", botDisplayName: "Notetaker" },
+      }),
+    };
+    const serverErrors = Object.entries(answers).filter(([, res]) => res.status >= 500);
+    expect(serverErrors.map(([name, res]) => `${name}: ${res.status}`)).toEqual([]);
   });
 });
 
@@ -321,7 +309,7 @@ describe("startup", () => {
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  it("an unreachable PostgreSQL is a StartupError naming where and why, never the password", async () => {
+  test("an unreachable PostgreSQL is a StartupError naming where and why, never the password", async () => {
     const port = await closedPort();
     const databaseUrl = `postgres://meetbot:s3cret-pw@127.0.0.1:${port}/meetbot`;
     const failure = await startServer({ port: 0, dataDir, databaseUrl, logLevel: "silent" }).catch((e) => e);
@@ -331,7 +319,7 @@ describe("startup", () => {
     );
   });
 
-  it("a DATABASE_URL that is not postgres:// is refused", async () => {
+  test("a DATABASE_URL that is not postgres:// is refused", async () => {
     const failure = await startServer({ port: 0, dataDir, databaseUrl: "mysql://db/meetbot" }).catch(
       (e) => e,
     );
@@ -339,7 +327,7 @@ describe("startup", () => {
     expect(failure.message).toMatch(/^DATABASE_URL must start with postgres:\/\/ or postgresql:\/\//);
   });
 
-  it("meetbot serve exits 1 with the reason on one line, no stack trace", async () => {
+  test("meetbot serve exits 1 with the reason on one line, no stack trace", async () => {
     const port = await closedPort();
     const failure = await promisify(execFile)(
       process.execPath,

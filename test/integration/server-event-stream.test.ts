@@ -1,5 +1,5 @@
 import { connect, type Socket } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, vi } from "vitest";
 import {
   deployedBot,
   openServerDatabase,
@@ -10,6 +10,7 @@ import {
   errorDetail,
 } from "../helpers/server-harness.js";
 import { StreamClient } from "../helpers/sse-client.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * GET /v1/events/stream over real HTTP: live delivery, resume, isolation between users, the
@@ -17,6 +18,7 @@ import { StreamClient } from "../helpers/sse-client.js";
  */
 
 const NO_RATE_LIMIT = { rateLimit: { perMinute: 0, perHour: 0 } };
+test.override("serverOptions", NO_RATE_LIMIT);
 
 /** A client that sends the request, reads the first bytes of the answer (the stream is open) and no more. */
 function stalledClient(server: TestServer, token: string, lastEventId: number): Promise<Socket> {
@@ -38,20 +40,23 @@ function stalledClient(server: TestServer, token: string, lastEventId: number): 
 }
 
 /** Opens streams until one is allowed (the server frees a slot when it notices a closed one). */
-async function openWhenAllowed(server: TestServer, token: string): Promise<StreamClient> {
-  for (;;) {
-    const client = await StreamClient.open(server.url, token);
-    if (client.status === 200) return client;
-    expect(client.status).toBe(429);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+function openWhenAllowed(server: TestServer, token: string): Promise<StreamClient> {
+  return vi.waitFor(
+    async () => {
+      const client = await StreamClient.open(server.url, token);
+      if (client.status !== 200) throw new Error(`stream answered ${client.status}, not yet 200`);
+      return client;
+    },
+    { interval: 5, timeout: 10_000 },
+  );
 }
 
+// Tests that need a stream setting of their own start a server of their own.
 const servers: TestServer[] = [];
 const clients: StreamClient[] = [];
 const sockets: Socket[] = [];
 
-async function server(opts: Parameters<typeof startTestServer>[0] = {}): Promise<TestServer> {
+async function ownServer(opts: Parameters<typeof startTestServer>[0] = {}): Promise<TestServer> {
   const started = await startTestServer({ ...NO_RATE_LIMIT, ...opts });
   servers.unshift(started);
   return started;
@@ -75,9 +80,10 @@ afterEach(async () => {
 });
 
 describe("GET /v1/events/stream", () => {
-  it("sends a bot's status events live as its runner reports them, each the JSON of GET /v1/events", async () => {
-    const s = await server();
-    const user = await registerUser(s.api);
+  test("sends a bot's status events live as its runner reports them, each the JSON of GET /v1/events", async ({
+    server: s,
+    user,
+  }) => {
     const client = await stream(s, user);
     expect(client.status).toBe(200);
     expect(client.contentType).toMatch(/^text\/event-stream/);
@@ -112,8 +118,7 @@ describe("GET /v1/events/stream", () => {
     expect(client.events.map((e) => e.id)).toEqual(client.events.map((e) => String(e.data.id)));
   });
 
-  it("never sends another user's events", async () => {
-    const s = await server();
+  test("never sends another user's events", async ({ server: s }) => {
     const alice = await registerUser(s.api, "Alice");
     const bob = await registerUser(s.api, "Bob");
     const aliceStream = await stream(s, alice);
@@ -131,9 +136,10 @@ describe("GET /v1/events/stream", () => {
     expect(bobStream.events.map((e) => e.data.botId)).toEqual([bobBot.botId, bobBot.botId]);
   });
 
-  it("resumes exactly after Last-Event-ID (or ?since): the missed events in order, then live ones", async () => {
-    const s = await server();
-    const user = await registerUser(s.api);
+  test("resumes exactly after Last-Event-ID (or ?since): the missed events in order, then live ones", async ({
+    server: s,
+    user,
+  }) => {
     const { botId, runner } = await deployedBot(s, user);
     for (const status of ["JOINING_CALL", "IN_WAITING_ROOM", "IN_CALL", "CALL_ENDED"] as const) {
       await runner.status(status);
@@ -156,9 +162,10 @@ describe("GET /v1/events/stream", () => {
     expect(since.events.map((e) => Number(e.id))).toEqual([ids[3], done]);
   });
 
-  it("catches up on more events than one read takes, in order, without a gap", async () => {
-    const s = await server();
-    const user = await registerUser(s.api);
+  test("catches up on more events than one read takes, in order, without a gap", async ({
+    server: s,
+    user,
+  }) => {
     const { botId } = await deployedBot(s, user);
     const count = 1234; // more than two reads of STREAM_BATCH
     await insertEvents(s, botId, count, 10);
@@ -171,25 +178,26 @@ describe("GET /v1/events/stream", () => {
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
   });
 
-  it("keeps a quiet stream alive with ping comments", async () => {
-    const s = await server({ eventStream: { heartbeatMs: 20 } });
+  test("keeps a quiet stream alive with ping comments", async () => {
+    const s = await ownServer({ eventStream: { heartbeatMs: 20 } });
     const user = await registerUser(s.api);
     const client = await stream(s, user);
     await client.until(() => client.pings >= 2);
     expect(client.events).toEqual([]);
   });
 
-  it("answers 401 without a credential and 422 for a Last-Event-ID that is not an id", async () => {
-    const s = await server();
-    const user = await registerUser(s.api);
+  test("answers 401 without a credential and 422 for a Last-Event-ID that is not an id", async ({
+    server: s,
+    user,
+  }) => {
     const anonymous = await stream(s, undefined);
     expect(anonymous.status).toBe(401);
     const bad = await stream(s, user, { "last-event-id": "yesterday" });
     expect(bad.status).toBe(422);
   });
 
-  it("allows a user a limited number of open streams (429 beyond), and a slot again once one closes", async () => {
-    const s = await server({ eventStream: { perUser: 2 } });
+  test("allows a user a limited number of open streams (429 beyond), and a slot again once one closes", async () => {
+    const s = await ownServer({ eventStream: { perUser: 2 } });
     const user = await registerUser(s.api);
     const other = await registerUser(s.api, "Other");
     const first = await stream(s, user);
@@ -203,9 +211,9 @@ describe("GET /v1/events/stream", () => {
     clients.push(await openWhenAllowed(s, user.token));
   });
 
-  it("disconnects a client that stops reading, instead of holding what it does not take", async () => {
+  test("disconnects a client that stops reading, instead of holding what it does not take", async () => {
     // One stream per user: the server has let go of the stalled one when another may open.
-    const s = await server({ eventStream: { perUser: 1, stallTimeoutMs: 200 } });
+    const s = await ownServer({ eventStream: { perUser: 1, stallTimeoutMs: 200 } });
     const user = await registerUser(s.api);
     const { botId } = await deployedBot(s, user);
     // Far more than the socket buffers on both ends hold, so that the stream must stop.
@@ -219,7 +227,7 @@ describe("GET /v1/events/stream", () => {
     expect(next.status).toBe(200);
   });
 
-  it("ends every stream when the server closes, a stalled one too", async () => {
+  test("ends every stream when the server closes, a stalled one too", async () => {
     const s = await startTestServer(NO_RATE_LIMIT);
     const user = await registerUser(s.api);
     const { botId } = await deployedBot(s, user);
@@ -233,10 +241,10 @@ describe("GET /v1/events/stream", () => {
     expect(reading.ended).toBe(true);
   });
 
-  it("delivers events that another server on the same database appended", async () => {
-    const a = await server({ eventStream: { pollIntervalMs: 50 } });
+  test("delivers events that another server on the same database appended", async () => {
+    const a = await ownServer({ eventStream: { pollIntervalMs: 50 } });
     // Same data dir (so the same secret and, on SQLite, the same file) and the same database.
-    const b = await server({
+    const b = await ownServer({
       dataDir: a.dataDir,
       databaseUrl: a.databaseUrl,
       eventStream: { pollIntervalMs: 50 },

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from "node:fs/p
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe } from "vitest";
 import { MAX_RECORDING_BYTES } from "../../src/server/services/recordings.js";
 import {
   deployedBot,
@@ -14,6 +14,7 @@ import {
   type TestUser,
   mp4Bytes,
 } from "../helpers/server-harness.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /** What the server keeps on disk is its own user's only, and nothing half-written stays. */
 
@@ -23,18 +24,18 @@ const mode = async (file: string) => ((await stat(file)).mode & 0o777).toString(
 let server: TestServer;
 let user: TestUser;
 let scratch: string;
-beforeAll(async () => {
-  server = await startTestServer(UNLIMITED);
+test.override("serverOptions", UNLIMITED);
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   user = await registerUser(server.api);
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-files-"));
 });
 afterAll(async () => {
-  await server?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
 describe("files on disk", () => {
-  it("data dir and its folders are 0700; database, WAL, SHM, secret, recordings and artifacts 0600", async () => {
+  test("data dir and its folders are 0700; database, WAL, SHM, secret, recordings and artifacts 0600", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await runner.status("JOINING_CALL");
     const artifact = await server.api.put(`/v1/bot-callbacks/${botId}/artifacts/failure.png`, {
@@ -65,7 +66,7 @@ describe("files on disk", () => {
     expect(await Promise.all(files.map(mode))).toEqual(files.map(() => "600"));
   });
 
-  it("a server started on an existing data dir makes it 0700 and its database 0600 again", async () => {
+  test("a server started on an existing data dir makes it 0700 and its database 0600 again", async () => {
     const dataDir = path.join(scratch, "loose");
     await mkdir(path.join(dataDir, "recordings"), { recursive: true, mode: 0o755 });
     await writeFile(path.join(dataDir, "meetbot.sqlite"), "", { mode: 0o644 });
@@ -79,7 +80,7 @@ describe("files on disk", () => {
     }
   });
 
-  it("removes the unfinished uploads an earlier run left, not one another process is writing", async () => {
+  test("removes the unfinished uploads an earlier run left, not one another process is writing", async () => {
     const dataDir = path.join(scratch, "leftovers");
     const artifacts = path.join(dataDir, "bots", "7", "artifacts");
     await mkdir(artifacts, { recursive: true });
@@ -103,7 +104,7 @@ describe("files on disk", () => {
 });
 
 describe("an upload that declares more than the limit", () => {
-  it("is answered 413 before its body is read", async () => {
+  test("is answered 413 before its body is read", async () => {
     const { botId, config } = await deployedBot(server, user);
     const { port } = new URL(server.url);
     const socket = connect(Number(port), "127.0.0.1");
@@ -137,7 +138,7 @@ describe("meetbot serve", () => {
     child?.kill("SIGTERM");
   });
 
-  it("runs with umask 077, so the runners it starts write their files 0600 too", async () => {
+  test("runs with umask 077, so the runners it starts write their files 0600 too", async () => {
     const dataDir = path.join(scratch, "served");
     const env = { ...process.env };
     delete env.DATABASE_URL; // SQLite in the data dir, whatever this test run uses

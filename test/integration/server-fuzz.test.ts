@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { base64url, decodeJwt, SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe } from "vitest";
 import { deriveKey, loadServerSecret } from "../../src/server/auth/tokens.js";
 import type { Db } from "../../src/server/db/database.js";
 import {
@@ -40,14 +40,13 @@ import { alicesReport, storeCompletedContent } from "../helpers/stored-content.j
 import {
   deployedBot,
   FakeRunner,
-  openServerDatabase,
   registerUser,
-  startTestServer,
   TEST_MEETING,
   type TestServer,
   type TestUser,
   mp4Bytes,
 } from "../helpers/server-harness.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * Malformed and hostile input at every route. The routes come from the server's own /openapi.json
@@ -254,19 +253,24 @@ let fixture: Fixture;
 let routes: Route[];
 let initial: StoredData;
 
+let google: { issuer: string; clientId: string; clientSecret: string };
 beforeAll(async () => {
   idp = await TestOidcProvider.listen();
-  const google = { issuer: idp.issuer, clientId: "fuzz", clientSecret: "fuzz-secret-0123456789" };
-  server = await startTestServer({
-    // Bot accounts need a key to store their sessions with.
-    env: { ...process.env, MEETBOT_SECRET_KEY: randomBytes(32).toString("base64") },
-    rateLimit: { perMinute: 0, perHour: 0 },
-    // The watchdog ends silent bots: a change no request made.
-    watchdog: { intervalMs: 3_600_000 },
-    oauth: { providers: { google }, redirectUrl: undefined },
-  });
+  google = { issuer: idp.issuer, clientId: "fuzz", clientSecret: "fuzz-secret-0123456789" };
+});
+// Signs in with Google at the provider started above.
+test.override("serverOptions", { scope: "file" }, () => ({
+  // Bot accounts need a key to store their sessions with.
+  env: { ...process.env, MEETBOT_SECRET_KEY: randomBytes(32).toString("base64") },
+  rateLimit: { perMinute: 0, perHour: 0 },
+  // The watchdog ends silent bots: a change no request made.
+  watchdog: { intervalMs: 3_600_000 },
+  oauth: { providers: { google }, redirectUrl: undefined },
+}));
+test.beforeAll(async ({ server: fileServer, db: fileDb }) => {
+  server = fileServer;
+  db = fileDb;
   await idp.start([{ ...google, redirectUris: [`${server.url}/v1/auth/oauth/google/callback`] }]);
-  db = await openServerDatabase(server);
   client = new RawClient(server.url);
   fixture = await createFixture(server);
   await storeTranscriptAndSummary(fixture.done);
@@ -277,8 +281,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   client?.close();
-  await db?.close();
-  await server?.close();
   await idp?.close();
 });
 
@@ -1086,14 +1088,14 @@ function namesOtherUsersResource(c: Case): boolean {
 describe(`fuzzing every route (FUZZ_SEED=${SEED})`, () => {
   const statuses = new Map<string, Set<number>>();
 
-  it("finds the runners' and the OAuth routes in the document", () => {
+  test("finds the runners' and the OAuth routes in the document", () => {
     const documented = routes.filter((r) => r.documented).map(routeKey);
     for (const key of REQUIRED) expect(documented).toContain(key);
     expect(routes.filter((r) => r.group === "user").length).toBeGreaterThan(15);
   });
 
   for (const family of FAMILIES) {
-    it(`${family}: no 5xx, spec error bodies, nothing stored changes`, { timeout: 60_000 }, async () => {
+    test(`${family}: no 5xx, spec error bodies, nothing stored changes`, { timeout: 60_000 }, async () => {
       const root = new Prng(SEED).fork(family);
       const cases = routes.flatMap((route) => generateCases(family, route, root.fork(routeKey(route))));
       const outcomes = await sendCases({ client, toRequest, judge }, cases, CONCURRENCY);
@@ -1107,7 +1109,7 @@ describe(`fuzzing every route (FUZZ_SEED=${SEED})`, () => {
   }
 
   // The fuzzer found these: an answer with a body to a HEAD the HTTP parser refused broke clients.
-  it("answers a HEAD the HTTP parser refuses without a body", async () => {
+  test("answers a HEAD the HTTP parser refuses without a body", async () => {
     const refused: RawRequest[] = [
       { method: "HEAD", path: "/v1/bots", headers: { "x-long": "a".repeat(20_000) } },
       { method: "HEAD", path: "/v1/bots/\u00ff", headers: {} },
@@ -1122,8 +1124,10 @@ describe(`fuzzing every route (FUZZ_SEED=${SEED})`, () => {
     expect(errorBodyProblem(get)).toBeNull();
   });
 
-  it("got past authentication on every route, and a success from every read of a known resource", (ctx) => {
-    if (statuses.size === 0) ctx.skip(); // the families above did not run (a -t filter)
+  test("got past authentication on every route, and a success from every read of a known resource", ({
+    skip,
+  }) => {
+    if (statuses.size === 0) skip(); // the families above did not run (a -t filter)
     const missed: string[] = [];
     for (const route of routes) {
       const seen = [...(statuses.get(routeKey(route)) ?? [])];

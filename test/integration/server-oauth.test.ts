@@ -1,17 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe } from "vitest";
 import { DEFAULT_ISSUERS, oauthConfigFromEnv } from "../../src/server/auth/oauth-config.js";
 import { Browser, TestOidcProvider } from "../helpers/oidc-provider.js";
 import {
-  openServerDatabase,
   registerUser,
   startTestServer,
   TEST_MEETING,
   type TestServer,
   errorDetail,
 } from "../helpers/server-harness.js";
+import { expect, readRow, test } from "../helpers/fixtures.js";
 
 /**
  * OAuth sign-in against a real OpenID provider (oidc-provider) on 127.0.0.1, driven over plain HTTP
@@ -31,17 +31,19 @@ let server: TestServer;
 
 beforeAll(async () => {
   idp = await TestOidcProvider.listen();
-  // The server reads its providers from the environment, as in production.
-  const saved = { ...process.env };
-  Object.assign(process.env, ENV, {
+});
+// The server reads its providers from the environment, as in production: this one with both
+// issuers pointing at the provider started above.
+test.override("serverOptions", { scope: "file" }, () => ({
+  env: {
+    ...process.env,
+    ...ENV,
     MEETBOT_OAUTH_GOOGLE_ISSUER: idp.issuer,
     MEETBOT_OAUTH_MICROSOFT_ISSUER: idp.issuer,
-  });
-  try {
-    server = await startTestServer();
-  } finally {
-    process.env = saved;
-  }
+  },
+}));
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   await idp.start([
     {
       clientId: ENV.MEETBOT_OAUTH_GOOGLE_CLIENT_ID,
@@ -55,10 +57,7 @@ beforeAll(async () => {
     },
   ]);
 });
-afterAll(async () => {
-  await server?.close();
-  await idp?.close();
-});
+afterAll(() => idp?.close());
 
 const newAccount = (extra: { email?: string; emailVerified?: boolean } = {}) =>
   idp.addAccount({
@@ -87,7 +86,7 @@ function tokensFrom(response: Response) {
 }
 
 describe("GET /v1/auth/oauth/{provider}", () => {
-  it("redirects to the provider with state, nonce and an S256 PKCE challenge, and sets the flow cookie", async () => {
+  test("redirects to the provider with state, nonce and an S256 PKCE challenge, and sets the flow cookie", async () => {
     const res = await new Browser().get(`${server.url}/v1/auth/oauth/google`);
     expect(res.status).toBe(302);
     const to = new URL(res.headers.get("location") ?? "");
@@ -109,7 +108,7 @@ describe("GET /v1/auth/oauth/{provider}", () => {
     expect(res.headers.get("cache-control")).toBe("no-store");
   });
 
-  it("answers 404 with a clear detail for an unknown provider", async () => {
+  test("answers 404 with a clear detail for an unknown provider", async () => {
     const res = await server.api.get("/v1/auth/oauth/github");
     expect(res.status).toBe(404);
     expect(errorDetail(res.body)).toMatch(/Unknown sign-in provider.*google and microsoft/);
@@ -117,7 +116,9 @@ describe("GET /v1/auth/oauth/{provider}", () => {
 });
 
 describe("the OAuth callback", () => {
-  it("creates a user without a password and redirects to /auth/callback with working tokens", async () => {
+  test("creates a user without a password and redirects to /auth/callback with working tokens", async ({
+    db,
+  }) => {
     const account = newAccount();
     const { response, browser } = await signIn(account.sub);
     const { access, refresh } = tokensFrom(response);
@@ -137,21 +138,12 @@ describe("the OAuth callback", () => {
     expect(login.status).toBe(401);
     expect(login.body).toEqual({ detail: "Invalid email or password" });
 
-    const db = await openServerDatabase(server);
-    try {
-      const user = await db.kysely
-        .selectFrom("users")
-        .select(["name", "password_hash"])
-        .where("email", "=", account.email ?? "")
-        .executeTakeFirstOrThrow();
-      expect(user.name).toBe("Olivia Auth");
-      expect(user.password_hash).not.toMatch(/^\$argon2/);
-    } finally {
-      await db.close();
-    }
+    const user = await readRow(db, "users", account.email ?? "", "email");
+    expect(user?.name).toBe("Olivia Auth");
+    expect(user?.password_hash).not.toMatch(/^\$argon2/);
   });
 
-  it("starts a sign-in whose refresh tokens rotate, and a reused one ends it", async () => {
+  test("starts a sign-in whose refresh tokens rotate, and a reused one ends it", async () => {
     const { access, refresh } = tokensFrom((await signIn(newAccount().sub)).response);
     const refreshOnce = (token: string) =>
       server.api.post("/v1/auth/refresh", { body: { refresh_token: token } });
@@ -168,7 +160,7 @@ describe("the OAuth callback", () => {
     }
   });
 
-  it("hands the start's state back with the tokens, and refuses a malformed one", async () => {
+  test("hands the start's state back with the tokens, and refuses a malformed one", async () => {
     const state = "a-client-state_0123456789";
     const browser = new Browser();
     const back = await idp.authorize(browser, `${server.url}/v1/auth/oauth/google?state=${state}`, {
@@ -189,7 +181,7 @@ describe("the OAuth callback", () => {
     }
   });
 
-  it("signs the same provider subject in as the same user again", async () => {
+  test("signs the same provider subject in as the same user again", async () => {
     const account = newAccount();
     const first = tokensFrom((await signIn(account.sub)).response);
     const bot = await server.api.post("/v1/bots", {
@@ -204,7 +196,7 @@ describe("the OAuth callback", () => {
     expect(seen.status).toBe(200);
   });
 
-  it("links a verified e-mail to the existing password account, which keeps its password", async () => {
+  test("links a verified e-mail to the existing password account, which keeps its password", async () => {
     const user = await registerUser(server.api, "Pat Password");
     const account = newAccount({ email: user.email.toUpperCase(), emailVerified: true });
     const { userId } = tokensFrom((await signIn(account.sub)).response);
@@ -219,15 +211,14 @@ describe("the OAuth callback", () => {
     expect(viaMicrosoft.userId).toBe(userId);
   });
 
-  it("does not link an unverified e-mail to an existing account (409, no tokens)", async () => {
-    const user = await registerUser(server.api);
+  test("does not link an unverified e-mail to an existing account (409, no tokens)", async ({ user }) => {
     const account = newAccount({ email: user.email, emailVerified: false });
     const { response } = await signIn(account.sub);
     expect(response.status).toBe(409);
     expect((await response.json()).detail).toMatch(/already exists.*sign in with your password/);
   });
 
-  it("refuses a callback whose state was tampered with (400), and creates no user", async () => {
+  test("refuses a callback whose state was tampered with (400), and creates no user", async ({ db }) => {
     const account = newAccount();
     const browser = new Browser();
     const back = await idp.authorize(browser, `${server.url}/v1/auth/oauth/google`, { sub: account.sub });
@@ -237,20 +228,10 @@ describe("the OAuth callback", () => {
     expect((await res.json()).detail).toMatch(/state mismatch/);
     expect(res.headers.getSetCookie().some((c) => /^meetbot_oauth=;.*Max-Age=0/.test(c))).toBe(true);
 
-    const db = await openServerDatabase(server);
-    try {
-      const rows = await db.kysely
-        .selectFrom("users")
-        .select("id")
-        .where("email", "=", account.email ?? "")
-        .execute();
-      expect(rows).toEqual([]);
-    } finally {
-      await db.close();
-    }
+    expect(await readRow(db, "users", account.email ?? "", "email")).toBeUndefined();
   });
 
-  it.each([
+  test.each([
     ["without a code", (q: URLSearchParams) => q.delete("code")],
     ["with an empty code", (q: URLSearchParams) => q.set("code", "")],
     ["with two codes", (q: URLSearchParams) => q.append("code", "second")],
@@ -266,7 +247,7 @@ describe("the OAuth callback", () => {
     expect((await res.json()).detail).toMatch(/malformed/);
   });
 
-  it("refuses a callback in a browser that did not start the flow (no flow cookie)", async () => {
+  test("refuses a callback in a browser that did not start the flow (no flow cookie)", async () => {
     const account = newAccount();
     const browser = new Browser();
     const back = await idp.authorize(browser, `${server.url}/v1/auth/oauth/google`, { sub: account.sub });
@@ -276,7 +257,7 @@ describe("the OAuth callback", () => {
     expect((await res.json()).detail).toMatch(/expired or was started in another browser/);
   });
 
-  it("answers a clear 400 when the user declines at the provider (error=access_denied)", async () => {
+  test("answers a clear 400 when the user declines at the provider (error=access_denied)", async () => {
     const browser = new Browser();
     const back = await idp.authorize(browser, `${server.url}/v1/auth/oauth/google`, "decline");
     expect(back.searchParams.get("error")).toBe("access_denied");
@@ -285,7 +266,7 @@ describe("the OAuth callback", () => {
     expect((await res.json()).detail).toMatch(/Google did not complete the sign-in \(access_denied/);
   });
 
-  it("refuses a replayed callback: the provider will not take a code twice", async () => {
+  test("refuses a replayed callback: the provider will not take a code twice", async () => {
     const account = newAccount();
     const browser = new Browser();
     const back = await idp.authorize(browser, `${server.url}/v1/auth/oauth/google`, { sub: account.sub });
@@ -301,7 +282,7 @@ describe("the OAuth callback", () => {
 });
 
 describe("GET /auth/callback (the default post-login page)", () => {
-  it("shows the tokens, uncached, with a strict content security policy", async () => {
+  test("shows the tokens, uncached, with a strict content security policy", async () => {
     const { location, access } = tokensFrom((await signIn(newAccount().sub)).response);
     const res = await fetch(location);
     expect(res.status).toBe(200);
@@ -315,7 +296,7 @@ describe("GET /auth/callback (the default post-login page)", () => {
     expect(html).toMatch(/<div id="refused" hidden>[\s\S]*nothing was kept/);
   });
 
-  it("says so when there is no sign-in result", async () => {
+  test("says so when there is no sign-in result", async () => {
     const res = await fetch(`${server.url}/auth/callback?access_token=%3Cscript%3E`);
     expect(res.status).toBe(400);
     const html = await res.text();
@@ -338,7 +319,7 @@ describe("providers that are not configured or not reachable", () => {
   });
   afterAll(() => other?.close());
 
-  it("answers 404 for a provider without configuration", async () => {
+  test("answers 404 for a provider without configuration", async () => {
     const res = await other.api.get("/v1/auth/oauth/google");
     expect(res.status).toBe(404);
     expect(errorDetail(res.body)).toBe("Sign-in with Google is not configured on this server");
@@ -346,7 +327,7 @@ describe("providers that are not configured or not reachable", () => {
     expect(callback.status).toBe(404);
   });
 
-  it("answers 502 when the provider cannot be reached", async () => {
+  test("answers 502 when the provider cannot be reached", async () => {
     const res = await other.api.get("/v1/auth/oauth/microsoft");
     expect(res.status).toBe(502);
     expect(errorDetail(res.body)).toMatch(/Microsoft sign-in is unavailable/);
@@ -354,7 +335,7 @@ describe("providers that are not configured or not reachable", () => {
 });
 
 describe("OAuth configuration from the environment", () => {
-  it("defaults the issuers, and needs the client id and secret together", () => {
+  test("defaults the issuers, and needs the client id and secret together", () => {
     expect(oauthConfigFromEnv({})).toEqual({ providers: {}, redirectUrl: undefined });
     const config = oauthConfigFromEnv({ ...ENV, MEETBOT_OAUTH_REDIRECT_URL: "https://app.example.com/done" });
     expect(config.providers.google?.issuer).toBe(DEFAULT_ISSUERS.google);
@@ -363,7 +344,7 @@ describe("OAuth configuration from the environment", () => {
     expect(() => oauthConfigFromEnv({ MEETBOT_OAUTH_GOOGLE_CLIENT_ID: "x" })).toThrow(/must be set together/);
   });
 
-  it("accepts plain http issuers on loopback only", () => {
+  test("accepts plain http issuers on loopback only", () => {
     const env = { ...ENV, MEETBOT_OAUTH_GOOGLE_ISSUER: "http://127.0.0.1:9000" };
     expect(oauthConfigFromEnv(env).providers.google?.issuer).toBe("http://127.0.0.1:9000");
     expect(() =>

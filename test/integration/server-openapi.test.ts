@@ -1,6 +1,12 @@
+// Own server (startBuiltApp), not the fixture: checked against Fastify's own route table.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuiltApp, startBuiltApp } from "../helpers/built-app.js";
-import { checkPathParamTypes } from "../helpers/openapi-tools.js";
+import {
+  checkPathParamTypes,
+  type JsonSchema,
+  OpenApiDocument,
+  type OpenApiOperation,
+} from "../helpers/openapi-tools.js";
 import { deployedBot, registerUser, TEST_MEETING, type BotApiBody } from "../helpers/server-harness.js";
 
 /**
@@ -9,14 +15,24 @@ import { deployedBot, registerUser, TEST_MEETING, type BotApiBody } from "../hel
  */
 
 let server: BuiltApp;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document as parsed JSON
-let doc: any;
+let doc: OpenApiDocument;
 beforeAll(async () => {
   server = await startBuiltApp();
   const res = await server.api.get("/openapi.json");
   expect(res.status).toBe(200);
-  doc = res.body;
+  doc = OpenApiDocument.parse(res.body);
 });
+
+/** The documented operation `method` (lower case) of `path`; throws when there is none. */
+function op(path: string, method: string): OpenApiOperation {
+  const operation = doc.paths[path]?.[method];
+  if (!operation) throw new Error(`${method} ${path} is not documented`);
+  return operation;
+}
+
+/** The JSON schema of a request body or an answer, when it has one. */
+const json = (o: { content?: Record<string, { schema?: JsonSchema }> } | undefined) =>
+  o?.content?.["application/json"]?.schema;
 afterAll(() => server?.close());
 
 /** Every (method, url) Fastify routes, read from its route tree (HEAD is Fastify's GET twin). */
@@ -62,8 +78,7 @@ describe("/openapi.json", () => {
   });
 
   it("marks the authenticated routes with the bearer scheme, the public ones with none", () => {
-    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
-    const op = (path: string, method: string) => doc.paths[path][method];
+    expect(doc.components?.securitySchemes?.bearer).toMatchObject({ type: "http", scheme: "bearer" });
     for (const [path, method] of [
       ["/v1/bots", "get"],
       ["/v1/bots/{id}", "get"],
@@ -84,20 +99,18 @@ describe("/openapi.json", () => {
   });
 
   it("carries the zod rules the routes validate with", () => {
-    const params = doc.paths["/v1/bots"].get.parameters;
-    const pageSize = params.find((p: { name: string }) => p.name === "page_size");
+    const pageSize = op("/v1/bots", "get").parameters?.find((p) => p.name === "page_size");
     expect(pageSize).toMatchObject({ in: "query", schema: { type: "integer", minimum: 1, maximum: 100 } });
-    const body = doc.paths["/v1/bots"].post.requestBody.content["application/json"].schema;
-    expect(body.required).toContain("meetingInfo");
-    expect(body.properties.meetingInfo.properties.platform.enum).toEqual(["google", "zoom", "teams"]);
-    const profile = doc.paths["/v1/users/me"].get.responses["200"].content["application/json"].schema;
-    expect(Object.keys(profile.properties)).toEqual(
+    const body = json(op("/v1/bots", "post").requestBody);
+    expect(body?.required).toContain("meetingInfo");
+    expect(body?.properties?.meetingInfo?.properties?.platform?.enum).toEqual(["google", "zoom", "teams"]);
+    const profile = json(op("/v1/users/me", "get").responses["200"]);
+    expect(Object.keys(profile?.properties ?? {})).toEqual(
       expect.arrayContaining(["id", "email", "name", "createdAt", "hasPassword", "oauthProviders"]),
     );
   });
 
   it("documents commands: asked by the owner (202), fetched by the runner with its token", () => {
-    const op = (path: string, method: string) => doc.paths[path][method];
     expect(op("/v1/bots/{id}/leave", "post").security).toEqual([{ bearer: [] }]);
     expect(Object.keys(op("/v1/bots/{id}/leave", "post").responses)).toContain("202");
     expect(op("/v1/bots/{id}/commands/{commandId}", "get").security).toEqual([{ bearer: [] }]);
@@ -107,18 +120,17 @@ describe("/openapi.json", () => {
   });
 
   it("documents a bot that speaks: JSON text, a binary audio file, the clip the runner fetches", () => {
-    const op = (path: string, method: string) => doc.paths[path][method];
     const speak = op("/v1/bots/{id}/speak", "post");
     expect(speak).toMatchObject({ operationId: "speak", security: [{ bearer: [] }] });
-    expect(speak.requestBody.content["application/json"].schema).toMatchObject({
+    expect(json(speak.requestBody)).toMatchObject({
       required: ["text"],
       properties: { text: { type: "string", minLength: 1, maxLength: 4096 }, voice: { type: "string" } },
     });
     expect(Object.keys(speak.responses)).toContain("202");
     const play = op("/v1/bots/{id}/output-audio", "post");
     expect(play).toMatchObject({ operationId: "playOutputAudio", security: [{ bearer: [] }] });
-    expect(play.requestBody.required).toBe(true);
-    expect(Object.keys(play.requestBody.content)).toEqual([
+    expect(play.requestBody?.required).toBe(true);
+    expect(Object.keys(play.requestBody?.content ?? {})).toEqual([
       "audio/wav",
       "audio/x-wav",
       "audio/wave",
@@ -127,22 +139,22 @@ describe("/openapi.json", () => {
       "audio/ogg",
       "application/ogg",
     ]);
-    expect(play.requestBody.content["audio/mpeg"].schema).toMatchObject({ type: "string", format: "binary" });
+    expect(play.requestBody?.content["audio/mpeg"]?.schema).toMatchObject({
+      type: "string",
+      format: "binary",
+    });
     expect(op("/v1/bots/{id}/output-audio", "delete")).toMatchObject({
       operationId: "stopOutputAudio",
       security: [{ bearer: [] }],
     });
     const clip = op("/v1/bot-callbacks/{id}/output-clips/{clipId}", "get");
     expect(clip).toMatchObject({ operationId: "fetchOutputClip", security: [{ callbackToken: [] }] });
-    expect(clip.responses["200"].content).toEqual({
+    expect(clip.responses["200"]?.content).toEqual({
       "audio/wav": { schema: { type: "string", format: "binary" } },
     });
   });
 
   it("documents bot accounts and signed-in bots, never with a session in an answer", () => {
-    const op = (path: string, method: string) => doc.paths[path][method];
-    const json = (o: { content: Record<string, { schema: unknown }> }) =>
-      o.content["application/json"]?.schema;
     expect(op("/v1/bot-accounts", "post").security).toEqual([{ bearer: [] }]);
     expect(op("/v1/bot-accounts/{id}", "patch").security).toEqual([{ bearer: [] }]);
     expect(op("/v1/bot-callbacks/{id}/login-session", "put").security).toEqual([{ callbackToken: [] }]);
@@ -154,9 +166,9 @@ describe("/openapi.json", () => {
     expect(json(created.requestBody)).toMatchObject({
       required: expect.arrayContaining(["platform", "name", "session"]),
     });
-    const account = json(created.responses["201"]) as { properties: Record<string, { enum?: string[] }> };
-    expect(Object.keys(account.properties)).not.toContain("session");
-    expect(account.properties.status?.enum).toEqual(["unchecked", "active", "expired", "disabled"]);
+    const account = json(created.responses["201"]);
+    expect(Object.keys(account?.properties ?? {})).not.toContain("session");
+    expect(account?.properties?.status?.enum).toEqual(["unchecked", "active", "expired", "disabled"]);
     for (const [path, method, status] of [
       ["/v1/bot-accounts", "get", "200"],
       ["/v1/bot-accounts/{id}", "get", "200"],
@@ -168,11 +180,9 @@ describe("/openapi.json", () => {
         /"session"|cookies/,
       );
     }
-    const bot = json(op("/v1/bots/{id}", "get").responses["200"]) as {
-      properties: Record<string, { properties?: Record<string, { enum?: string[] }> }>;
-    };
-    expect(bot.properties.login).toBeDefined();
-    expect(bot.properties.deploymentError?.properties?.code?.enum).toEqual(
+    const bot = json(op("/v1/bots/{id}", "get").responses["200"]);
+    expect(bot?.properties?.login).toBeDefined();
+    expect(bot?.properties?.deploymentError?.properties?.code?.enum).toEqual(
       expect.arrayContaining(["SIGN_IN_REQUIRED", "BOT_BLOCKED", "SESSION_EXPIRED", "LOGIN_UNAVAILABLE"]),
     );
   });
@@ -193,25 +203,25 @@ describe("/openapi.json", () => {
     // Both kinds were met: bot, key, webhook, delivery and job ids, segment numbers; tokens, names.
     expect(integers).toBeGreaterThan(30);
     expect(others).toBeGreaterThanOrEqual(5);
-    const bot = doc.paths["/v1/bots/{id}"].get.parameters[0];
+    const bot = op("/v1/bots/{id}", "get").parameters?.[0];
     expect(bot).toMatchObject({ in: "path", name: "id", schema: { type: "integer", minimum: 1 } });
   });
 
   it("makes a request body optional where the route takes none (nullable), required elsewhere", () => {
-    const body = (path: string) => doc.paths[path].post.requestBody;
+    const body = (path: string) => op(path, "post").requestBody;
     for (const path of [
       "/v1/recordings/{bot_id}/share",
       "/v1/transcripts/{bot_id}/transcribe",
       "/v1/summaries/{bot_id}/summarize",
     ]) {
-      expect(body(path).required, path).toBe(false);
-      expect(body(path).content["application/json"].schema.nullable, path).toBe(true);
+      expect(body(path)?.required, path).toBe(false);
+      expect(json(body(path))?.nullable, path).toBe(true);
     }
-    expect(body("/v1/bots").required).toBe(true);
+    expect(body("/v1/bots")?.required).toBe(true);
   });
 
   it("documents the spec's error bodies as every operation's 4XX answer", () => {
-    for (const ops of Object.values(doc.paths) as Record<string, { responses: Record<string, unknown> }>[]) {
+    for (const ops of Object.values(doc.paths)) {
       for (const op of Object.values(ops)) {
         expect(op.responses["4XX"]).toMatchObject({
           content: { "application/json": { schema: { required: ["detail"] } } },

@@ -4,10 +4,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { crc32 } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe } from "vitest";
 import { type BotConfig, COMMAND_DEADLINE_MS, ShowImagePayload } from "../../src/core/index.js";
 import { MAX_OUTPUT_IMAGE_BYTES } from "../../src/server/schemas/picture.js";
-import { type BuiltApp, startBuiltApp } from "../helpers/built-app.js";
 import { expectUploadLimit } from "../helpers/uploads.js";
 import {
   Api,
@@ -18,6 +17,7 @@ import {
   validationIssues,
   defined,
 } from "../helpers/server-harness.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * The bot's camera: POST /v1/bots/{id}/output-image makes the user's PNG or JPEG
@@ -29,7 +29,7 @@ import {
 
 const run = promisify(execFile);
 
-let server: BuiltApp;
+let server: TestServer;
 let owner: TestUser;
 let stranger: TestUser;
 let scratch: string;
@@ -38,10 +38,13 @@ let bluePng: Uint8Array;
 let redJpeg: Uint8Array;
 let greenPng: Uint8Array;
 
-beforeAll(async () => {
-  server = await startBuiltApp({
-    env: { MEETBOT_WEBHOOK_WORKER: "0", MEETBOT_WATCHDOG_INTERVAL_MS: "3600000" },
-  });
+test.override("serverOptions", {
+  rateLimit: { perMinute: 0, perHour: 0 },
+  webhooks: { worker: false },
+  watchdog: { intervalMs: 3_600_000 },
+});
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   owner = await registerUser(server.api);
   stranger = await registerUser(server.api, "Someone Else");
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-picture-test-"));
@@ -50,7 +53,6 @@ beforeAll(async () => {
   greenPng = await picture("0x00ff00", "640x360", "green.png");
 });
 afterAll(async () => {
-  await server?.close();
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
@@ -157,7 +159,7 @@ const dataUrl = (type: string, bytes: Uint8Array) =>
   `data:${type};base64,${Buffer.from(bytes).toString("base64")}`;
 
 describe("POST /v1/bots/{id}/output-image", () => {
-  it("queues show_image with a PNG of at most 1280x720 that the runner fetches, of the picture's colour", async () => {
+  test("queues show_image with a PNG of at most 1280x720 that the runner fetches, of the picture's colour", async () => {
     const { botId, config } = await botInCall();
     const res = await show(botId, bluePng, "image/png");
     expect(res.status).toBe(202);
@@ -193,7 +195,7 @@ describe("POST /v1/bots/{id}/output-image", () => {
     expect((await storedFiles(botId)).sort()).toHaveLength(2);
   });
 
-  it("refuses what it cannot show with 422 saying why, and keeps and queues nothing", async () => {
+  test("refuses what it cannot show with 422 saying why, and keeps and queues nothing", async () => {
     const { botId, config } = await botInCall();
     const text = new TextEncoder().encode("this is not a picture at all. ".repeat(50));
     const truncated = bluePng.subarray(0, 200);
@@ -233,7 +235,7 @@ describe("POST /v1/bots/{id}/output-image", () => {
     expect(await storedFiles(botId)).toEqual([]);
   });
 
-  it("is 415 for any other content type, and 413 past 5 MiB: declared, or as it streams in", async () => {
+  test("is 415 for any other content type, and 413 past 5 MiB: declared, or as it streams in", async () => {
     const { botId, config } = await botInCall();
     for (const type of ["image/gif", "image/webp", "application/json", "text/plain", undefined]) {
       const res = await show(botId, bluePng, type);
@@ -255,7 +257,7 @@ describe("POST /v1/bots/{id}/output-image", () => {
 });
 
 describe("DELETE /v1/bots/{id}/output-image", () => {
-  it("queues hide_image behind the picture shown", async () => {
+  test("queues hide_image behind the picture shown", async () => {
     const { botId, config } = await botInCall();
     await show(botId, greenPng, "image/png");
     const res = await hide(botId);
@@ -268,7 +270,7 @@ describe("DELETE /v1/bots/{id}/output-image", () => {
 });
 
 describe("who may ask, and when", () => {
-  it("is 409 unless the bot is in a call, 404 for another user's bot; a picture goes to its own bot's runner only", async () => {
+  test("is 409 unless the bot is in a call, 404 for another user's bot; a picture goes to its own bot's runner only", async () => {
     const { botId, runner, config } = await deployedBot(server, owner);
     const asks = (user: TestUser) => [
       () => show(botId, greenPng, "image/png", user),
@@ -302,7 +304,7 @@ describe("who may ask, and when", () => {
 });
 
 describe("the bot option output.image", () => {
-  it("is made into the server's PNG at create, named in the answer and in the runner's BotConfig", async () => {
+  test("is made into the server's PNG at create, named in the answer and in the runner's BotConfig", async () => {
     const { botId, config } = await deployedBot(server, owner, {
       output: { keepMicOn: true, image: dataUrl("image/png", bluePng) },
     });
@@ -317,7 +319,7 @@ describe("the bot option output.image", () => {
     expect(pngSize(image.bytes)).toEqual({ width: 1280, height: 640 });
   });
 
-  it("takes a JPEG; a PATCH replaces it; a picture that is no data URL or does not decode is 422 and no bot", async () => {
+  test("takes a JPEG; a PATCH replaces it; a picture that is no data URL or does not decode is 422 and no bot", async () => {
     const created = await server.api.post("/v1/bots", {
       token: owner.token,
       body: {
@@ -364,7 +366,7 @@ describe("the bot option output.image", () => {
     );
   });
 
-  it("takes a data URL of nearly 5 MiB (past the 1 MiB of other JSON bodies, which the rest still keeps), and its pictures go with a deleted bot", async () => {
+  test("takes a data URL of nearly 5 MiB (past the 1 MiB of other JSON bodies, which the rest still keeps), and its pictures go with a deleted bot", async () => {
     // Noise does not compress: a PNG of about 4.5 MB.
     const file = path.join(scratch, "noise.png");
     await run("ffmpeg", [

@@ -1,3 +1,4 @@
+// Own server (startBuiltApp), not the fixture: one per test; its TestClock moves the windows.
 import { afterEach, describe, expect, it } from "vitest";
 import type { RateLimitConfig } from "../../src/server/config.js";
 import { type BuiltApp, startBuiltApp, TestClock } from "../helpers/built-app.js";

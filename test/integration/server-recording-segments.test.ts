@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe } from "vitest";
 import {
   deployedBot,
   type FakeRunner,
@@ -18,25 +18,24 @@ import {
 } from "../helpers/server-harness.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
 import type { LauncherHost } from "../../src/server/launcher/launcher.js";
+import { expect, readRow, test } from "../helpers/fixtures.js";
 
 let server: TestServer;
 let user: TestUser;
 let scratch: string;
 let media: { whole: Uint8Array; segments: Uint8Array[] };
-beforeAll(async () => {
+test.override("serverOptions", {
+  // Fast sweeps for the lost runner; launches never time out here (bots report at once).
+  watchdog: { intervalMs: 100, launchTimeoutMs: 600_000, heartbeatTimeoutMultiple: 3 },
+  rateLimit: { perMinute: 0, perHour: 0 },
+});
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-segments-"));
-  [server, media] = await Promise.all([
-    startTestServer({
-      // Fast sweeps for the lost runner; launches never time out here (bots report at once).
-      watchdog: { intervalMs: 100, launchTimeoutMs: 600_000, heartbeatTimeoutMultiple: 3 },
-      rateLimit: { perMinute: 0, perHour: 0 },
-    }),
-    makeSegmentedMp4(scratch, 6, 6),
-  ]);
+  media = await makeSegmentedMp4(scratch, 6, 6);
   user = await registerUser(server.api);
 });
 afterAll(async () => {
-  await server?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
@@ -74,7 +73,7 @@ async function inCall(runner: FakeRunner) {
 }
 
 describe("the recording uploaded in segments", () => {
-  it("joins segments that arrived out of order and twice into one faststart MP4 on complete", async () => {
+  test("joins segments that arrived out of order and twice into one faststart MP4 on complete", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await inCall(runner);
     const order = [2, 0, 5, 1, 2, 4, 3, 0];
@@ -97,7 +96,7 @@ describe("the recording uploaded in segments", () => {
     expect(existsSync(segmentDir(botId))).toBe(false);
   });
 
-  it("refuses to complete while a segment is missing, and stores nothing", async () => {
+  test("refuses to complete while a segment is missing, and stores nothing", async () => {
     const { botId, runner } = await deployedBot(server, user);
     await inCall(runner);
     for (const seq of [0, 1, 3]) {
@@ -112,7 +111,7 @@ describe("the recording uploaded in segments", () => {
     expect((await runner.completeRecording(4)).status).toBe(201);
   });
 
-  it("answers bad input with clear errors", async () => {
+  test("answers bad input with clear errors", async () => {
     const { botId, runner } = await deployedBot(server, user);
     const bytes = media.segments[0] as Uint8Array;
     expect((await runner.uploadSegment("first", bytes)).status).toBe(422);
@@ -134,7 +133,9 @@ describe("the recording uploaded in segments", () => {
     expect(existsSync(segmentDir(botId))).toBe(false);
   });
 
-  it("makes a lost runner's segments, up to the first gap, its recording with recording.ready", async () => {
+  test("makes a lost runner's segments, up to the first gap, its recording with recording.ready", async ({
+    db,
+  }) => {
     const hook = await server.api.post("/v1/webhooks", {
       token: user.token,
       body: { name: "ready", url: "https://hooks.example.com/ready", events: ["recording.ready"] },
@@ -147,21 +148,16 @@ describe("the recording uploaded in segments", () => {
       expect((await runner.uploadSegment(seq, media.segments[seq] as Uint8Array)).status).toBe(201);
     }
     // The runner goes silent; the watchdog fails it and salvages what it sent.
-    const db = await openServerDatabase(server);
-    try {
-      const readyQueued = async () =>
-        (
-          await db.kysely
-            .selectFrom("webhook_deliveries")
-            .select("event")
-            .where("bot_id", "=", botId)
-            .where("event", "=", "recording.ready")
-            .execute()
-        ).length;
-      await expect.poll(readyQueued, { timeout: 15_000, interval: 100 }).toBe(1);
-    } finally {
-      await db.close();
-    }
+    const readyQueued = async () =>
+      (
+        await db.kysely
+          .selectFrom("webhook_deliveries")
+          .select("event")
+          .where("bot_id", "=", botId)
+          .where("event", "=", "recording.ready")
+          .execute()
+      ).length;
+    await expect.poll(readyQueued, { timeout: 15_000, interval: 100 }).toBe(1);
     const bot = await server.api.get(`/v1/bots/${botId}`, { token: user.token });
     expect(bot.body.status).toBe("FATAL");
     expect(bot.body.deploymentError).toMatchObject({ code: "HEARTBEAT_TIMEOUT" });
@@ -180,7 +176,7 @@ describe("the recording uploaded in segments", () => {
 });
 
 describe("segments left by a server that stopped before salvaging them", () => {
-  it("become the lost runner's recording when the server starts again", async () => {
+  test("become the lost runner's recording when the server starts again", async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-segments-restart-"));
     // No sweeps in the first life: the bot is failed by hand, as if the server died mid-salvage.
     const first = await startTestServer({ dataDir, watchdog: { intervalMs: 3_600_000 } });
@@ -215,15 +211,8 @@ describe("segments left by a server that stopped before salvaging them", () => {
     try {
       const db = await openServerDatabase(second);
       try {
-        const recorded = async () =>
-          (
-            await db.kysely
-              .selectFrom("recordings")
-              .select("duration_ms")
-              .where("bot_id", "=", botId)
-              .execute()
-          ).length;
-        await expect.poll(recorded, { timeout: 15_000, interval: 100 }).toBe(1);
+        const recorded = () => readRow(db, "recordings", botId, "bot_id");
+        await expect.poll(recorded, { timeout: 15_000, interval: 100 }).toBeDefined();
       } finally {
         await db.close();
       }
@@ -239,7 +228,7 @@ describe("segments left by a server that stopped before salvaging them", () => {
 });
 
 describe("a recording its owner deleted", () => {
-  it("is not salvaged back from segments that arrived late, when the server starts again", async () => {
+  test("is not salvaged back from segments that arrived late, when the server starts again", async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-segments-deleted-"));
     const first = await startTestServer({ dataDir, watchdog: { intervalMs: 3_600_000 } });
     let botId: number;
@@ -265,12 +254,7 @@ describe("a recording its owner deleted", () => {
       await expect.poll(() => existsSync(dir), { timeout: 15_000, interval: 100 }).toBe(false);
       const db = await openServerDatabase(second);
       try {
-        const recordings = await db.kysely
-          .selectFrom("recordings")
-          .select("bot_id")
-          .where("bot_id", "=", botId)
-          .execute();
-        expect(recordings).toEqual([]);
+        expect(await readRow(db, "recordings", botId, "bot_id")).toBeUndefined();
       } finally {
         await db.close();
       }
@@ -283,7 +267,7 @@ describe("a recording its owner deleted", () => {
 });
 
 describe("a runner whose container or Pod cannot go on", () => {
-  it("leaves its segments as the bot's recording once the launcher reports it", async () => {
+  test("leaves its segments as the bot's recording once the launcher reports it", async () => {
     /** A launcher that watches its runners from outside, as the Docker and Kubernetes ones do. */
     class WatchingLauncher extends RecordingLauncher {
       host: LauncherHost | undefined;

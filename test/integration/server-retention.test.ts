@@ -1,3 +1,4 @@
+// Own servers, not the fixture: each test picks local or S3 storage and restarts a server on its data dir.
 import { readdir } from "node:fs/promises";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

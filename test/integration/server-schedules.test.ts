@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, vi } from "vitest";
 import type { Db } from "../../src/server/db/database.js";
 import { claimDueSchedules, SCHEDULE_LEASE_MS } from "../../src/server/services/schedules.js";
 import { testDatabaseFor } from "../helpers/postgres.js";
@@ -16,6 +16,7 @@ import {
   validationIssues,
   defined,
 } from "../helpers/server-harness.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * Scheduled bots (joinAt) on real servers, real clocks and real databases (SQLite, or PostgreSQL
@@ -94,16 +95,18 @@ async function withDb<T>(server: TestServer, use: (db: Db) => Promise<T>): Promi
   }
 }
 
+// The file's server, for the tests of the API only: nothing is due, no worker deploys.
+test.override("serverOptions", { schedule: { leadMs: 0, worker: false } });
+
 describe("joinAt", () => {
   let server: TestServer;
   let user: TestUser;
-  beforeAll(async () => {
-    server = await startTestServer({ schedule: { leadMs: 0, worker: false } });
+  test.beforeAll(async ({ server: fileServer }) => {
+    server = fileServer;
     user = await registerUser(server.api);
   });
-  afterAll(async () => server?.close());
 
-  it("is checked: ISO 8601 UTC, 30 s to 90 days ahead, in the spec's validation shape", async () => {
+  test("is checked: ISO 8601 UTC, 30 s to 90 days ahead, in the spec's validation shape", async () => {
     for (const joinAt of [
       inMs(10_000),
       new Date(Date.now() - 60_000).toISOString(),
@@ -122,7 +125,7 @@ describe("joinAt", () => {
     expect(created.body.joinAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
   });
 
-  it("PATCH moves or removes the schedule; GET /v1/bots?scheduled=true lists the waiting ones, soonest first", async () => {
+  test("PATCH moves or removes the schedule; GET /v1/bots?scheduled=true lists the waiting ones, soonest first", async () => {
     const other = await registerUser(server.api);
     const late = (await createBot(server, other, { joinAt: inMs(3_600_000) })).body;
     const soon = (await createBot(server, other, { joinAt: inMs(120_000) })).body;
@@ -169,7 +172,7 @@ describe("joinAt", () => {
     expect(all.map((bot: { id: number }) => bot.id)).toEqual([unscheduled.id, soon.id, late.id]);
   });
 
-  it("a claim is a lease: held until it runs out; a PATCH voids it", async () => {
+  test("a claim is a lease: held until it runs out; a PATCH voids it", async () => {
     const bot = (await createBot(server, user, { joinAt: inMs(40_000) })).body;
     await withDb(server, async (db) => {
       const now = new Date();
@@ -209,7 +212,7 @@ describe("joinAt", () => {
 });
 
 describe("the server deploys a scheduled bot", () => {
-  it("by itself, a lead before its joinAt, exactly as a deploy by hand; the bot joins within the lead", async () => {
+  test("by itself, a lead before its joinAt, exactly as a deploy by hand; the bot joins within the lead", async () => {
     const leadMs = 39_000;
     const server = await scheduleServer(await sharedDataDir(), { leadMs });
     const user = await registerUser(server.api);
@@ -244,7 +247,7 @@ describe("the server deploys a scheduled bot", () => {
     expect((await server.api.post(`/v1/bots/${botId}/deploy`, { token: user.token })).status).toBe(409);
   });
 
-  it("after a restart, from the schedule stored; one whose time passed longer than the grace ago fails SCHEDULE_MISSED", async () => {
+  test("after a restart, from the schedule stored; one whose time passed longer than the grace ago fails SCHEDULE_MISSED", async () => {
     // The first server stores the schedules and stops before any is due.
     const dataDir = await sharedDataDir();
     const first = await scheduleServer(dataDir, { leadMs: 0 });
@@ -297,7 +300,7 @@ describe("the server deploys a scheduled bot", () => {
     });
   });
 
-  it("once, with two server processes on one database", async () => {
+  test("once, with two server processes on one database", async () => {
     // Two processes on one database (SQLite file or PostgreSQL), both polling every 20 ms; the
     // bots come due about a second after they are created, while both are looking.
     const dataDir = await sharedDataDir();

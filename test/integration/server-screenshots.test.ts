@@ -1,3 +1,4 @@
+// Own server (startBuiltApp), not the fixture: its TestClock moves the window and the deadline.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";

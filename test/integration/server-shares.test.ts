@@ -1,43 +1,32 @@
 import { createHash, randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe } from "vitest";
 import type { Db } from "../../src/server/db/database.js";
 import { startBuiltApp, TestClock } from "../helpers/built-app.js";
 import {
   deployedBot,
-  openServerDatabase,
   registerUser,
-  startTestServer,
   type TestServer,
   type TestUser,
   mp4Bytes,
   validationIssues,
 } from "../helpers/server-harness.js";
+import { expect, recordedBot, test } from "../helpers/fixtures.js";
 
 let server: TestServer;
 let db: Db;
 let user: TestUser;
 const bytes = mp4Bytes(32 * 1024);
 let botId: number;
-beforeAll(async () => {
-  server = await startTestServer();
-  db = await openServerDatabase(server);
+test.beforeAll(async ({ server: fileServer, db: fileDb }) => {
+  server = fileServer;
+  db = fileDb;
   user = await registerUser(server.api);
-  botId = await recordedBot(user, '<Retro> & "plans"');
-});
-afterAll(async () => {
-  await db?.close();
-  await server?.close();
+  botId = await recorded(user, '<Retro> & "plans"');
 });
 
-async function recordedBot(owner: TestUser, meetingTitle: string): Promise<number> {
-  const bot = await deployedBot(server, owner, { meetingTitle });
-  await bot.runner.status("JOINING_CALL");
-  await bot.runner.status("IN_CALL");
-  await bot.runner.status("CALL_ENDED", { subCode: "MEETING_ENDED" });
-  expect((await bot.runner.upload(bytes, 65_000)).status).toBe(201);
-  expect((await bot.runner.status("DONE")).status).toBe(200);
-  return bot.botId;
-}
+/** A DONE bot of `owner` whose recording is `bytes`, 65 s long. */
+const recorded = async (owner: TestUser, title: string) =>
+  (await recordedBot(server, owner, { bytes, title, durationMs: 65_000 })).botId;
 
 const share = (id = botId, body: unknown = {}, token = user.token) =>
   server.api.post(`/v1/recordings/${id}/share`, { token, body });
@@ -61,7 +50,7 @@ async function expectGone(token: string) {
 }
 
 describe("share links", () => {
-  it("creates a link with a 256-bit URL-safe token of which only the hash is stored", async () => {
+  test("creates a link with a 256-bit URL-safe token of which only the hash is stored", async () => {
     const before = Date.now();
     const res = await share();
     expect(res.status).toBe(201);
@@ -93,7 +82,7 @@ describe("share links", () => {
     expect(current.body).toEqual({ expiresAt: res.body.expiresAt, createdAt: res.body.createdAt });
   });
 
-  it("takes expiresIn in seconds, up to 30 days, and refuses anything else with a 422", async () => {
+  test("takes expiresIn in seconds, up to 30 days, and refuses anything else with a 422", async () => {
     const res = await share(botId, { expiresIn: 3600 });
     expect(res.status).toBe(201);
     expect(Date.parse(res.body.expiresAt) - Date.parse(res.body.createdAt)).toBe(3600 * 1000);
@@ -106,7 +95,7 @@ describe("share links", () => {
     expect((await share(botId, { expiresIn: 60, extra: 1 })).status).toBe(422);
   });
 
-  it("takes no body, an empty JSON body or JSON null like {}, as transcribe and summarize do", async () => {
+  test("takes no body, an empty JSON body or JSON null like {}, as transcribe and summarize do", async () => {
     const post = (opts: { rawBody?: Uint8Array | string; headers?: Record<string, string> }) =>
       server.api.post(`/v1/recordings/${botId}/share`, { token: user.token, ...opts });
     const cases = {
@@ -125,7 +114,7 @@ describe("share links", () => {
     expect((await publicGet(cases["JSON null"].body.token)).status).toBe(200);
   });
 
-  it("keeps one live link per recording: a new one replaces the old", async () => {
+  test("keeps one live link per recording: a new one replaces the old", async () => {
     const first = (await share()).body;
     const second = (await share()).body;
     expect(second.token).not.toBe(first.token);
@@ -134,7 +123,7 @@ describe("share links", () => {
     expect(await storedShares(botId)).toHaveLength(1);
   });
 
-  it("shows JSON, and nothing else of the owner, to anyone with the link", async () => {
+  test("shows JSON, and nothing else of the owner, to anyone with the link", async () => {
     const { token } = (await share()).body;
     const res = await publicGet(token);
     expect(res.status).toBe(200);
@@ -152,7 +141,7 @@ describe("share links", () => {
     expect((await fetch(`${server.url}/v1/share/${token}`)).headers.get("content-type")).toMatch(/json/);
   });
 
-  it("shows a browser a self-contained page with a player that streams through the token", async () => {
+  test("shows a browser a self-contained page with a player that streams through the token", async () => {
     const { token } = (await share()).body;
     const res = await publicGet(token, "text/html,application/xhtml+xml,*/*;q=0.8");
     expect(res.status).toBe(200);
@@ -183,7 +172,7 @@ describe("share links", () => {
     expect(etag).not.toContain(String(bytes.length));
   });
 
-  it("answers the same 404 for unknown, revoked and expired links", async () => {
+  test("answers the same 404 for unknown, revoked and expired links", async () => {
     await expectGone(randomBytes(32).toString("base64url"));
     await expectGone("x");
 
@@ -207,7 +196,7 @@ describe("share links", () => {
     expect((await server.api.get(`/v1/recordings/${botId}/share`, { token: user.token })).status).toBe(404);
   });
 
-  it("is the owner's only: another user gets a 404, a bot without a recording a 404", async () => {
+  test("is the owner's only: another user gets a 404, a bot without a recording a 404", async () => {
     const stranger = await registerUser(server.api);
     expect((await share(botId, {}, stranger.token)).status).toBe(404);
     expect((await server.api.get(`/v1/recordings/${botId}/share`, { token: stranger.token })).status).toBe(
@@ -225,8 +214,8 @@ describe("share links", () => {
 });
 
 describe("a deleted bot", () => {
-  it("takes its share link with it", async () => {
-    const id = await recordedBot(user, "Gone");
+  test("takes its share link with it", async () => {
+    const id = await recorded(user, "Gone");
     const { token } = (await share(id)).body;
     expect((await server.api.delete(`/v1/bots/${id}`, { token: user.token })).status).toBe(204);
     expect(await storedShares(id)).toEqual([]);
@@ -235,7 +224,7 @@ describe("a deleted bot", () => {
 });
 
 describe("share link rate limit", () => {
-  it("limits the public routes per client address, on a budget of their own", async () => {
+  test("limits the public routes per client address, on a budget of their own", async () => {
     const clock = new TestClock();
     clock.toNextHour(1_000); // no window ends during the test
     const limited = await startBuiltApp({ clock, rateLimit: { perMinute: 3, perHour: 0 } });

@@ -1,3 +1,4 @@
+// Own server (startBuiltApp), not the fixture: its TestClock moves past the tokens' expiry.
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";

@@ -7,7 +7,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import pino from "pino";
 import { Agent, request } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe } from "vitest";
 import type { BotConfig } from "../../src/core/index.js";
 import { controlPlaneDispatcher } from "../../src/runner/control-plane-tls.js";
 import { Reporter } from "../../src/runner/reporter.js";
@@ -15,13 +15,8 @@ import { uploadRecording } from "../../src/runner/upload.js";
 import { resolveConfig } from "../../src/server/config.js";
 import { StartupError } from "../../src/server/startup-error.js";
 import { startBuiltApp, TestClock } from "../helpers/built-app.js";
-import {
-  makeTestMp4,
-  startTestServer,
-  TEST_MEETING,
-  type TestServer,
-  type BotApiBody,
-} from "../helpers/server-harness.js";
+import { makeTestMp4, TEST_MEETING, type TestServer, type BotApiBody } from "../helpers/server-harness.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * `meetbot serve` with MEETBOT_TLS_CERT and MEETBOT_TLS_KEY: real TLS on 127.0.0.1 with
@@ -55,15 +50,18 @@ beforeAll(async () => {
   [files, mp4] = await Promise.all([selfSigned(dir, "meetbot"), makeTestMp4(dir)]);
   certPem = await readFile(files.cert, "utf8");
   trusted = new Agent({ connect: { ca: certPem } });
-  server = await startTestServer({
-    env: { MEETBOT_TLS_CERT: files.cert, MEETBOT_TLS_KEY: files.key },
-    notes: { port: 0 },
-    // The recording uploaded below needs no transcript here.
-    jobs: { worker: false },
-  });
 }, 60_000);
+// Served with the certificate made above.
+test.override("serverOptions", { scope: "file" }, () => ({
+  env: { MEETBOT_TLS_CERT: files.cert, MEETBOT_TLS_KEY: files.key },
+  notes: { port: 0 },
+  // The recording uploaded below needs no transcript here.
+  jobs: { worker: false },
+}));
+test.beforeAll(({ server: fileServer }) => {
+  server = fileServer;
+});
 afterAll(async () => {
-  await server?.close();
   await trusted?.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -104,7 +102,7 @@ async function deployedBot(): Promise<{ token: string; botId: number; config: Bo
 }
 
 describe("a server given MEETBOT_TLS_CERT and MEETBOT_TLS_KEY", () => {
-  it("speaks HTTPS at an https URL, and names that URL in its OpenAPI document", async () => {
+  test("speaks HTTPS at an https URL, and names that URL in its OpenAPI document", async () => {
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const document = await call("GET", "/openapi.json");
     expect(document.status).toBe(200);
@@ -114,7 +112,7 @@ describe("a server given MEETBOT_TLS_CERT and MEETBOT_TLS_KEY", () => {
     ]);
   });
 
-  it("serves the meeting-notes interface on its own port over HTTPS too", async () => {
+  test("serves the meeting-notes interface on its own port over HTTPS too", async () => {
     const notesUrl = server.notesUrl as string;
     expect(notesUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(notesUrl).not.toBe(server.url);
@@ -125,20 +123,20 @@ describe("a server given MEETBOT_TLS_CERT and MEETBOT_TLS_KEY", () => {
     ]);
   });
 
-  it("refuses plain HTTP on its ports", async () => {
+  test("refuses plain HTTP on its ports", async () => {
     for (const url of [server.url, server.notesUrl as string]) {
       const plain = url.replace(/^https:/, "http:");
       await expect(request(`${plain}/openapi.json`)).rejects.toThrow();
     }
   });
 
-  it("is refused by a client that does not trust its certificate", async () => {
+  test("is refused by a client that does not trust its certificate", async () => {
     await expect(request(`${server.url}/openapi.json`)).rejects.toMatchObject({
       code: "DEPTH_ZERO_SELF_SIGNED_CERT",
     });
   });
 
-  it("gives runners https callback and upload URLs and its certificate (never its key) to trust", async () => {
+  test("gives runners https callback and upload URLs and its certificate (never its key) to trust", async () => {
     const { config } = await deployedBot();
     expect(config.callback.baseUrl).toBe(server.url);
     expect(config.upload.url.startsWith(`${server.url}/v1/bot-callbacks/`)).toBe(true);
@@ -146,7 +144,7 @@ describe("a server given MEETBOT_TLS_CERT and MEETBOT_TLS_KEY", () => {
     expect(config.callback.ca).not.toContain("PRIVATE KEY");
   });
 
-  it("is reached by a runner's reporter and uploader with only its BotConfig, and hands out https download links", async () => {
+  test("is reached by a runner's reporter and uploader with only its BotConfig, and hands out https download links", async () => {
     const { token, botId, config } = await deployedBot();
     const log = pino({ level: "silent" });
     const workDir = await mkdtemp(path.join(dir, "runner-"));
@@ -174,7 +172,7 @@ describe("a server given MEETBOT_TLS_CERT and MEETBOT_TLS_KEY", () => {
     expect(new Uint8Array(await file.body.arrayBuffer())).toEqual(mp4);
   });
 
-  it("is not trusted by a runner whose BotConfig names no certificate", async () => {
+  test("is not trusted by a runner whose BotConfig names no certificate", async () => {
     const { config } = await deployedBot();
     const { ca: _ca, ...untrusting } = config.callback;
     await expect(
@@ -184,7 +182,7 @@ describe("a server given MEETBOT_TLS_CERT and MEETBOT_TLS_KEY", () => {
 });
 
 describe("a runner's trust in the control plane", () => {
-  it("takes a certificate signed by a private CA as its anchor, without the CA", async () => {
+  test("takes a certificate signed by a private CA as its anchor, without the CA", async () => {
     const caKey = path.join(dir, "ca.key");
     const caCert = path.join(dir, "ca.pem");
     await openssl([
@@ -215,7 +213,7 @@ describe("a runner's trust in the control plane", () => {
     }
   });
 
-  it("passes NODE_EXTRA_CA_CERTS on to runners (a private CA the server's Node trusts)", () => {
+  test("passes NODE_EXTRA_CA_CERTS on to runners (a private CA the server's Node trusts)", () => {
     const config = resolveConfig({ dataDir: dir, env: { NODE_EXTRA_CA_CERTS: "/etc/meetbot/ca.pem" } });
     expect(config.runner.env).toEqual({ NODE_EXTRA_CA_CERTS: "/etc/meetbot/ca.pem" });
   });
@@ -233,14 +231,14 @@ describe("MEETBOT_TLS_CERT and MEETBOT_TLS_KEY at startup", () => {
     throw new Error("the configuration was accepted");
   };
 
-  it("serves plain HTTP with neither, HTTPS with both", () => {
+  test("serves plain HTTP with neither, HTTPS with both", () => {
     expect(resolve({}).tls).toBeUndefined();
     expect(resolve({ MEETBOT_TLS_CERT: "", MEETBOT_TLS_KEY: " " }).tls).toBeUndefined();
     const tls = resolve({ MEETBOT_TLS_CERT: files.cert, MEETBOT_TLS_KEY: files.key }).tls;
     expect(tls?.certificates).toBe(certPem);
   });
 
-  it("refuses one without the other, naming the missing one", () => {
+  test("refuses one without the other, naming the missing one", () => {
     expect(refusal({ MEETBOT_TLS_CERT: files.cert })).toBe(
       "MEETBOT_TLS_KEY: must be set too when MEETBOT_TLS_CERT is (HTTPS needs the certificate and its key; neither serves HTTP)",
     );
@@ -249,14 +247,14 @@ describe("MEETBOT_TLS_CERT and MEETBOT_TLS_KEY at startup", () => {
     );
   });
 
-  it("refuses a file that is missing", () => {
+  test("refuses a file that is missing", () => {
     const missing = path.join(dir, "missing.pem");
     expect(refusal({ MEETBOT_TLS_CERT: missing, MEETBOT_TLS_KEY: files.key })).toBe(
       `MEETBOT_TLS_CERT: cannot read ${missing}: no such file`,
     );
   });
 
-  it("refuses files that are not PEM, or not a certificate and its own key", async () => {
+  test("refuses files that are not PEM, or not a certificate and its own key", async () => {
     const text = path.join(dir, "notes.txt");
     await writeFile(text, "not a certificate\n");
     expect(refusal({ MEETBOT_TLS_CERT: text, MEETBOT_TLS_KEY: files.key })).toBe(
@@ -285,7 +283,7 @@ describe("MEETBOT_TLS_CERT and MEETBOT_TLS_KEY at startup", () => {
     );
   });
 
-  it("checks a certificate given as an option the same way", async () => {
+  test("checks a certificate given as an option the same way", async () => {
     const key = await readFile(files.key);
     expect(resolveConfig({ dataDir: dir, env: {}, tls: { cert: certPem, key } }).tls?.certificates).toBe(
       certPem,
@@ -295,7 +293,7 @@ describe("MEETBOT_TLS_CERT and MEETBOT_TLS_KEY at startup", () => {
     );
   });
 
-  it("tells runners only the certificates of a combined certificate-and-key file", async () => {
+  test("tells runners only the certificates of a combined certificate-and-key file", async () => {
     const combined = path.join(dir, "combined.pem");
     await writeFile(combined, `${await readFile(files.key, "utf8")}${certPem}`);
     const tls = resolve({ MEETBOT_TLS_CERT: combined, MEETBOT_TLS_KEY: combined }).tls;
@@ -325,19 +323,19 @@ describe("behind a reverse proxy (MEETBOT_TRUST_PROXY)", () => {
   }
   const clients = ["203.0.113.5", "203.0.113.5", "203.0.113.5", "203.0.113.6"];
 
-  it("rate limits the routes without a credential per client, as the proxy names it", async () => {
+  test("rate limits the routes without a credential per client, as the proxy names it", async () => {
     expect(await loginsFrom({ MEETBOT_TRUST_PROXY: "127.0.0.1" }, clients)).toEqual([401, 401, 429, 401]);
     expect(await loginsFrom({ MEETBOT_TRUST_PROXY: "10.0.0.0/8, loopback" }, clients)).toEqual([
       401, 401, 429, 401,
     ]);
   });
 
-  it("believes no X-Forwarded-For from an address it was not told of", async () => {
+  test("believes no X-Forwarded-For from an address it was not told of", async () => {
     expect(await loginsFrom({}, clients)).toEqual([401, 401, 429, 429]);
     expect(await loginsFrom({ MEETBOT_TRUST_PROXY: "10.0.0.0/8" }, clients)).toEqual([401, 401, 429, 429]);
   });
 
-  it("refuses a value that is not addresses or ranges", () => {
+  test("refuses a value that is not addresses or ranges", () => {
     const env = (value: string) => resolveConfig({ dataDir: dir, env: { MEETBOT_TRUST_PROXY: value } });
     expect(env("::1, 192.168.0.0/16, uniquelocal").trustProxy).toEqual([
       "::1",

@@ -212,13 +212,13 @@ describe("transcripts", () => {
     const delivered = receiver.at("/content").filter((d) => d.body?.botId === botId);
     expect(delivered.map((d) => d.verification.ok)).toEqual([true, true]);
     expect(delivered.map((d) => d.event)).toEqual(["transcript.ready", "summary.ready"]);
-    expect(delivered[0]!.body.data).toEqual({
+    expect(delivered[0]!.body?.data).toEqual({
       engine: "pocketsphinx",
       language: "en",
       durationMs: expect.any(Number),
       utterances: 4,
     });
-    expect(delivered[1]!.body.data).toMatchObject({
+    expect(delivered[1]!.body?.data).toMatchObject({
       engine: "extractive",
       actionItems: [expect.objectContaining({ owner: "Alice Martin", due: "tomorrow" })],
     });

@@ -1,3 +1,4 @@
+// Own server (startBuiltApp), not the fixture: the tests sweep its watchdog by hand (core).
 import { execFile } from "node:child_process";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";

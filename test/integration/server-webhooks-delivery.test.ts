@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pino } from "pino";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe } from "vitest";
 import type { Db } from "../../src/server/db/database.js";
 import { OutboundClient } from "../../src/server/webhooks/outbound.js";
 import { enqueueWebhookEvents } from "../../src/server/webhooks/outbox.js";
@@ -20,6 +20,7 @@ import {
   type TestUser,
 } from "../helpers/server-harness.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * The delivery machinery with the clock in the test's hand: the server queues deliveries (its own
@@ -50,8 +51,9 @@ let server: TestServer;
 let receiver: WebhookReceiver;
 let clock: ManualClock;
 const cleanups: (() => Promise<unknown>)[] = [];
-beforeAll(async () => {
-  server = await startTestServer(WORKER_OFF);
+test.override("serverOptions", WORKER_OFF);
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   // Just ahead of the server's real clock, so that what it queues is due; then moved by hand.
   clock = new ManualClock(Date.now() + 1000);
   receiver = await new WebhookReceiver(clock.now).start();
@@ -61,7 +63,6 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await receiver?.close();
-  await server?.close();
 });
 
 interface TestWorker {
@@ -140,7 +141,7 @@ async function detailOf(owner: TestUser, webhookId: number, deliveryId: number) 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
 describe("the retry schedule", () => {
-  it("retries 30 s, 1 min and 2 min after each failure, then delivers; every attempt is recorded and freshly signed", async () => {
+  test("retries 30 s, 1 min and 2 min after each failure, then delivers; every attempt is recorded and freshly signed", async () => {
     const { worker } = await testWorker();
     const owner = await registerUser(server.api);
     const hook = await createWebhook(server, owner);
@@ -196,7 +197,7 @@ describe("the retry schedule", () => {
     );
   });
 
-  it("after the fifth retry fails the delivery is failed, and a redelivery starts a fresh schedule", async () => {
+  test("after the fifth retry fails the delivery is failed, and a redelivery starts a fresh schedule", async () => {
     const { worker } = await testWorker();
     const owner = await registerUser(server.api);
     const hook = await createWebhook(server, owner);
@@ -230,7 +231,7 @@ describe("the retry schedule", () => {
     expect(receiver.at(hook.path)).toHaveLength(7);
   });
 
-  it("counts a receiver that does not answer in time as a failure (response_timeout)", async () => {
+  test("counts a receiver that does not answer in time as a failure (response_timeout)", async () => {
     const { worker } = await testWorker({ responseTimeoutMs: 300 });
     const owner = await registerUser(server.api);
     const hook = await createWebhook(server, owner);
@@ -249,7 +250,7 @@ describe("the retry schedule", () => {
 });
 
 describe("retention", () => {
-  it("deletes finished deliveries and their attempts after the retention period; pending ones stay", async () => {
+  test("deletes finished deliveries and their attempts after the retention period; pending ones stay", async () => {
     const DAY = 24 * 60 * 60 * 1000;
     const { worker, db } = await testWorker({ retentionMs: 10 * DAY });
     const owner = await registerUser(server.api);
@@ -279,7 +280,7 @@ describe("retention", () => {
 });
 
 describe("durability", () => {
-  it("loses nothing and sends nothing twice across a server restart in the middle of the schedule", async () => {
+  test("loses nothing and sends nothing twice across a server restart in the middle of the schedule", async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-restart-"));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     const first = await startTestServer({ ...WORKER_OFF, dataDir });
@@ -314,7 +315,7 @@ describe("durability", () => {
     expect(new Set(got.map((d) => d.headers["x-webhook-id"]))).toEqual(new Set([delivery!.deliveryId]));
   });
 
-  it("a claim left by a worker that died is taken over once its lease runs out, and sent once", async () => {
+  test("a claim left by a worker that died is taken over once its lease runs out, and sent once", async () => {
     const owner = await registerUser(server.api);
     const hook = await createWebhook(server, owner);
     await deployedBot(server, owner);
@@ -340,7 +341,7 @@ describe("durability", () => {
     expect(delivery).toMatchObject({ status: "succeeded", attempt: 1 });
   });
 
-  it("leaves no delivery behind when the transaction of its event fails", async () => {
+  test("leaves no delivery behind when the transaction of its event fails", async () => {
     const owner = await registerUser(server.api);
     const hook = await createWebhook(server, owner, ["*"]);
     const { botId } = await deployedBot(server, owner);
@@ -363,7 +364,7 @@ describe("durability", () => {
 });
 
 describe("endpoints", () => {
-  it("a hanging endpoint holds one slot; other endpoints' deliveries go on meanwhile", async () => {
+  test("a hanging endpoint holds one slot; other endpoints' deliveries go on meanwhile", async () => {
     const { worker } = await testWorker({ responseTimeoutMs: 30_000 });
     const owner = await registerUser(server.api);
     const slow = await createWebhook(server, owner);
@@ -386,7 +387,7 @@ describe("endpoints", () => {
     ]);
   });
 
-  it("refuses a private target at connect time in production mode: failed with refused_target, nothing reached", async () => {
+  test("refuses a private target at connect time in production mode: failed with refused_target, nothing reached", async () => {
     const guarded = await new WebhookReceiver(clock.now).start();
     cleanups.push(() => guarded.close());
     // Saved while private targets were allowed; sent by a worker in production mode.
@@ -415,7 +416,7 @@ describe("endpoints", () => {
     expect(guarded.received).toEqual([]);
   });
 
-  it("workers racing over the same queue send every delivery exactly once, in order per endpoint", async () => {
+  test("workers racing over the same queue send every delivery exactly once, in order per endpoint", async () => {
     // PostgreSQL: one pool each, claims with FOR UPDATE SKIP LOCKED. SQLite has one writer per
     // process, so there the workers share one connection (the race is then only between them).
     const first = await testWorker();
@@ -458,7 +459,7 @@ describe("endpoints", () => {
 });
 
 describe("a server that dies during POST /v1/webhooks/{id}/test", () => {
-  it("holds the webhook's real deliveries no longer than a worker's claim; the test is then sent once more", async () => {
+  test("holds the webhook's real deliveries no longer than a worker's claim; the test is then sent once more", async () => {
     clock.set(Date.now()); // the receiver checks the child's signatures, made on the real clock
     const dataDir = await mkdtemp(path.join(tmpdir(), "meetbot-test-crash-"));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));

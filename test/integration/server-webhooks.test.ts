@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, vi } from "vitest";
 import {
   deployedBot,
   makeTestMp4,
@@ -15,6 +15,7 @@ import {
   defined,
 } from "../helpers/server-harness.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /**
  * /v1/webhooks end to end: the routes, and deliveries made by the server's own worker (real clock)
@@ -27,11 +28,12 @@ let receiver: WebhookReceiver;
 let user: TestUser;
 let mp4: Uint8Array;
 let scratch: string;
-beforeAll(async () => {
-  server = await startTestServer({
-    rateLimit: { perMinute: 0, perHour: 0 },
-    outbound: { allowPrivateTargets: true },
-  });
+test.override("serverOptions", {
+  rateLimit: { perMinute: 0, perHour: 0 },
+  outbound: { allowPrivateTargets: true },
+});
+test.beforeAll(async ({ server: fileServer }) => {
+  server = fileServer;
   receiver = await new WebhookReceiver().start();
   user = await registerUser(server.api);
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-webhooks-"));
@@ -40,7 +42,6 @@ beforeAll(async () => {
 afterAll(async () => {
   // The receiver first: a request it holds open (a hanging endpoint) ends now, not at a timeout.
   await receiver?.close();
-  await server?.close();
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
@@ -78,7 +79,7 @@ const settled = (body: { deliveries: { status: string }[] }) =>
   body.deliveries.every((d) => d.status === "succeeded" || d.status === "failed");
 
 describe("webhook endpoints", () => {
-  it("creates a webhook with a whsec_ secret shown once, lists, reads, updates and deletes it", async () => {
+  test("creates a webhook with a whsec_ secret shown once, lists, reads, updates and deletes it", async () => {
     const created = await server.api.post("/v1/webhooks", {
       token: user.token,
       body: { name: "CRM", url: "https://hooks.example.com/meetbot", events: ["bot.joined", "bot.ended"] },
@@ -136,7 +137,7 @@ describe("webhook endpoints", () => {
     expect((await server.api.delete(`/v1/webhooks/${id}`, { token: user.token })).status).toBe(404);
   });
 
-  it("validates the body: event names, URL, name, unknown PATCH fields", async () => {
+  test("validates the body: event names, URL, name, unknown PATCH fields", async () => {
     const post = (body: unknown) => server.api.post("/v1/webhooks", { token: user.token, body });
     const base = { name: "x", url: "https://hooks.example.com/x", events: ["*"] };
     const unknown = await post({ ...base, events: ["bot.joined", "bot.exploded"] });
@@ -164,7 +165,7 @@ describe("webhook endpoints", () => {
     expect(typo.status).toBe(422);
   });
 
-  it("needs a credential on every webhook route", async () => {
+  test("needs a credential on every webhook route", async () => {
     const routes: [string, string][] = [
       ["GET", "/v1/webhooks"],
       ["POST", "/v1/webhooks"],
@@ -188,7 +189,7 @@ describe("webhook endpoints", () => {
     }
   });
 
-  it("answers 404 for another user's webhook, its deliveries and callback deliveries", async () => {
+  test("answers 404 for another user's webhook, its deliveries and callback deliveries", async () => {
     const owner = await registerUser(server.api, "Owner");
     const other = await registerUser(server.api, "Other");
     const hook = await createWebhook(owner);
@@ -231,7 +232,7 @@ describe("webhook endpoints", () => {
     );
   });
 
-  it("refuses loopback and private URLs at save time without MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS", async () => {
+  test("refuses loopback and private URLs at save time without MEETBOT_ALLOW_PRIVATE_WEBHOOK_TARGETS", async () => {
     const production = await startTestServer({ outbound: { allowPrivateTargets: false } });
     try {
       const owner = await registerUser(production.api);
@@ -262,7 +263,7 @@ describe("webhook endpoints", () => {
     }
   });
 
-  it("a test send refused at connect time names the host, never what it resolves to", async () => {
+  test("a test send refused at connect time names the host, never what it resolves to", async () => {
     const dataDir = await mkdtemp(path.join(scratch, "ssrf-"));
     // Saved while private targets were allowed, tested once they are not.
     const development = await startTestServer({ dataDir, outbound: { allowPrivateTargets: true } });
@@ -296,7 +297,7 @@ describe("webhook endpoints", () => {
 });
 
 describe("deliveries", () => {
-  it("delivers a bot's whole life, in order and signed, to * and to the callbackUrl; a filtered webhook gets its subset", async () => {
+  test("delivers a bot's whole life, in order and signed, to * and to the callbackUrl; a filtered webhook gets its subset", async () => {
     const owner = await registerUser(server.api);
     const all = await createWebhook(owner);
     const some = await createWebhook(owner, { events: ["bot.joined", "recording.available"] });
@@ -344,7 +345,7 @@ describe("deliveries", () => {
       for (const delivery of receiver.at(hookPath)) {
         expect(delivery.verification.ok, `${hookPath} ${delivery.rawBody}`).toBe(true);
         expect(delivery.headers["x-webhook-id"]).toMatch(/^whdel_[0-9a-f]{24}$/);
-        expect(delivery.headers["x-webhook-event"]).toBe(delivery.body.event);
+        expect(delivery.headers["x-webhook-event"]).toBe(delivery.body?.event);
         expect(delivery.headers["content-type"]).toBe("application/json");
         expect(Math.abs(Number(delivery.headers["x-webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(
           60,
@@ -361,7 +362,7 @@ describe("deliveries", () => {
     expect(receiver.at("/life-callback").map((d) => d.event)).toEqual(lifecycle);
     expect(receiver.at(some.path).map((d) => d.event)).toEqual(["bot.joined", "recording.ready"]);
 
-    const byEvent = Object.fromEntries(receiver.at(all.path).map((d) => [d.event, d.body.data]));
+    const byEvent = Object.fromEntries(receiver.at(all.path).map((d) => [d.event, d.body?.data]));
     expect(byEvent["bot.joined"]).toEqual({ meetingTitle: "Quarterly review", platform: "google" });
     expect(byEvent["participant.joined"]).toEqual({ participantId: "p1", participantName: "Ada" });
     expect(byEvent["recording.ready"]).toEqual({
@@ -413,7 +414,7 @@ describe("deliveries", () => {
     expect(callbackLog.body.deliveries.every((d) => d.webhookId === null)).toBe(true);
   });
 
-  it("a kill sends bot.error with code KILLED; bot.ended comes last, after the recording the runner still delivers; an inactive webhook gets nothing", async () => {
+  test("a kill sends bot.error with code KILLED; bot.ended comes last, after the recording the runner still delivers; an inactive webhook gets nothing", async () => {
     const owner = await registerUser(server.api);
     const hook = await createWebhook(owner, { events: ["bot.error", "recording.ready", "bot.ended"] });
     const off = await createWebhook(owner, { isActive: false });
@@ -427,7 +428,7 @@ describe("deliveries", () => {
     expect((await runner.upload(mp4, 2000)).status).toBe(201);
     expect((await runner.status("DONE")).status).toBe(409);
     await receiver.waitFor(() => receiver.at(hook.path).length === 3);
-    expect(receiver.at(hook.path).map((d) => [d.event, d.body.data])).toEqual([
+    expect(receiver.at(hook.path).map((d) => [d.event, d.body?.data])).toEqual([
       ["bot.error", { error: "killed on request", code: "KILLED" }],
       ["recording.ready", expect.objectContaining({ fileSizeBytes: mp4.length })],
       ["bot.ended", { status: "FATAL", code: "KILLED" }],
@@ -437,7 +438,7 @@ describe("deliveries", () => {
     expect(receiver.at(off.path)).toEqual([]);
   });
 
-  it("POST /test sends a signed webhook.test now and reports the receiver's answer; it is logged", async () => {
+  test("POST /test sends a signed webhook.test now and reports the receiver's answer; it is logged", async () => {
     const owner = await registerUser(server.api);
     const hook = await createWebhook(owner, { isActive: false });
     const ok = await server.api.post(`/v1/webhooks/${hook.id}/test`, { token: owner.token });
@@ -485,7 +486,7 @@ describe("deliveries", () => {
     expect(stats).toMatchObject({ attempts: 3, successes: 1, failures: 2, failed: 2, lastStatusCode: 302 });
   });
 
-  it("redelivers a delivery by hand with the same X-Webhook-Id; a queued one is a 409", async () => {
+  test("redelivers a delivery by hand with the same X-Webhook-Id; a queued one is a 409", async () => {
     const owner = await registerUser(server.api);
     const hook = await createWebhook(owner);
     receiver.on(hook.path, (n) => (n === 1 ? { status: 500 } : { status: 204 }));
@@ -532,7 +533,7 @@ describe("deliveries", () => {
     expect((await server.api.delete(`/v1/webhooks/${hook.id}`, { token: owner.token })).status).toBe(204);
   });
 
-  it("signs callbackUrl deliveries with the user's signing secret, which rotates", async () => {
+  test("signs callbackUrl deliveries with the user's signing secret, which rotates", async () => {
     const owner = await registerUser(server.api);
     const first = (await server.api.get("/v1/webhooks/signing-secret", { token: owner.token })).body;
     expect((await server.api.get("/v1/webhooks/signing-secret", { token: owner.token })).body).toEqual(first);
@@ -555,7 +556,7 @@ describe("deliveries", () => {
 });
 
 describe("the outbox", () => {
-  it("makes no second delivery for a duplicate runner event, and none for an illegal transition", async () => {
+  test("makes no second delivery for a duplicate runner event, and none for an illegal transition", async () => {
     const owner = await registerUser(server.api);
     const hook = await createWebhook(owner, { events: ["participant.joined", "bot.joined"] });
     const { runner } = await deployedBot(server, owner);

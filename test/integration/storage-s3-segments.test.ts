@@ -1,36 +1,27 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe } from "vitest";
 import { startS3Server, type S3Server } from "../helpers/s3-server.js";
-import {
-  deployedBot,
-  makeSegmentedMp4,
-  probeMedia,
-  registerUser,
-  startTestServer,
-  type TestServer,
-  type TestUser,
-} from "../helpers/server-harness.js";
+import { deployedBot, makeSegmentedMp4, probeMedia, type TestServer } from "../helpers/server-harness.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 /** Segments on MEETBOT_STORAGE=s3: objects under recordings/segments/<bot id>/, against s3rver. */
 const BUCKET = "segments";
 let s3: S3Server;
 let server: TestServer;
-let user: TestUser;
 let scratch: string;
 let media: { whole: Uint8Array; segments: Uint8Array[] };
 beforeAll(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), "meetbot-s3-segments-"));
-  s3 = await startS3Server([BUCKET]);
-  [server, media] = await Promise.all([
-    startTestServer({ env: s3.env(BUCKET) }),
-    makeSegmentedMp4(scratch, 4, 4),
-  ]);
-  user = await registerUser(server.api);
+  [s3, media] = await Promise.all([startS3Server([BUCKET]), makeSegmentedMp4(scratch, 4, 4)]);
+});
+// Stores in the bucket of the S3 server started above.
+test.override("serverOptions", { scope: "file" }, () => ({ env: s3.env(BUCKET) }));
+test.beforeAll(({ server: fileServer }) => {
+  server = fileServer;
 });
 afterAll(async () => {
-  await server?.close();
   await s3?.close();
   await rm(scratch, { recursive: true, force: true });
 });
@@ -43,7 +34,9 @@ async function keysUnder(prefix: string): Promise<string[]> {
 }
 
 describe("segments on S3", () => {
-  it("keeps segments as objects, completes them into the recording object and deletes them", async () => {
+  test("keeps segments as objects, completes them into the recording object and deletes them", async ({
+    user,
+  }) => {
     const { botId, runner } = await deployedBot(server, user);
     for (const seq of [3, 1, 0, 2, 1]) {
       expect((await runner.uploadSegment(seq, media.segments[seq] as Uint8Array)).status).toBe(201);

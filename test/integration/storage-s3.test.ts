@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { text } from "node:stream/consumers";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe } from "vitest";
 import { resolveConfig } from "../../src/server/config.js";
 import { startServer } from "../../src/server/main.js";
 import { StartupError } from "../../src/server/startup-error.js";
@@ -15,16 +15,18 @@ import { S3RecordingStore } from "../../src/server/storage/s3-recordings.js";
 import type { S3Settings } from "../../src/server/storage/settings.js";
 import { verifyStorage } from "../../src/server/storage/stores.js";
 import { StorageUnavailableError } from "../../src/server/storage/unavailable.js";
-import { startStandIn } from "../helpers/provider-stand-ins.js";
+import { type StandIn, startStandIn } from "../helpers/provider-stand-ins.js";
 import { startS3Server, type S3Server } from "../helpers/s3-server.js";
 import {
   deployedBot,
   makeTestMp4,
   registerUser,
+  settledJob,
   startTestServer,
   type TestServer,
   type TestUser,
 } from "../helpers/server-harness.js";
+import { expect, test } from "../helpers/fixtures.js";
 
 const BUCKET = "meetbot-recordings";
 /** What the Deepgram stand-in answers: its documented format, one utterance. */
@@ -47,21 +49,23 @@ const DEEPGRAM_ANSWER = {
     ],
   },
 };
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MB = 1024 ** 2;
 
 let s3: S3Server;
+let deepgram: StandIn;
 let scratch: string;
 const opened: S3Bucket[] = [];
 beforeAll(async () => {
-  [s3, scratch] = await Promise.all([
+  [s3, deepgram, scratch] = await Promise.all([
     startS3Server([BUCKET, "emptied-later"]),
+    startStandIn(() => ({ json: DEEPGRAM_ANSWER })),
     mkdtemp(path.join(tmpdir(), "meetbot-s3-test-")),
   ]);
 });
 afterAll(async () => {
   for (const bucket of opened) bucket.close();
   await s3?.close();
+  await deepgram?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
@@ -99,7 +103,7 @@ let nextBotId = 1000;
 const freshBotId = () => nextBotId++;
 
 describe("the S3 recording store against s3rver", () => {
-  it("stores a small recording with one PutObject and reads back its size and any range", async () => {
+  test("stores a small recording with one PutObject and reads back its size and any range", async () => {
     const store = new S3RecordingStore(bucketWith());
     const botId = freshBotId();
     const content = randomBytes(100_000);
@@ -119,7 +123,7 @@ describe("the S3 recording store against s3rver", () => {
     expect(await store.size(freshBotId())).toBeNull();
   });
 
-  it("uploads a large recording in parts and completes it as one object", async () => {
+  test("uploads a large recording in parts and completes it as one object", async () => {
     const store = new S3RecordingStore(bucketWith());
     const botId = freshBotId();
     const content = randomBytes(2 * PART_BYTES + 3 * MB);
@@ -150,7 +154,7 @@ describe("the S3 recording store against s3rver", () => {
     expect(await bytesOf(store.open(botId, middle))).toEqual(content.subarray(middle.start, middle.end + 1));
   });
 
-  it("refuses a recording past the limit, and an interrupted one, leaving the previous recording whole", async () => {
+  test("refuses a recording past the limit, and an interrupted one, leaving the previous recording whole", async () => {
     const store = new S3RecordingStore(bucketWith());
     const botId = freshBotId();
     const previous = randomBytes(1000);
@@ -170,7 +174,7 @@ describe("the S3 recording store against s3rver", () => {
     expect(await store.size(fresh)).toBeNull();
   });
 
-  it("deletes a recording; deleting a missing one is no error", async () => {
+  test("deletes a recording; deleting a missing one is no error", async () => {
     const store = new S3RecordingStore(bucketWith());
     const botId = freshBotId();
     await store.save(botId, Readable.from([randomBytes(10)]), MB);
@@ -179,7 +183,7 @@ describe("the S3 recording store against s3rver", () => {
     await expect(store.remove(botId)).resolves.toBeUndefined();
   });
 
-  it("hands ffmpeg a local copy, removed afterwards", async () => {
+  test("hands ffmpeg a local copy, removed afterwards", async () => {
     const store = new S3RecordingStore(bucketWith());
     const botId = freshBotId();
     const content = randomBytes(50_000);
@@ -191,7 +195,7 @@ describe("the S3 recording store against s3rver", () => {
     await expect(readFile(used)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
-  it("sends no checksums by default (when_required), and CRC32 ones when_supported", async () => {
+  test("sends no checksums by default (when_required), and CRC32 ones when_supported", async () => {
     const content = randomBytes(1000);
     const checksumHeaders = (requests: { headers: Record<string, unknown> }[]) =>
       requests.flatMap((r) => Object.keys(r.headers).filter((name) => name.startsWith("x-amz-checksum-")));
@@ -226,7 +230,7 @@ describe("the S3 recording store against s3rver", () => {
 });
 
 describe("the S3 artifact store against s3rver", () => {
-  it("saves, opens and removes all of a bot's artifacts", async () => {
+  test("saves, opens and removes all of a bot's artifacts", async () => {
     const store = new S3ArtifactStore(bucketWith());
     const botId = freshBotId();
     await store.save(botId, "failure.png", Readable.from([Buffer.from("png")]));
@@ -249,7 +253,7 @@ describe("the S3 artifact store against s3rver", () => {
 describe("S3 storage settings", () => {
   const env = (extra: Record<string, string>) => resolveConfig({ dataDir: scratch, env: extra }).storage;
 
-  it("stays local by default and reads every MEETBOT_S3_ variable", () => {
+  test("stays local by default and reads every MEETBOT_S3_ variable", () => {
     expect(env({})).toEqual({ kind: "local" });
     expect(
       env({
@@ -286,7 +290,7 @@ describe("S3 storage settings", () => {
     });
   });
 
-  it("stops startup with a line naming the variable", () => {
+  test("stops startup with a line naming the variable", () => {
     const refused = (extra: Record<string, string>) => {
       try {
         env(extra);
@@ -312,7 +316,7 @@ describe("S3 storage settings", () => {
     );
   });
 
-  it("refuses at startup a bucket that does not exist, and a store that does not answer", async () => {
+  test("refuses at startup a bucket that does not exist, and a store that does not answer", async () => {
     const missing = verifyStorage({ kind: "s3", s3: s3.settings("no-such-bucket") });
     await expect(missing).rejects.toBeInstanceOf(StartupError);
     await expect(missing).rejects.toThrow(
@@ -336,7 +340,7 @@ describe("S3 storage settings", () => {
     await expect(readdir(dataDir)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
-  it("reports a store that stops answering as unavailable, not as the caller's fault", async () => {
+  test("reports a store that stops answering as unavailable, not as the caller's fault", async () => {
     const store = new S3RecordingStore(bucketWith({ endpoint: "http://127.0.0.1:9" }));
     await expect(store.size(1)).rejects.toBeInstanceOf(StorageUnavailableError);
     await expect(store.save(1, Readable.from([Buffer.from("x")]), MB)).rejects.toBeInstanceOf(
@@ -345,19 +349,31 @@ describe("S3 storage settings", () => {
   });
 });
 
+// The server of the tests below: on the bucket, transcribing with the Deepgram stand-in.
+test.override("serverOptions", { scope: "file" }, () => ({
+  env: s3.env(BUCKET),
+  jobs: {
+    pollIntervalMs: 50,
+    engines: {
+      defaultTranscription: "pocketsphinx",
+      defaultSummary: "extractive",
+      pocketsphinxModelDir: "/usr/share/pocketsphinx/model/en-us",
+      deepgram: { baseUrl: deepgram.baseUrl, apiKey: "dg" },
+    },
+  },
+}));
+
 describe("the control plane with MEETBOT_STORAGE=s3", () => {
   let server: TestServer;
   let user: TestUser;
   let mp4: Uint8Array;
   /** The test's own view of the bucket the server uses. */
   let objects: S3Bucket;
-  beforeAll(async () => {
+  test.beforeAll(async ({ server: fileServer }) => {
+    server = fileServer;
     objects = bucketWith();
-    [server, mp4] = await Promise.all([startTestServer({ env: s3.env(BUCKET) }), makeTestMp4(scratch)]);
+    mp4 = await makeTestMp4(scratch);
     user = await registerUser(server.api);
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   /** A bot whose runner reported a call and uploaded `mp4`, then DONE. */
@@ -373,7 +389,7 @@ describe("the control plane with MEETBOT_STORAGE=s3", () => {
 
   const authorized = () => ({ authorization: `Bearer ${user.token}` });
 
-  it("keeps the upload in the bucket and serves it: stream with Range, download link, share link", async () => {
+  test("keeps the upload in the bucket and serves it: stream with Range, download link, share link", async () => {
     const { botId } = await recordedBot();
     const key = `recordings/${botId}.mp4`;
     expect(await objects.size(key)).toBe(mp4.length);
@@ -411,7 +427,7 @@ describe("the control plane with MEETBOT_STORAGE=s3", () => {
     expect(new Uint8Array(await shared.arrayBuffer())).toEqual(mp4.subarray(1000, 2000));
   });
 
-  it("removes the object when the recording is deleted, and recording and artifacts when the bot is", async () => {
+  test("removes the object when the recording is deleted, and recording and artifacts when the bot is", async () => {
     const { botId } = await recordedBot();
     expect((await server.api.delete(`/v1/recordings/${botId}`, { token: user.token })).status).toBe(204);
     expect(await objects.size(`recordings/${botId}.mp4`)).toBeNull();
@@ -444,50 +460,26 @@ describe("the control plane with MEETBOT_STORAGE=s3", () => {
     expect(await objects.size(artifactKey)).toBeNull();
   });
 
-  it("transcribes a recording kept in the bucket (the engine reads a local copy)", async () => {
-    const deepgram = await startStandIn(() => ({ json: DEEPGRAM_ANSWER }));
-    const transcribing = await startTestServer({
-      env: s3.env(BUCKET),
-      jobs: {
-        pollIntervalMs: 50,
-        engines: {
-          defaultTranscription: "pocketsphinx",
-          defaultSummary: "extractive",
-          pocketsphinxModelDir: "/usr/share/pocketsphinx/model/en-us",
-          deepgram: { baseUrl: deepgram.baseUrl, apiKey: "dg" },
-        },
-      },
+  test("transcribes a recording kept in the bucket (the engine reads a local copy)", async () => {
+    const { botId, runner } = await deployedBot(server, user);
+    for (const status of ["JOINING_CALL", "IN_CALL", "CALL_ENDED"] as const) await runner.status(status);
+    expect((await runner.upload(mp4, 2000)).status).toBe(201);
+    const started = await server.api.post(`/v1/transcripts/${botId}/transcribe`, {
+      token: user.token,
+      body: { engine: "deepgram", language: "en" },
     });
-    try {
-      const owner = await registerUser(transcribing.api);
-      const { botId, runner } = await deployedBot(transcribing, owner);
-      for (const status of ["JOINING_CALL", "IN_CALL", "CALL_ENDED"] as const) await runner.status(status);
-      expect((await runner.upload(mp4, 2000)).status).toBe(201);
-      const started = await transcribing.api.post(`/v1/transcripts/${botId}/transcribe`, {
-        token: owner.token,
-        body: { engine: "deepgram", language: "en" },
-      });
-      expect(started.status).toBe(202);
-      // Polled, as a client does, until the job has settled (the test's timeout bounds it).
-      const statusPath = `/v1/transcripts/${botId}/status` as const;
-      let status = (await transcribing.api.get(statusPath, { token: owner.token })).body;
-      while (!["completed", "failed"].includes(status.status)) {
-        await pause(50);
-        status = (await transcribing.api.get(statusPath, { token: owner.token })).body;
-      }
-      expect(status).toMatchObject({ status: "completed", error: null });
-      // ffmpeg made the audio it sent from the copy of the object.
-      expect(deepgram.requests).toHaveLength(1);
-      expect(deepgram.requests[0]?.body.length).toBeGreaterThan(1000);
-      const transcript = await transcribing.api.get(`/v1/transcripts/${botId}`, { token: owner.token });
-      expect(transcript.body.text).toBe("Hello there.");
-    } finally {
-      await transcribing.close();
-      await deepgram.close();
-    }
+    expect(started.status).toBe(202);
+    // Polled, as a client does, until the job has settled.
+    const status = await settledJob(server.api, user.token, `/v1/transcripts/${botId}/status`);
+    expect(status).toMatchObject({ status: "completed", error: null });
+    // ffmpeg made the audio it sent from the copy of the object.
+    expect(deepgram.requests).toHaveLength(1);
+    expect(deepgram.requests[0]?.body.length).toBeGreaterThan(1000);
+    const transcript = await server.api.get(`/v1/transcripts/${botId}`, { token: user.token });
+    expect(transcript.body.text).toBe("Hello there.");
   });
 
-  it("answers an upload the store refuses with a 503 the runner retries, keeping nothing", async () => {
+  test("answers an upload the store refuses with a 503 the runner retries, keeping nothing", async () => {
     const gone = await startTestServer({ env: s3.env("emptied-later") });
     try {
       const owner = await registerUser(gone.api);
