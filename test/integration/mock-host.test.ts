@@ -759,10 +759,10 @@ describe("scripted meetings: participants read lines", () => {
 
   it("speaks text with quotes, colons, commas and backslashes from a directory with such a name", async () => {
     const awkward = mkdtempSync(joinPath(tmpdir(), "it's: a [dir], ok; "));
-    const saved = process.env.TMPDIR;
-    process.env.TMPDIR = awkward;
+    // Unset again after (an unset TMPDIR restored by assignment becomes the string "undefined").
+    vi.stubEnv("TMPDIR", awkward);
     const speech = new SpeechSynthesizer();
-    process.env.TMPDIR = saved;
+    vi.unstubAllEnvs();
     try {
       const plain = await speech.render("Bob said it is fine", "rms");
       const tricky = await speech.render("Bob's note: 'it is fine', he said \\ twice; [really]", "awb");
