@@ -371,13 +371,10 @@ export class BotLifecycle {
     });
     this.voiceReady.resolve();
     await afterAdmission;
-    // Before the captions, which may use the same menus: one step at a time.
-    if (!recording.video) await this.turnOffIncomingVideo(page);
-    if (this.showsPicture) await this.camera.ensureOn();
-    this.liveMeeting.start(clock);
-    this.agentStream?.start();
-
-    const endedBy = await watchCall({
+    // The call is watched from now on, while the steps below click through the page's menus
+    // (seconds, for an audio-only bot's incoming video): who joins or leaves meanwhile, and an
+    // end, are seen when they happen, not once the menus are done.
+    const watching = watchCall({
       watcher,
       reporter,
       automaticLeave: this.config.automaticLeave,
@@ -386,6 +383,19 @@ export class BotLifecycle {
       log: this.log,
       recordingNow: () => clock.now(),
     });
+    let callOver = false;
+    const over = () => {
+      callOver = true;
+    };
+    watching.then(over, over);
+    // Before the captions, which may use the same menus: one step at a time.
+    if (!recording.video) await this.turnOffIncomingVideo(page);
+    if (this.showsPicture && !callOver) await this.camera.ensureOn();
+    if (!callOver) {
+      this.liveMeeting.start(clock);
+      this.agentStream?.start();
+    }
+    const endedBy = await watching;
     // Every utterance's final goes out before CALL_ENDED; the bot says nothing more.
     this.voice.end();
     this.camera.end();

@@ -10,6 +10,7 @@ import {
   type Phase,
   type PlatformAdapter,
 } from "../../platforms/adapter.js";
+import type { LiveAdapter } from "../../platforms/live.js";
 import {
   type AutomaticLeave,
   BotConfig,
@@ -479,6 +480,31 @@ describe("BotLifecycle: leaving the call", () => {
       "participant.left",
       "participant.left",
     ]);
+  });
+
+  it("watches the call while an audio-only bot clicks through menus: who came and went is reported then", async () => {
+    const bot = setUp(
+      { everyoneLeftTimeout: 10_000, noOneJoinedTimeout: LONG },
+      { recording: { video: false } },
+    );
+    // Turning incoming video off takes the page's menus 20 s here (a slow page, a hidden item).
+    const turnOffIncomingVideo = vi.fn(
+      () => new Promise<string | null>((resolve) => setTimeout(() => resolve(null), 20_000)),
+    );
+    (bot.adapter as PlatformAdapter).live = { turnOffIncomingVideo } as unknown as LiveAdapter;
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("in_call", [ALICE])));
+    bot.start();
+    await elapse(5_000);
+    bot.stage.watcher.update(snap("in_call", []));
+    await elapse(1_000);
+    expect(turnOffIncomingVideo).toHaveBeenCalledTimes(1);
+    expect(bot.eventTypes().filter((t) => t.startsWith("participant."))).toEqual([
+      "participant.joined",
+      "participant.left",
+    ]);
+    // Everyone left at 5 s: the bot leaves as soon as the menus let it go (20 s), not 10 s after.
+    await elapse(15_000);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED EVERYONE_LEFT", "DONE"]);
   });
 
   it("leaves onlyBotsTimeout after the last person left and only notetakers stay: ONLY_BOTS_LEFT", async () => {
