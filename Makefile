@@ -102,7 +102,7 @@ test: setup test-packages lint typecheck
 	npx vitest run test/unit test/integration --maxWorkers=3 --reporter=default --reporter=json --outputFile.json=test-results/fast.json || status=1; \
 	scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --reporter=default --reporter=json --outputFile.json=test-results/postgres.json || status=1; \
 	npx vitest run $(E2E_PAGES) $(E2E_LIGHT_FILES) --maxWorkers=2 --reporter=default --reporter=json --outputFile.json=test-results/e2e-pairs.json || status=1; \
-	npx vitest run test/e2e $(foreach f,$(E2E_PAGES) $(E2E_LIGHT_FILES),--exclude '$(f)') --no-file-parallelism --maxConcurrency=3 --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; \
+	npx vitest run test/e2e $(foreach f,$(E2E_PAGES) $(E2E_LIGHT_FILES),--exclude '$(f)') --no-file-parallelism --maxConcurrency=6 --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; \
 	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e-pairs.json test-results/e2e.json || status=1; \
 	exit $$status
 

@@ -57,49 +57,76 @@ export async function firstVisible(
 }
 
 /**
- * Whether a click at the element's centre reaches it, rather than a dialog, banner or toast drawn
- * over it. Scrolls it into view first: a point outside the viewport hits nothing.
+ * Where a click at the element's centre lands once it is scrolled into view: on the element
+ * ("top"), on a dialog, banner or toast drawn over it ("covered"), or nowhere because the centre
+ * stays outside the window ("outside": a dialog taller than a small window, fixed in place, has
+ * its buttons below the fold where no pointer reaches).
  */
-export async function isOnTop(locator: Locator): Promise<boolean> {
+export type Placement = "top" | "covered" | "outside";
+
+export async function placementOf(locator: Locator): Promise<Placement> {
   return locator
-    .evaluate((element) => {
+    .evaluate((element): Placement => {
       element.scrollIntoView({ block: "center", inline: "center" });
       const box = element.getBoundingClientRect();
-      if (box.width === 0 || box.height === 0) return false;
-      const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
-      return hit !== null && (hit === element || element.contains(hit));
+      if (box.width === 0 || box.height === 0) return "covered";
+      const x = box.left + box.width / 2;
+      const y = box.top + box.height / 2;
+      if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) return "outside";
+      const hit = document.elementFromPoint(x, y);
+      return hit !== null && (hit === element || element.contains(hit)) ? "top" : "covered";
     })
-    .catch(() => false);
+    .catch((): Placement => "covered");
+}
+
+/** Whether a click at the element's centre reaches it (see placementOf). */
+export async function isOnTop(locator: Locator): Promise<boolean> {
+  return (await placementOf(locator)) === "top";
 }
 
 /** How long one click may wait for its target to become clickable before the next candidate is tried. */
 const CANDIDATE_CLICK_MS = 1_000;
 
 /**
- * Clicks one of `variants`: the visible ones that are on top first (in list order), then the
- * covered ones (what covers them may go away). A click that is intercepted or times out moves on
- * to the next candidate instead of retrying the same covered element. Returns the variant
- * clicked, or null when none is visible or none could be clicked.
+ * Clicks one of `variants`: the visible ones that are on top first (in list order), then those
+ * outside the window, then the covered ones (what covers them may go away). A click that is
+ * intercepted or times out moves on to the next candidate instead of retrying the same covered
+ * element. A button outside the window is pressed with Enter instead: the keyboard needs no
+ * pointer to reach it, and only what is not under something else is pressed, so a modal's
+ * backdrop still keeps the page behind it out of reach. Returns the variant clicked, or null when
+ * none is visible or none could be clicked.
  */
 export async function clickFirstClickable(
   variants: Variants,
   { clickTimeoutMs = CANDIDATE_CLICK_MS }: { clickTimeoutMs?: number } = {},
 ): Promise<string | null> {
-  const visible: Array<{ variant: string; locator: Locator; onTop: boolean }> = [];
+  const visible: Array<{ variant: string; locator: Locator; placement: Placement }> = [];
   for (const [variant, locator] of variants) {
     const first = locator.first();
     if (await first.isVisible().catch(() => false)) {
-      visible.push({ variant, locator: first, onTop: await isOnTop(first) });
+      visible.push({ variant, locator: first, placement: await placementOf(first) });
     }
   }
-  const ordered = [...visible.filter((v) => v.onTop), ...visible.filter((v) => !v.onTop)];
+  const order: Placement[] = ["top", "outside", "covered"];
+  const ordered = order.flatMap((placement) => visible.filter((v) => v.placement === placement));
   for (const candidate of ordered) {
     try {
-      await candidate.locator.click({ timeout: clickTimeoutMs });
+      if (candidate.placement === "outside" && (await isButton(candidate.locator))) {
+        await candidate.locator.press("Enter", { timeout: clickTimeoutMs });
+      } else {
+        await candidate.locator.click({ timeout: clickTimeoutMs });
+      }
       return candidate.variant;
     } catch {
       // Covered, detached or disabled meanwhile: the next candidate may be what covers it.
     }
   }
   return null;
+}
+
+/** A button Enter activates: a <button> or an element with the button role. */
+async function isButton(locator: Locator): Promise<boolean> {
+  return locator
+    .evaluate((element) => element.tagName === "BUTTON" || element.getAttribute("role") === "button")
+    .catch(() => false);
 }

@@ -14,8 +14,8 @@ import { type MockMeeting, mockMeeting, type PlatformName } from "../helpers/moc
  * launchers, a host who has not started) are in meet-bot-*, zoom-bot and teams-bot; the control
  * plane going away is in platform-outage.
  *
- * Cells run side by side (vitest's maxConcurrency, 3 in `make test`): a bot spends most of its life
- * waiting on timeouts, not on the CPU.
+ * Cells run side by side (vitest's maxConcurrency, 6 in `make test`): a bot spends most of its life
+ * waiting on timeouts, not on the CPU, and most cells' bots are audio-only.
  */
 let stack: Awaited<ReturnType<typeof startStack>>;
 beforeAll(async () => {
@@ -49,6 +49,12 @@ interface Cell {
   subCode: string | Record<PlatformName, string>;
   /** Whether a playable recording is due. */
   recording: boolean;
+  /**
+   * Whether the bot records video. Most cells are about how a call goes, not the picture, so
+   * their bots are audio-only and cost a fraction of a core; the cells that check the recording
+   * on disk keep video.
+   */
+  video?: boolean;
   /** What the recording's sound must be, when it matters. */
   sound?: "audible" | "silent";
   /** How the host sees the bot at the end, when it matters. */
@@ -79,6 +85,7 @@ const CELLS: Cell[] = [
     statuses: RECORDED,
     subCode: "MEETING_ENDED",
     recording: true,
+    video: true,
     sound: "audible",
     attendeesAtEnd: ["ended"],
   },
@@ -116,8 +123,15 @@ const CELLS: Cell[] = [
   },
   {
     name: "everyone left",
-    scenario: { admit: "open", participants: 2, leaveAfterMs: 2500 },
+    scenario: { admit: "open", participants: 2 },
     body: { automaticLeave: { everyoneLeftTimeout: 2000 } },
+    // They leave once the bot has seen them (not after a set time, which a loaded machine can
+    // outlast before the roster opens).
+    whileRecording: async ({ stack, platform, meetingId, botId }) => {
+      await sawJoin(stack, botId, 2);
+      const people = (await stack.control.state(platform, meetingId)).participants as { id: string }[];
+      for (const person of people) await stack.control.removeParticipant(platform, meetingId, person.id);
+    },
     statuses: RECORDED,
     subCode: "EVERYONE_LEFT",
     recording: true,
@@ -151,6 +165,9 @@ const CELLS: Cell[] = [
     body: { automaticLeave: { onlyBotsTimeout: 2000, everyoneLeftTimeout: 600_000 } },
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
       await recordedOnDisk(stack, botId, 1000);
+      // The person must have been seen first: a bot that only ever saw the notetaker has had no one
+      // join, and waits noOneJoinedTimeout (the roster opens seconds after the recording starts).
+      await sawJoin(stack, botId, 1);
       const before = (await stack.control.state(platform, meetingId)).participants as { id: string }[];
       await stack.control.addParticipant(platform, meetingId, "Otter.ai Notetaker");
       for (const person of before) await stack.control.removeParticipant(platform, meetingId, person.id);
@@ -225,6 +242,7 @@ const CELLS: Cell[] = [
     statuses: ["JOINING_CALL", "IN_CALL", "RECORDING", "FATAL"],
     subCode: "HEARTBEAT_TIMEOUT",
     recording: false,
+    video: true,
   },
 ];
 
@@ -242,7 +260,12 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
     it(`ends ${cell.statuses.at(-1)} ${subCode}`, async ({ expect }) => {
       const { id: meetingId, meetingInfo } = newMeeting(platform);
       await stack.control.configure(platform, meetingId, cell.scenario);
-      const bot = await stack.api.createBot({ meetingInfo, botDisplayName: "Matrix Bot", ...cell.body });
+      const bot = await stack.api.createBot({
+        meetingInfo,
+        botDisplayName: "Matrix Bot",
+        recording: { video: cell.video ?? false },
+        ...cell.body,
+      });
       await stack.api.deploy(bot.id);
       if (cell.whileRecording) {
         await eventually(
@@ -285,7 +308,8 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
       if (cell.recording) {
         expect(final.recording).not.toBeNull();
         const media = await stack.downloadRecording(bot.id);
-        expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
+        const streams = cell.video ? ["audio:aac", "video:h264"] : ["audio:aac"];
+        expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(streams);
         expect(media.durationSeconds).toBeGreaterThan(1);
         if (cell.sound === "audible") expect(media.meanVolumeDb).toBeGreaterThan(-40);
         // Not a sample above the level the silence timeout listens for.
@@ -311,6 +335,14 @@ async function recordedOnDisk(stack: Stack, botId: number, ms: number): Promise<
     `${ms} ms on disk`,
   );
   return file;
+}
+
+/** Waits until the bot reported `count` participants joining. */
+async function sawJoin(stack: Stack, botId: number, count: number): Promise<void> {
+  await eventually(async () => {
+    const events = await stack.api.botEvents(botId);
+    return events.filter((e) => e.eventType === "PARTICIPANT_JOINED").length >= count ? true : undefined;
+  }, `bot ${botId} to see ${count} participant(s) join`);
 }
 
 function processWriting(file: string): boolean {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { MeetingState } from "../../fixtures/host/meetings.js";
 import { teamsAdapter } from "../../platforms/teams/index.js";
-import { isOnTop } from "../../platforms/variants.js";
+import { isOnTop, placementOf } from "../../platforms/variants.js";
+import { AUDIO_ONLY_SCREEN } from "../../src/core/bot-config.js";
 import type { Page } from "playwright";
 import {
   captionEntries,
@@ -513,6 +514,33 @@ describe("drifted layouts (ui=, fixtures/teams/ui-variants.ts) and the adapter o
       ["noAudioVideoConfirm", 'clicked "Continue without audio or video"'],
     ]);
     expect((await meetingState(id)).attendees).toMatchObject([{ name: "Adapter Bot", state: "lobby" }]);
+  });
+
+  it("teams-dialogs-stacked in an audio-only bot's small window: the prompt's Dismiss is below the fold, and the adapter presses it with Enter", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual", ui: ["teams-dialogs-stacked"] });
+    await page.setViewportSize(AUDIO_ONLY_SCREEN);
+    try {
+      await page.goto(joinLink(id));
+      await page.locator(JOIN_ON_WEB).click();
+      const dismiss = page
+        .getByRole("dialog", { name: "Allow mic and camera" })
+        .getByRole("button", { name: "Dismiss" });
+      await dismiss.waitFor(WAIT);
+      expect(await placementOf(dismiss)).toBe("outside");
+      expect(await placementOf(page.locator(CAMERA_SWITCH).first())).toBe("covered");
+      const { notes, note } = collectNotes();
+      await teamsAdapter.join(page, { displayName: "Small Bot", info: { platform: "teams" }, note });
+      await text("Someone will let you in shortly").waitFor(WAIT);
+      expect(notes.filter(([hook]) => hook === "overlay" || hook === "camera")).toEqual([
+        ["overlay", 'dismissed: "Dismiss" #1'],
+        ["camera", 'switched off: [data-tid="toggle-video"] (on by aria-checked)'],
+        ["overlay", 'dismissed: "Dismiss" #1'],
+      ]);
+      expect((await meetingState(id)).attendees).toMatchObject([{ name: "Small Bot", state: "lobby" }]);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 720 });
+    }
   });
 
   it("teams-toasts: a toast sits on Join now once a name is typed, beside a harmless alert", async () => {
