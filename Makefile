@@ -76,7 +76,10 @@ demo: setup
 
 # Unit and integration tests run three files at a time (integration on SQLite, then again on a
 # throwaway PostgreSQL cluster): they mostly wait on sockets and timers, and vitest's default on
-# 2 cores is one file at a time (143 s against 85 s, measured). End-to-end tests that run bots
+# 2 cores is one file at a time (143 s against 85 s, measured). They share each worker's modules
+# (--no-isolate): importing the server anew for every file was most of their CPU (unit and
+# integration 335 -> 195 s of CPU, 157 -> 106 s; test/helpers/each-file.ts undoes what one file
+# leaves for the next). End-to-end tests that run bots
 # (real Chromium + ffmpeg, about one core each) run one file at a time; those that only drive a
 # page (the mock pages' own tests: no runner, no recording) and the light ones (E2E_LIGHT) two at a time
 # (three at a time: 265-289 s against 305, but a mock page's button then took over 10 s to show, in CI). The last line is the
@@ -99,8 +102,8 @@ E2E_LIGHT_FILES := $(addsuffix .test.ts,$(E2E_LIGHT))
 test: setup test-packages lint typecheck
 	@rm -rf test-results && mkdir -p test-results
 	@status=0; \
-	npx vitest run test/unit test/integration --maxWorkers=3 --reporter=default --reporter=json --outputFile.json=test-results/fast.json || status=1; \
-	scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --reporter=default --reporter=json --outputFile.json=test-results/postgres.json || status=1; \
+	npx vitest run test/unit test/integration --maxWorkers=3 --no-isolate --reporter=default --reporter=json --outputFile.json=test-results/fast.json || status=1; \
+	scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --no-isolate --reporter=default --reporter=json --outputFile.json=test-results/postgres.json || status=1; \
 	npx vitest run $(E2E_PAGES) $(E2E_LIGHT_FILES) --maxWorkers=2 --reporter=default --reporter=json --outputFile.json=test-results/e2e-pairs.json || status=1; \
 	npx vitest run test/e2e $(foreach f,$(E2E_PAGES) $(E2E_LIGHT_FILES),--exclude '$(f)') --no-file-parallelism --maxConcurrency=6 --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; \
 	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e-pairs.json test-results/e2e.json || status=1; \

@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    setupFiles: ["test/helpers/each-file.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // expect.poll waits on a condition; 1 s (vitest's default) is less than a page takes to render

@@ -31,20 +31,37 @@ import {
  *
  * Suite hooks (beforeAll) get only the file-scoped ones: `server`, `db`, `serverOptions`.
  */
-export const test = base
-  .extend("serverOptions", { scope: "file" }, {} as Partial<StartServerOptions>)
-  .extend("server", { scope: "file" }, async ({ serverOptions }, { onCleanup }) => {
-    const server = await startTestServer(serverOptions);
-    onCleanup(() => server.close());
-    return server;
-  })
-  .extend("db", { scope: "file" }, async ({ server }, { onCleanup }) => {
-    const db = await openServerDatabase(server);
-    onCleanup(() => db.close());
-    return db;
-  })
-  .extend("user", async ({ server }) => registerUser(server.api))
-  .extend("recording", async ({ server, user }) => recordedBot(server, user));
+function integrationTest() {
+  return base
+    .extend("serverOptions", { scope: "file" }, {} as Partial<StartServerOptions>)
+    .extend("server", { scope: "file" }, async ({ serverOptions }, { onCleanup }) => {
+      const server = await startTestServer(serverOptions);
+      onCleanup(() => server.close());
+      return server;
+    })
+    .extend("db", { scope: "file" }, async ({ server }, { onCleanup }) => {
+      const db = await openServerDatabase(server);
+      onCleanup(() => db.close());
+      return db;
+    })
+    .extend("user", async ({ server }) => registerUser(server.api))
+    .extend("recording", async ({ server, user }) => recordedBot(server, user));
+}
+
+/**
+ * The fixture's test function. `let`, and renewed before every file (test/helpers/each-file.ts):
+ * a file's top-level `test.override` replaces the fixture's defaults on this very object, and
+ * when files share a worker's modules (`--no-isolate`) the next file would inherit them.
+ */
+export let test = integrationTest();
+
+declare global {
+  /** Set once this module is loaded: renews `test` for the next file. */
+  var renewIntegrationTest: (() => void) | undefined;
+}
+globalThis.renewIntegrationTest = () => {
+  test = integrationTest();
+};
 
 export { expect };
 

@@ -158,11 +158,20 @@ describe("GET /v1/bots/{id}/live/ws", () => {
     const { botId, runner } = await meetingWithALine();
     const byHeader = socket(botId, { authorization: `Bearer ${owner.token}` });
     await byHeader.opened;
+    // The socket opens before the server has subscribed it (it checks the token first): a partial
+    // sent meanwhile would be missed, as partials are not kept to replay. Once an event sent
+    // after the opening arrives, the stream is live.
+    await send(runner, {
+      type: "participant.joined",
+      data: { participantId: "p-2", participantName: "Bob" },
+    });
+    await vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("participant.joined"));
     await reportTheLine(runner);
     await vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("transcript.final"));
     expect(
       byHeader.received.map((e) => (e.type.startsWith("transcript") ? `${e.type} ${e.data.text}` : e.type)),
     ).toEqual([
+      "participant.joined",
       "transcript.partial I will",
       "transcript.partial I will send the",
       "chat.message",

@@ -1,0 +1,13 @@
+/**
+ * Runs before every test file (vitest's setupFiles), also when files share a worker's modules
+ * (`--no-isolate`, as `make test` runs the unit and integration files): it undoes what one file
+ * may leave for the next. Cheap when nothing is loaded yet, as in every isolated e2e file.
+ */
+import { vi } from "vitest";
+
+// The integration fixture's defaults, which a file's top-level `test.override` replaces.
+globalThis.renewIntegrationTest?.();
+// Environment variables stubbed with vi.stubEnv; timers and globals a file faked.
+vi.unstubAllEnvs();
+vi.unstubAllGlobals();
+vi.useRealTimers();
