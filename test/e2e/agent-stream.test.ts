@@ -70,6 +70,7 @@ describe.each(["google", "zoom", "teams"] as const)(
         meetingInfo,
         botDisplayName: "Agent Bot",
         audioStream: { url: agent.url, token: TOKEN },
+        recording: { video: false },
       });
       expect(bot.audioStream).toEqual({ url: agent.url, sampleRate: 16000, hasToken: true });
       await stack.api.deploy(bot.id);

@@ -49,6 +49,7 @@ describe("live transcript from pocketsphinx", () => {
       const bot = await stack.api.createBot({
         meetingInfo: { platform: "google", meetingUrl: `${stack.mock.url}/meet/${meetingId}` },
         botDisplayName: "Live Bot",
+        recording: { video: false },
       });
       await stack.api.deploy(bot.id);
       const final = await stack.api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 120_000 });

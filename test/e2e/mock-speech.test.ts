@@ -36,7 +36,11 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
       scriptStartAfterMs: 3000,
       endAfterScript: true,
     });
-    const bot = await stack.api.createBot({ meetingInfo, botDisplayName: "Script Bot" });
+    const bot = await stack.api.createBot({
+      meetingInfo,
+      botDisplayName: "Script Bot",
+      recording: { video: false },
+    });
     await stack.api.deploy(bot.id);
     const final = await stack.api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 120_000 });
     expect(final.status).toBe("DONE");

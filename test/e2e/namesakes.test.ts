@@ -78,6 +78,7 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
     const bot = await stack.api.createBot({
       meetingInfo: meetingInfo(stack.mock.url),
       botDisplayName: BOT_NAME,
+      recording: { video: false },
     });
     await stack.api.deploy(bot.id);
     const final = await stack.api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 120_000 });
