@@ -79,10 +79,11 @@ demo: setup
 # 2 cores is one file at a time (143 s against 85 s, measured). They share each worker's modules
 # (--no-isolate): importing the server anew for every file was most of their CPU (unit and
 # integration 335 -> 195 s of CPU, 157 -> 106 s; test/helpers/each-file.ts undoes what one file
-# leaves for the next). End-to-end tests that run bots
-# (real Chromium + ffmpeg, about one core each) run one file at a time; those that only drive a
-# page (the mock pages' own tests: no runner, no recording) and the light ones (E2E_LIGHT) two at a time
-# (three at a time: 265-289 s against 305, but a mock page's button then took over 10 s to show, in CI). The last line is the
+# leaves for the next). End-to-end files that run bots (real Chromium, PulseAudio and ffmpeg) run
+# one at a time, up to six tests at once within a file (most of their bots record audio only, about
+# 0.15 core each once in the call); those that only drive a page (the mock pages' own tests:
+# no runner, no recording) and the light ones (E2E_LIGHT) two at a time (three at a time: 265-289 s
+# against 305, but a mock page's button then took over 10 s to show, in CI). The last line is the
 # summary of all runs: "N passed, N failed".
 E2E_PAGES := test/e2e/*-mock-page.test.ts test/e2e/sign-in-mock-pages.test.ts test/e2e/live-controls.test.ts \
   test/e2e/live-readers.test.ts test/e2e/mock-devices.test.ts
