@@ -124,6 +124,13 @@ export class JoinRefused extends Error {
 export type SnapshotHooks = Record<string, unknown> & { selfName: string };
 
 /** What each failure phase means for the bot's final status. */
+/**
+ * How long a polite leave may take, its clicks and then the page showing the bot left: seconds on
+ * a loaded machine (3 s was too short once six bots shared two slow cores). Closing the browser
+ * before the page took the click leaves the bot in the call as the others see it.
+ */
+export const LEAVE_TIMEOUT_MS = 10_000;
+
 export const FAILURE_PHASES: Partial<Record<Phase, SubCode>> = {
   denied: "ADMISSION_DENIED",
   not_found: "MEETING_NOT_FOUND",
@@ -178,7 +185,10 @@ export interface PlatformAdapter {
    * platforms render only while it is open. Optional; failures are logged, not fatal.
    */
   afterAdmission?(page: Page, opts?: { note?: JoinNote }): Promise<void>;
-  /** Leaves the call politely (best effort; the runner closes the browser afterwards anyway). */
+  /**
+   * Leaves the call politely (best effort; the runner closes the browser afterwards anyway): its
+   * clicks may take LEAVE_TIMEOUT_MS. The runner then waits for the page to show it left.
+   */
   leave(page: Page): Promise<void>;
   /** The call's captions and chat (platforms/live.ts). Optional: without it the bot reads neither. */
   live?: LiveAdapter;

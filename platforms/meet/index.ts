@@ -1,6 +1,6 @@
 import type { Locator, Page } from "playwright";
 import type { MeetingInfo } from "../../src/core/index.js";
-import { type JoinNote, JoinRefused, type PlatformAdapter } from "../adapter.js";
+import { type JoinNote, JoinRefused, LEAVE_TIMEOUT_MS, type PlatformAdapter } from "../adapter.js";
 import { clickFirstClickable, exactly, firstVisible, ignoreNote, type Variants } from "../variants.js";
 import { turnOnMeetCaptions } from "./captions.js";
 import { openMeetChat, sendMeetChat } from "./chat.js";
@@ -122,7 +122,7 @@ export const meetAdapter: PlatformAdapter = {
       await clickPast(page, leave, {
         hook: "leaveCall",
         note: ignoreNote,
-        timeoutMs: 3_000,
+        timeoutMs: LEAVE_TIMEOUT_MS,
         done: gone,
       }).catch(() => {});
     }

@@ -1,5 +1,5 @@
 import type { Locator, Page } from "playwright";
-import type { JoinNote, PlatformAdapter } from "../adapter.js";
+import { type JoinNote, LEAVE_TIMEOUT_MS, type PlatformAdapter } from "../adapter.js";
 import { incomingVideoByMenu } from "../incoming-video.js";
 import {
   alternatives,
@@ -149,7 +149,7 @@ export const teamsAdapter: PlatformAdapter = {
     const buttons = [...alternatives(call.hangup), prejoin.cancelButton];
     await clickFirstClickable(
       buttons.map((selector) => [selector, page.locator(selector)] as const),
-      { clickTimeoutMs: 3_000 },
+      { clickTimeoutMs: LEAVE_TIMEOUT_MS },
     );
   },
 };

@@ -1,6 +1,6 @@
 import type { Locator, Page } from "playwright";
 import type { MeetingInfo, PlatformUrls } from "../../src/core/index.js";
-import { type JoinNote, JoinRefused, type PlatformAdapter } from "../adapter.js";
+import { type JoinNote, JoinRefused, LEAVE_TIMEOUT_MS, type PlatformAdapter } from "../adapter.js";
 import { incomingVideoByMenu } from "../incoming-video.js";
 import { alternatives, clickFirstClickable, firstVisible, ignoreNote, type Variants } from "../variants.js";
 import { turnOnZoomCaptions } from "./captions.js";
@@ -133,15 +133,15 @@ export const zoomAdapter: PlatformAdapter = {
   async leave(page: Page): Promise<void> {
     const leave = page.locator(ZOOM_HOOKS.leaveButton).first();
     if (!(await leave.isVisible().catch(() => false))) return;
-    await leave.click({ timeout: MAYBE_DIALOG_MS }).catch(() => {});
+    await leave.click({ timeout: LEAVE_TIMEOUT_MS }).catch(() => {});
     // In the call Leave asks for confirmation; on the waiting screens it leaves at once.
     const confirm = page.locator(ZOOM_HOOKS.leaveConfirm).first();
     await Promise.race([
-      confirm.waitFor({ state: "visible", timeout: MAYBE_DIALOG_MS }),
-      leave.waitFor({ state: "detached", timeout: MAYBE_DIALOG_MS }),
+      confirm.waitFor({ state: "visible", timeout: LEAVE_TIMEOUT_MS }),
+      leave.waitFor({ state: "detached", timeout: LEAVE_TIMEOUT_MS }),
     ]).catch(() => {});
     if (await confirm.isVisible().catch(() => false)) {
-      await confirm.click({ timeout: MAYBE_DIALOG_MS }).catch(() => {});
+      await confirm.click({ timeout: LEAVE_TIMEOUT_MS }).catch(() => {});
     }
   },
 };

@@ -7,6 +7,7 @@ import {
   JoinRefused,
   type JoinNote,
   type PageSnapshot,
+  LEAVE_TIMEOUT_MS,
   type Phase,
   type PlatformAdapter,
   WAITING_PHASES,
@@ -383,15 +384,18 @@ export class BotLifecycle {
       log: this.log,
       recordingNow: () => clock.now(),
     });
-    let callOver = false;
-    const over = () => {
-      callOver = true;
+    let watchEnded = false;
+    const ended = () => {
+      watchEnded = true;
     };
-    watching.then(over, over);
+    watching.then(ended, ended);
+    // A stop asked meanwhile (a leave command) ends the watch a few ticks later: the live meeting
+    // must not start opening panels while the bot clicks Leave.
+    const callOver = () => watchEnded || this.interrupt.signal.aborted;
     // Before the captions, which may use the same menus: one step at a time.
     if (!recording.video) await this.turnOffIncomingVideo(page);
-    if (this.showsPicture && !callOver) await this.camera.ensureOn();
-    if (!callOver) {
+    if (this.showsPicture && !callOver()) await this.camera.ensureOn();
+    if (!callOver()) {
       this.liveMeeting.start(clock);
       this.agentStream?.start();
     }
@@ -405,7 +409,10 @@ export class BotLifecycle {
     // settles its last utterance while the bot leaves; its finals come before DONE.
     this.liveStopping = true;
     const liveSettled = this.live?.stop();
-    if (!(endedBy in END_PHASES_BY_CODE)) await this.adapter.leave(page);
+    if (!(endedBy in END_PHASES_BY_CODE)) {
+      await this.adapter.leave(page);
+      await watcher.waitForPhase(CALL_OVER_PHASES, LEAVE_TIMEOUT_MS).catch(() => {});
+    }
     this.status("CALL_ENDED", endedBy);
     this.endCall();
     await this.keepSession(stage);
@@ -778,7 +785,7 @@ export class BotLifecycle {
    */
   private async waitFor(watcher: PageWatcher, phases: Phase[], timeoutMs: number, onTimeout: SubCode) {
     const failures = Object.keys(FAILURE_PHASES) as Phase[];
-    const ends = Object.keys(END_PHASES) as Phase[];
+    const ends = CALL_OVER_PHASES;
     try {
       const snap = await watcher.waitForPhase(
         [...phases, ...failures, ...ends],
@@ -948,6 +955,9 @@ function deferred(): Deferred {
   promise.catch(() => {});
   return { promise, resolve, reject };
 }
+
+/** The page shows the call is over for the bot (a leave waits for one before the browser closes). */
+const CALL_OVER_PHASES = Object.keys(END_PHASES) as Phase[];
 
 /** CALL_ENDED subCodes for which the platform already took the bot out of the call. */
 const END_PHASES_BY_CODE: Partial<Record<SubCode, true>> = { MEETING_ENDED: true, REMOVED: true };

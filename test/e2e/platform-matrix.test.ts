@@ -80,8 +80,14 @@ const CELLS: Cell[] = [
     name: "open meeting, host ends it",
     // Someone always talking, and a silence timeout well inside the call: a detector that took
     // the call's sound for silence would leave with SILENCE before the host ends it.
-    scenario: { admit: "open", participants: 2, endAfterMs: 6000 },
+    scenario: { admit: "open", participants: 2 },
     body: { automaticLeave: { silenceTimeout: 2000 } },
+    // The host ends it once the bot has seen both people and recorded twice the silence timeout.
+    whileRecording: async ({ stack, platform, meetingId, botId }) => {
+      await sawJoin(stack, botId, 2);
+      await recordedOnDisk(stack, botId, 4000);
+      await stack.control.end(platform, meetingId);
+    },
     statuses: RECORDED,
     subCode: "MEETING_ENDED",
     recording: true,
@@ -91,7 +97,11 @@ const CELLS: Cell[] = [
   },
   {
     name: "lobby, then admitted",
-    scenario: { admit: "auto", admitAfterMs: 1500, participants: 1, endAfterMs: 3000 },
+    scenario: { admit: "auto", admitAfterMs: 1500, participants: 1 },
+    whileRecording: async ({ stack, platform, meetingId, botId }) => {
+      await sawJoin(stack, botId, 1);
+      await stack.control.end(platform, meetingId);
+    },
     statuses: RECORDED_AFTER_LOBBY,
     subCode: "MEETING_ENDED",
     recording: true,
@@ -152,6 +162,7 @@ const CELLS: Cell[] = [
     name: "removed by the host",
     scenario: { admit: "open", participants: 2 },
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
+      await sawJoin(stack, botId, 2);
       await recordedOnDisk(stack, botId, 2000);
       await stack.control.remove(platform, meetingId);
     },
@@ -255,7 +266,7 @@ function newMeeting(platform: PlatformName): MockMeeting {
 }
 
 describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
-  describe.concurrent.each(CELLS)("$name", { timeout: 180_000 }, (cell) => {
+  describe.concurrent.each(CELLS)("$name", { timeout: 240_000 }, (cell) => {
     const subCode = typeof cell.subCode === "string" ? cell.subCode : cell.subCode[platform];
     it(`ends ${cell.statuses.at(-1)} ${subCode}`, async ({ expect }) => {
       const { id: meetingId, meetingInfo } = newMeeting(platform);
@@ -271,7 +282,7 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
         await eventually(
           async () => (await stack.api.botEvents(bot.id)).find((e) => e.eventType === "RECORDING_STARTED"),
           `bot ${bot.id} recording`,
-          90_000,
+          150_000,
         );
         await cell.whileRecording({ stack, platform, meetingId, botId: bot.id });
       }

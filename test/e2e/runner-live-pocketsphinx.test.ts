@@ -21,6 +21,11 @@ import { RecordingClock } from "../../src/runner/recording-clock.js";
  */
 const run = promisify(execFile);
 const LINE = "the quick brown fox jumps over the lazy dog and the meeting will start at ten tomorrow morning";
+/**
+ * The line three times over, one utterance of about 18 s: the stop must come while it still plays,
+ * and a decoder on a loaded machine reports its first words seconds late.
+ */
+const PLAYED = [LINE, LINE, LINE].join(" and ");
 
 let media: MediaEnvironment;
 let dir: string;
@@ -30,7 +35,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "meetbot-live-source-"));
   await run("ffmpeg", [
     ...["-nostdin", "-hide_banner", "-loglevel", "error", "-f", "lavfi"],
-    ...["-i", `flite=text='${LINE}':voice=rms`, "-ar", "48000", "-ac", "2", join(dir, "line.wav")],
+    ...["-i", `flite=text='${PLAYED}':voice=rms`, "-ar", "48000", "-ac", "2", join(dir, "line.wav")],
   ]);
 }, 60_000);
 afterAll(async () => {
