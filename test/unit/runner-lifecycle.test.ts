@@ -4,6 +4,7 @@ import type { Page } from "playwright";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   type JoinOptions,
+  LEAVE_TIMEOUT_MS,
   JoinRefused,
   type PageSnapshot,
   type Participant,
@@ -259,7 +260,8 @@ function setUp(automaticLeave: Partial<AutomaticLeave> = {}, extra: Partial<BotC
     signIn: { url: "https://accounts.example/", cookieDomain: "example", sessionCookies: ["SID"] },
     /** What the meeting does when the bot asks to join; by default it lets the bot in, alone. */
     join: vi.fn(async (_page: Page, _opts: JoinOptions) => stage.watcher.update(snap("in_call"))),
-    leave: vi.fn(async () => {}),
+    /** The page shows the bot left, as a real page does once Leave is clicked. */
+    leave: vi.fn(async () => stage.watcher.update(snap("left"))),
   } satisfies PlatformAdapter;
   const ports: LifecyclePorts = {
     prepareStage: async () => stage,
@@ -625,6 +627,20 @@ describe("BotLifecycle: leaving the call", () => {
     expect(bot.stage.recording?.stopped).toBe(true);
     expect(bot.uploads).toHaveLength(1);
     expect(bot.eventTypes()).toContain("recording.stopped");
+  });
+
+  it("waits for the page to show the bot left before CALL_ENDED, LEAVE_TIMEOUT_MS at most", async () => {
+    const bot = setUp();
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("in_call", [ALICE])));
+    // The click did not take: the page still shows the call.
+    bot.adapter.leave.mockImplementationOnce(async () => {});
+    bot.start();
+    await elapse(20_000);
+    bot.lifecycle.requestStop();
+    await elapse(LEAVE_TIMEOUT_MS - 100);
+    expect(bot.statuses()).toEqual(RECORDED);
+    await elapse(100);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED LEFT_ON_REQUEST", "DONE"]);
   });
 
   it("leaves on a leave command: the command is done once CALL_ENDED LEFT_ON_REQUEST is reported, then the upload and DONE", async () => {
