@@ -178,6 +178,8 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
       "--log-target=stderr",
       "--log-level=error",
       `--load=module-native-protocol-unix auth-anonymous=1 socket=${socket}`,
+      // pacmd's socket: several commands in one helper process (warmUp).
+      `--load=module-cli-protocol-unix socket=${join(runtimeDir, "pulse", "cli")}`,
       `--load=module-null-sink sink_name=${SINK} rate=${RATE} sink_properties=device.description=${SINK}`,
       `--load=module-null-sink sink_name=${CALL_SINK} rate=${RATE} sink_properties=device.description=${CALL_SINK}`,
       `--load=module-null-sink sink_name=${VOICE_SINK} rate=${RATE} channels=1 sink_properties=device.description=${VOICE_SINK}`,
@@ -212,9 +214,15 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
       throw new BotFailure("MEDIA_SETUP_FAILED", `pactl ${args.join(" ")}: ${error.message}\n${output()}`);
     });
   }
-  started.push(await warmUp(pulseEnv, SINK, `${SINK}.monitor`));
-  started.push(await warmUp(pulseEnv, CALL_SINK, `${CALL_SINK}.monitor`));
-  started.push(await warmUp(pulseEnv, VOICE_SINK, MIC_SOURCE));
+  await warmUp(
+    pulseEnv,
+    [
+      [SINK, `${SINK}.monitor`],
+      [CALL_SINK, `${CALL_SINK}.monitor`],
+      [VOICE_SINK, MIC_SOURCE],
+    ],
+    started,
+  );
   return pulseEnv;
 }
 
@@ -227,30 +235,40 @@ async function startPulseAudio(runtimeDir: string, started: ChildProcess[]): Pro
  * reading ~190 kB/s into /dev/null, which costs next to nothing. The voice sink gets the same,
  * read through the microphone: without it the first sound the bot says reaches its microphone
  * late or not at all (measured: nothing in a 1.6 s capture), after it about 10 ms after playing.
+ *
+ * All sinks at once, and the suspends and resumes in one pacmd script: each helper process costs
+ * the runner a spawn (tens of ms of CPU on a loaded machine); one sink at a time with pactl was
+ * ~17 of them per bot.
  */
-async function warmUp(pulseEnv: Record<string, string>, sink: string, source: string): Promise<ChildProcess> {
-  const readers = async () =>
-    (await pactl(pulseEnv, ["list", "short", "source-outputs"])).trim().split("\n").length;
-  const before = (await pactl(pulseEnv, ["list", "short", "source-outputs"])).trim() ? await readers() : 0;
+async function warmUp(
+  pulseEnv: Record<string, string>,
+  sinks: ReadonlyArray<readonly [sink: string, source: string]>,
+  started: ChildProcess[],
+): Promise<void> {
+  const readers = async () => {
+    const listed = (await pactl(pulseEnv, ["list", "short", "source-outputs"])).trim();
+    return listed ? listed.split("\n").length : 0;
+  };
+  const before = await readers();
   const devNull = openSync("/dev/null", "w");
-  // At the sink's rate: parec asks 44.1 kHz by default, which the daemon resampled for nothing.
-  const reader = spawnTied(
-    "parec",
-    ["--raw", `--latency-msec=${LATENCY_MS}`, `--rate=${RATE}`, "-d", source],
-    {
-      env: pulseEnv,
-      stdio: ["ignore", devNull, "ignore"],
-      deathSignal: "KILL",
-    },
-  );
+  for (const [, source] of sinks) {
+    // At the sink's rate: parec asks 44.1 kHz by default, which the daemon resampled for nothing.
+    const reader = spawnTied(
+      "parec",
+      ["--raw", `--latency-msec=${LATENCY_MS}`, `--rate=${RATE}`, "-d", source],
+      { env: pulseEnv, stdio: ["ignore", devNull, "ignore"], deathSignal: "KILL" },
+    );
+    started.push(reader);
+  }
   closeSync(devNull);
   const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline && (await readers()) <= before) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  while (Date.now() < deadline && (await readers()) < before + sinks.length) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  await pactl(pulseEnv, ["suspend-sink", sink, "1"]);
-  await pactl(pulseEnv, ["suspend-sink", sink, "0"]);
-  return reader;
+  const script = sinks.map(([sink]) => `suspend-sink ${sink} 1\nsuspend-sink ${sink} 0\n`).join("");
+  const pacmd = spawnTied("pacmd", [], { env: pulseEnv, stdio: ["pipe", "ignore", "ignore"] });
+  pacmd.stdin?.end(script);
+  await waitForExit(pacmd);
 }
 
 /** pactl's output, or "" when it fails (the daemon is still starting). */
