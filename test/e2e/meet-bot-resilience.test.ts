@@ -1,10 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { probeDurationMs } from "../../src/media/untrusted-input.js";
-
-/** How much of a recording being written is on disk (0 before ffprobe can read it). */
-const onDiskMs = (file: string) => probeDurationMs(file).catch(() => 0);
 import { eventually, startStack } from "../helpers/stack.js";
 
 let stack: Awaited<ReturnType<typeof startStack>>;
@@ -31,17 +27,11 @@ async function botRecording(code: string, query = "admit=open&participants=2") {
   return { botId: bot.id, recordingStartedAt: Date.parse(started.eventTime) };
 }
 
-const recordingOnDisk = (botId: number) =>
-  join(stack.dataDir, "bots", String(botId), "work", "recording.mp4");
-
 describe("a bot whose browser or recorder dies mid-call", () => {
   it("when Chromium dies mid-call: FATAL BROWSER_CRASHED, with the recording finalized and uploaded", async () => {
     const { api, launcher } = stack;
     const { botId } = await botRecording("bro-kenb-rwz");
-    await eventually(
-      async () => ((await onDiskMs(recordingOnDisk(botId))) >= 3000 ? true : undefined),
-      "3 s",
-    );
+    await stack.recordedOnDisk(botId, 3000);
     const runnerPid = launcher.pid(botId) as number;
     const browserPid = Number(
       execFileSync("pgrep", ["-P", String(runnerPid), "-f", "chromium"], { encoding: "utf8" })
@@ -64,8 +54,7 @@ describe("a bot whose browser or recorder dies mid-call", () => {
     const code = "ffm-pegd-ies";
     const { botId, recordingStartedAt } = await botRecording(code);
     const exited = launcher.waitForExit(botId);
-    const file = recordingOnDisk(botId);
-    await eventually(async () => ((await onDiskMs(file)) >= 3000 ? true : undefined), "3 s");
+    const file = await stack.recordedOnDisk(botId, 3000);
     const ffmpegPid = Number(execFileSync("pgrep", ["-f", `ffmpeg.*${file}`], { encoding: "utf8" }).trim());
     process.kill(ffmpegPid, "SIGKILL");
     await eventually(

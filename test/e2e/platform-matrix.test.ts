@@ -1,8 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { SILENCE_LEVEL_DBFS } from "../../src/core/index.js";
-import { probeDurationMs } from "../../src/media/untrusted-input.js";
 import { inspectRecording } from "../../src/runner/probe.js";
 import { eventually, startStack } from "../helpers/stack.js";
 import { type MockMeeting, mockMeeting, type PlatformName } from "../helpers/mock-meetings.js";
@@ -85,7 +83,7 @@ const CELLS: Cell[] = [
     // The host ends it once the bot has seen both people and recorded twice the silence timeout.
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
       await sawJoin(stack, botId, 2);
-      await recordedOnDisk(stack, botId, 4000);
+      await stack.recordedOnDisk(botId, 4000);
       await stack.control.end(platform, meetingId);
     },
     statuses: RECORDED,
@@ -163,7 +161,7 @@ const CELLS: Cell[] = [
     scenario: { admit: "open", participants: 2 },
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
       await sawJoin(stack, botId, 2);
-      await recordedOnDisk(stack, botId, 2000);
+      await stack.recordedOnDisk(botId, 2000);
       await stack.control.remove(platform, meetingId);
     },
     statuses: RECORDED,
@@ -175,7 +173,7 @@ const CELLS: Cell[] = [
     scenario: { admit: "open", participants: 1 },
     body: { automaticLeave: { onlyBotsTimeout: 2000, everyoneLeftTimeout: 600_000 } },
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
-      await recordedOnDisk(stack, botId, 1000);
+      await stack.recordedOnDisk(botId, 1000);
       // The person must have been seen first: a bot that only ever saw the notetaker has had no one
       // join, and waits noOneJoinedTimeout (the roster opens seconds after the recording starts).
       await sawJoin(stack, botId, 1);
@@ -215,7 +213,7 @@ const CELLS: Cell[] = [
     name: "SIGTERM mid-call",
     scenario: { admit: "open", participants: 2 },
     whileRecording: async ({ stack, botId }) => {
-      await recordedOnDisk(stack, botId, 2000);
+      await stack.recordedOnDisk(botId, 2000);
       const exited = stack.launcher.waitForExit(botId);
       await stack.launcher.stop(botId);
       const exit = await exited;
@@ -232,7 +230,7 @@ const CELLS: Cell[] = [
     // The server notices the silence after 6 heartbeats.
     body: { heartbeatInterval: 1000 },
     whileRecording: async ({ stack, botId }) => {
-      const file = await recordedOnDisk(stack, botId, 3000);
+      const file = await stack.recordedOnDisk(botId, 3000);
       const started = (await stack.api.botEvents(botId)).find((e) => e.eventType === "RECORDING_STARTED");
       const exited = stack.launcher.waitForExit(botId);
       const killedAt = Date.now();
@@ -337,16 +335,6 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
     });
   });
 });
-
-/** Waits until the bot's recording on disk holds `ms` of media; returns its path. */
-async function recordedOnDisk(stack: Stack, botId: number, ms: number): Promise<string> {
-  const file = join(stack.dataDir, "bots", String(botId), "work", "recording.mp4");
-  await eventually(
-    async () => ((await probeDurationMs(file).catch(() => 0)) >= ms ? true : undefined),
-    `${ms} ms on disk`,
-  );
-  return file;
-}
 
 /** Waits until the bot reported `count` participants joining. */
 async function sawJoin(stack: Stack, botId: number, count: number): Promise<void> {

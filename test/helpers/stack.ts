@@ -6,6 +6,7 @@ import { vi } from "vitest";
 import { startMockHost } from "../../fixtures/host/server.js";
 import { ApiClient } from "../../src/client/api-client.js";
 import type { BotConfig } from "../../src/core/index.js";
+import { probeDurationMs } from "../../src/media/untrusted-input.js";
 import { inspectRecording, type RecordingInspection } from "../../src/runner/probe.js";
 import { resolveConfig, type WatchdogConfig } from "../../src/server/config.js";
 import {
@@ -87,6 +88,26 @@ export async function startStack(
       const file = join(dataDir, `downloaded-${botId}.mp4`);
       await writeFile(file, Buffer.from(await response.arrayBuffer()));
       return inspectRecording(file);
+    },
+    /**
+     * Waits until bot `botId`'s recording being written holds `ms` of media on disk; answers its
+     * path. Not before the recording can hold it (`ms` after it started), then a probe a second:
+     * ffprobe reads the whole growing file, a quarter of a core-second a time on a loaded machine.
+     */
+    async recordedOnDisk(botId: number, ms: number): Promise<string> {
+      const file = join(dataDir, "bots", String(botId), "work", "recording.mp4");
+      const events = await api.botEvents(botId);
+      const started = events.find((e) => e.eventType === "RECORDING_STARTED");
+      const soonest = Date.parse(String(started?.data?.startedAt ?? started?.eventTime)) + ms - Date.now();
+      if (soonest > 0) await new Promise((resolve) => setTimeout(resolve, soonest));
+      await vi.waitFor(
+        async () => {
+          const onDisk = await probeDurationMs(file).catch(() => 0);
+          if (onDisk < ms) throw new Error(`bot ${botId}'s recording holds ${onDisk} ms on disk, not ${ms}`);
+        },
+        { timeout: 30_000, interval: 1_000 },
+      );
+      return file;
     },
     /**
      * Stops the control plane (runners keep going) and returns a function that starts it again:
