@@ -14,13 +14,11 @@ describe("a bot deployed to a warm runner", () => {
   it("runs the whole call on the stage the runner prepared before it knew its bot", async () => {
     const { api, mock, launcher } = stack;
     const bot = await api.createBot({
-      meetingInfo: {
-        platform: "google",
-        meetingUrl: `${mock.url}/meet/war-mrun-ner?admit=open&endAfterMs=4000`,
-      },
+      meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/war-mrun-ner?admit=open` },
       botDisplayName: "Warm Bot",
     });
     await api.deploy(bot.id);
+    await stack.endOnceSeen("google", "war-mrun-ner", bot.id, 2, 3500);
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
     expect(final.deploymentError ?? null).toBeNull();
     expect(final.status).toBe("DONE");

@@ -82,7 +82,7 @@ const CELLS: Cell[] = [
     body: { automaticLeave: { silenceTimeout: 2000 } },
     // The host ends it once the bot has seen both people and recorded twice the silence timeout.
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
-      await sawJoin(stack, botId, 2);
+      await stack.sawJoin(botId, 2);
       await stack.recordedOnDisk(botId, 4000);
       await stack.control.end(platform, meetingId);
     },
@@ -97,7 +97,7 @@ const CELLS: Cell[] = [
     name: "lobby, then admitted",
     scenario: { admit: "auto", admitAfterMs: 1500, participants: 1 },
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
-      await sawJoin(stack, botId, 1);
+      await stack.sawJoin(botId, 1);
       await stack.control.end(platform, meetingId);
     },
     statuses: RECORDED_AFTER_LOBBY,
@@ -136,7 +136,7 @@ const CELLS: Cell[] = [
     // They leave once the bot has seen them (not after a set time, which a loaded machine can
     // outlast before the roster opens).
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
-      await sawJoin(stack, botId, 2);
+      await stack.sawJoin(botId, 2);
       const people = (await stack.control.state(platform, meetingId)).participants as { id: string }[];
       for (const person of people) await stack.control.removeParticipant(platform, meetingId, person.id);
     },
@@ -160,7 +160,7 @@ const CELLS: Cell[] = [
     name: "removed by the host",
     scenario: { admit: "open", participants: 2 },
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
-      await sawJoin(stack, botId, 2);
+      await stack.sawJoin(botId, 2);
       await stack.recordedOnDisk(botId, 2000);
       await stack.control.remove(platform, meetingId);
     },
@@ -176,7 +176,7 @@ const CELLS: Cell[] = [
       await stack.recordedOnDisk(botId, 1000);
       // The person must have been seen first: a bot that only ever saw the notetaker has had no one
       // join, and waits noOneJoinedTimeout (the roster opens seconds after the recording starts).
-      await sawJoin(stack, botId, 1);
+      await stack.sawJoin(botId, 1);
       const before = (await stack.control.state(platform, meetingId)).participants as { id: string }[];
       await stack.control.addParticipant(platform, meetingId, "Otter.ai Notetaker");
       for (const person of before) await stack.control.removeParticipant(platform, meetingId, person.id);
@@ -335,14 +335,6 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
     });
   });
 });
-
-/** Waits until the bot reported `count` participants joining. */
-async function sawJoin(stack: Stack, botId: number, count: number): Promise<void> {
-  await eventually(async () => {
-    const events = await stack.api.botEvents(botId);
-    return events.filter((e) => e.eventType === "PARTICIPANT_JOINED").length >= count ? true : undefined;
-  }, `bot ${botId} to see ${count} participant(s) join`);
-}
 
 function processWriting(file: string): boolean {
   try {

@@ -68,12 +68,12 @@ describe("a bot in a mock Microsoft Teams meeting, end to end", () => {
     const meeting = (await control.configure("teams", meetingId, {
       participants: 2,
       admit: "open",
-      endAfterMs: 6000,
     })) as MeetingView;
     const expectedNames = meeting.participants.map((p) => p.name).sort();
     expect(expectedNames).toHaveLength(2);
 
     const bot = await teamsBot(meetingId, { botDisplayName: "Teams E2E Bot" });
+    await stack.endOnceSeen("teams", meetingId, bot.id, 2);
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);
     expect(final.deploymentError ?? null, JSON.stringify(final.deploymentError)).toBeNull();
     expect(final.status).toBe("DONE");

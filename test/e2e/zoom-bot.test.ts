@@ -77,10 +77,10 @@ describe("a bot in a mock Zoom meeting", TEST_TIMEOUT, () => {
       participants: 2,
       admit: "auto",
       admitAfterMs: 500,
-      endAfterMs: 4000,
       passcode: "246810",
     })) as MeetingView;
     const botId = await zoomBot(id, { passcode: "246810", name: "Zoom Notes" });
+    await stack.endOnceSeen("zoom", id, botId, 2);
     const final = await api.waitForStatus(botId, FINAL, BOT_TIMEOUT);
     expect(final.deploymentError ?? null, JSON.stringify(final.deploymentError)).toBeNull();
     expect(final.status).toBe("DONE");

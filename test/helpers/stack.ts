@@ -71,12 +71,13 @@ export async function startStack(
   const port = server.port;
   const extraLaunchers: LocalProcessLauncher[] = [];
 
+  const control = new MockControl(mock.url);
   return {
     mock,
     dataDir,
     launcher,
     api,
-    control: new MockControl(mock.url),
+    control,
     /**
      * Fetches a bot's recording through its signed download link, as a client would, and says
      * what is in it (streams, duration, sound level, motion).
@@ -88,6 +89,29 @@ export async function startStack(
       const file = join(dataDir, `downloaded-${botId}.mp4`);
       await writeFile(file, Buffer.from(await response.arrayBuffer()));
       return inspectRecording(file);
+    },
+    /** Waits until bot `botId` reported `count` participants joining (its roster opened). */
+    async sawJoin(botId: number, count: number): Promise<void> {
+      await eventually(
+        async () => {
+          const events = await api.botEvents(botId);
+          return events.filter((e) => e.eventType === "PARTICIPANT_JOINED").length >= count
+            ? true
+            : undefined;
+        },
+        `bot ${botId} to see ${count} participant(s) join`,
+        90_000,
+      );
+    },
+    /**
+     * Ends the meeting as its host does, once bot `botId` has seen `count` participants join and
+     * recorded `recordedMs`: a call everyone was seen in, however slow the machine (a fixed
+     * endAfterMs ended calls before a loaded bot's roster opened).
+     */
+    async endOnceSeen(platform: string, meetingId: string, botId: number, count: number, recordedMs = 2000) {
+      await this.sawJoin(botId, count);
+      await this.recordedOnDisk(botId, recordedMs);
+      await control.end(platform, meetingId);
     },
     /**
      * Waits until bot `botId`'s recording being written holds `ms` of media on disk; answers its
