@@ -183,7 +183,6 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
       participants: 1,
       captions: "off",
       anonymousChat: "off",
-      endAfterMs: 15_000,
     });
     const offBot = await deployWatched({
       meetingInfo: off.meetingInfo,
@@ -202,6 +201,8 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
         status: "failed",
         error: { code: "CHAT_UNAVAILABLE" },
       });
+      // Both answers are in: the host ends the call (no transcript line can come after them).
+      await stack.control.end(platform, off.id);
       const events = await offBot.stream.until((all) => all.some(isEnd));
       expect(events.find(isEnd)?.data.data.status).toBe("DONE");
       expect(events.filter((e) => ["transcript.partial", "transcript.final"].includes(e.event))).toEqual([]);

@@ -1266,6 +1266,18 @@ describe("BotLifecycle: the live transcript", () => {
     expect(bot.stage.live?.context.options).toMatchObject({ source: "pocketsphinx", fallback: true });
   });
 
+  it("a stop asked as the bot gets in starts no captions or chat: it only leaves", async () => {
+    const bot = setUp({ noOneJoinedTimeout: LONG }, { liveTranscript: { source: "captions" } });
+    bot.adapter.join.mockImplementationOnce(async () => {
+      bot.stage.watcher.update(snap("in_call", [ALICE]));
+      bot.lifecycle.requestStop();
+    });
+    bot.start();
+    await elapse(1_000);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED LEFT_ON_REQUEST", "DONE"]);
+    expect(bot.reported.filter((e) => e.type === "transcript.source")).toEqual([]);
+  });
+
   it("a bot that fails mid-call still reports its last final before FATAL", async () => {
     const bot = setUp({ noOneJoinedTimeout: LONG }, live);
     bot.start();
