@@ -17,8 +17,12 @@ import { uploadArtifact, uploadRecording, writeBackSession } from "./upload.js";
 import { fetchClip, playWav } from "./voice/clips.js";
 import { fetchImage } from "./camera/images.js";
 
-/** A screenshot of a busy page takes a few hundred ms; far longer means the page is stuck. */
-const SCREENSHOT_TIMEOUT_MS = 5_000;
+/**
+ * A screenshot of a busy page takes a few hundred ms; far longer means the page is stuck. 10 s:
+ * a recording bot on two starved cores once took over 5 s (the dashboard's live view then showed
+ * a 502); the command's own deadline is 15 s (COMMAND_DEADLINE_MS.screenshot).
+ */
+const SCREENSHOT_TIMEOUT_MS = 10_000;
 
 /**
  * The lifecycle's ports as a real run has them: Chromium on Xvfb and PulseAudio, ffmpeg, and the
