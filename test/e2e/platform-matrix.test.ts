@@ -79,11 +79,12 @@ const CELLS: Cell[] = [
     // Someone always talking, and a silence timeout well inside the call: a detector that took
     // the call's sound for silence would leave with SILENCE before the host ends it.
     scenario: { admit: "open", participants: 2 },
-    body: { automaticLeave: { silenceTimeout: 2000 } },
-    // The host ends it once the bot has seen both people and recorded twice the silence timeout.
+    body: { automaticLeave: { silenceTimeout: 3000 } },
+    // The host ends it once the bot has seen both people and recorded twice the silence timeout
+    // (3 s: on two starved cores a bot once got no level reading for 2 s, which counts as silence).
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
       await stack.sawJoin(botId, 2);
-      await stack.recordedOnDisk(botId, 4000);
+      await stack.recordedOnDisk(botId, 6000);
       await stack.control.end(platform, meetingId);
     },
     statuses: RECORDED,
