@@ -83,10 +83,10 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
       script: SCRIPT,
       // The last line: no line after it cuts it short (see below).
       captionRewrites: [1],
-      // Admission, the recording, the roster, captions on and the chat open come first.
-      scriptStartAfterMs: 5000,
-      // Not endAfterScript: a page that plays the last line late still shows all of it.
-      endAfterMs: 16_000,
+      // The test starts the script once captions are on and the chat open, and ends the call
+      // once the last line's caption settled; these are fallbacks.
+      scriptStartAfterMs: 60_000,
+      endAfterMs: 120_000,
       chat: CHAT,
     });
     const { bot, stream } = await deployWatched({
@@ -96,7 +96,24 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
       chat: { onJoin: ON_JOIN },
     });
     try {
-      await stream.until((events) => events.some((e) => statusOf(e) === "IN_CALL"));
+      // The readers start once the bot has its captions on and its chat open (its greeting is in
+      // the meeting), and the host ends the call once the last reader's caption settled: not after
+      // guessed delays, which a loaded machine outlasted (the first line then went uncaptioned).
+      await stream.until((events) => events.some((e) => e.event === "transcript.source"));
+      await eventually(async () => {
+        const { chat } = (await stack.control.state(platform, rich.id)) as { chat: Array<{ text: string }> };
+        return chat.some((m) => m.text === ON_JOIN) ? true : undefined;
+      }, "the bot's greeting in the chat");
+      await stack.control.startScript(platform, rich.id);
+      const lastReader = SCRIPT.at(-1)?.participant;
+      void stream
+        .until((all) =>
+          all.some(
+            (e) => e.event === "transcript.final" && (e.data.data as Utterance).speaker?.name === lastReader,
+          ),
+        )
+        .then(() => stack.control.end(platform, rich.id))
+        .catch(() => {});
       const asked = await stack.api.sendChat(bot.id, FROM_API);
       const sent = await outcomeOf(bot.id, asked.commandId);
       expect(sent, JSON.stringify(sent.error)).toMatchObject({

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { SILENCE_LEVEL_DBFS } from "../../src/core/index.js";
 import { inspectRecording } from "../../src/runner/probe.js";
@@ -79,12 +80,19 @@ const CELLS: Cell[] = [
     // Someone always talking, and a silence timeout well inside the call: a detector that took
     // the call's sound for silence would leave with SILENCE before the host ends it.
     scenario: { admit: "open", participants: 2 },
-    body: { automaticLeave: { silenceTimeout: 3000 } },
-    // The host ends it once the bot has seen both people and recorded twice the silence timeout
-    // (3 s: on two starved cores a bot once got no level reading for 2 s, which counts as silence).
+    body: { automaticLeave: { silenceTimeout: 5000 } },
+    // The host ends it once the bot has seen both people and its silence clock has run for longer
+    // than the timeout (5 s: on two starved cores a bot once got no level reading for 3 s).
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
       await stack.sawJoin(botId, 2);
-      await stack.recordedOnDisk(botId, 6000);
+      await eventually(
+        async () =>
+          (await readFile(stack.launcher.logFile(botId), "utf8")).includes("silence clock started")
+            ? true
+            : undefined,
+        `bot ${botId}'s silence clock`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 7000));
       await stack.control.end(platform, meetingId);
     },
     statuses: RECORDED,

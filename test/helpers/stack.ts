@@ -184,6 +184,10 @@ export class MockControl {
   end(platform: string, id: string) {
     return this.call("POST", platform, id, "/end");
   }
+  /** The script's first line goes on air now (the scenario's scriptStartAfterMs is then a fallback). */
+  startScript(platform: string, id: string) {
+    return this.call("POST", platform, id, "/script/start");
+  }
   addParticipant(platform: string, id: string, name: string) {
     return this.call("POST", platform, id, "/participants", { name });
   }

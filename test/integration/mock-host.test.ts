@@ -636,6 +636,34 @@ describe("scripted meetings: participants read lines", () => {
     expect((await noText.json()).detail).toContain("script.1.text");
   });
 
+  it("starts the script when the control API says so, once; a meeting without one refuses (409)", async () => {
+    const code = newCode();
+    await configure(code, {
+      admit: "open",
+      script: [line("Alice Example", "Now, not in a day")],
+      scriptStartAfterMs: 86_400_000,
+    });
+    const attendee = await join(code);
+    const events = await EventStream.open(code, attendee.id);
+    try {
+      const started = await call("POST", control(code, "/script/start"));
+      expect(started.status).toBe(200);
+      await events.waitFor("the line on air", (v) => v.speech?.line === 0);
+      // A second start does not read the script again.
+      expect((await call("POST", control(code, "/script/start"))).status).toBe(200);
+      await events.waitFor("the pause after it", (v) => v.speech === null);
+    } finally {
+      events.close();
+    }
+    expect((await state(code)).spoken.map((l: { text: string }) => l.text)).toEqual(["Now, not in a day"]);
+
+    const plain = newCode();
+    await configure(plain, { admit: "open" });
+    const refused = await call("POST", control(plain, "/script/start"));
+    expect(refused.status).toBe(409);
+    expect(refused.json.detail).toContain("no script");
+  });
+
   it("puts the lines on air one at a time, reports them as spoken, and ends after the script", async () => {
     const code = newCode();
     const configured = await configure(code, {
