@@ -12,7 +12,7 @@ import { zoomMeeting, zoomWebBaseUrl, zoomWebClientUrl } from "./url.js";
 const FORM_TIMEOUT_MS = 15_000;
 /** How long the bot gives a dialog it may or may not get (the leave confirmation). */
 const MAYBE_DIALOG_MS = 3_000;
-/** How long after admission a "Join Audio by Computer" dialog is still answered. */
+/** How long after admission a "Join Audio by Computer" dialog is still answered (or waited for, when covered). */
 const LATE_AUDIO_DIALOG_MS = 15_000;
 
 export const zoomAdapter: PlatformAdapter = {
@@ -95,24 +95,23 @@ export const zoomAdapter: PlatformAdapter = {
     const byClass = page.locator(ZOOM_HOOKS.joinAudioButton);
     const byText = page.getByRole("button", { name: ZOOM_HOOKS.joinAudioText, exact: true });
     // Usually the dialog is up on admission; it can come a moment later, and some accounts join
-    // computer audio by themselves and never ask. Waiting here would delay the recording, so a
-    // late dialog is answered in the background (the panel click below waits while it covers).
+    // computer audio by themselves and never ask. It is answered in the background, and the
+    // click waits while something lies over the button (a toast, a slow first paint): a bot that
+    // gave up after a moment would record a silent meeting. The panel click below waits while
+    // the dialog covers it.
     const joinAudio = await firstVisible([
       [ZOOM_HOOKS.joinAudioButton, byClass],
       [`"${ZOOM_HOOKS.joinAudioText}"`, byText],
     ]);
-    if (joinAudio) {
-      await joinAudio.locator.click({ timeout: MAYBE_DIALOG_MS });
-      note("joinAudio", joinAudio.variant);
-    } else {
-      note("joinAudio", "no dialog yet: answering it in the background if it comes");
-      void byClass
-        .or(byText)
-        .first()
-        .click({ timeout: LATE_AUDIO_DIALOG_MS })
-        .then(() => note("joinAudio", "answered late"))
-        .catch(() => {});
-    }
+    note("joinAudio", joinAudio?.variant ?? "no dialog yet: answering it in the background if it comes");
+    void (joinAudio?.locator ?? byClass.or(byText).first()).click({ timeout: LATE_AUDIO_DIALOG_MS }).then(
+      () => {
+        if (!joinAudio) note("joinAudio", "answered late");
+      },
+      (error: Error) => {
+        if (joinAudio) note("joinAudio", `not pressed: ${error.message.split("\n")[0]}`);
+      },
+    );
     if (await page.locator(ZOOM_HOOKS.participantName).first().isVisible()) {
       note("participantsPanel", "already open");
       return;

@@ -376,15 +376,16 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
 
   it("chat: a sent message reaches every page with its sender, a scripted one appears once, an over-long one is refused", async () => {
     const code = newCode();
-    await control("PUT", code, "", {
-      admit: "open",
-      chat: [
-        { participant: "Alice Example", text: "Welcome, the agenda is pinned", atMs: 1500, pinned: true },
-      ],
-    });
+    await control("PUT", code, "", { admit: "open" });
     await joinOn(page, code, "Meetbot");
     const other = await page.context().newPage();
     await joinOn(other, code, "Other Bot");
+    // Posted once both are in: an attendee sees the messages since its own admission.
+    await control("POST", code, "/chat", {
+      participantId: "p-1",
+      text: "Welcome, the agenda is pinned",
+      pinned: true,
+    });
     await page.locator(CHAT_BUTTON).click();
     expect(await page.locator(CHAT_BUTTON).getAttribute("aria-pressed")).toBe("true");
 

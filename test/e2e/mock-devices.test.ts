@@ -208,13 +208,31 @@ function samplesOf(wav: Buffer): Int16Array {
 const span = (samples: Int16Array, fromMs: number, toMs: number) =>
   samples.subarray(Math.round(fromMs * 16), Math.round(toMs * 16));
 const peak = (samples: Int16Array) => samples.reduce((max, s) => Math.max(max, Math.abs(s)), 0);
-/** The dominant frequency of a steady tone, from its zero crossings. */
+/**
+ * The dominant frequency of a steady tone: the median over 50 ms windows of their zero crossings,
+ * counting only windows that are loud throughout. A starved page's capture may drop chunks (laid
+ * out as zeros on the call's clock); those gaps say nothing about the pitch, a wrong sample rate
+ * would shift every window.
+ */
 function frequency(samples: Int16Array): number {
-  let crossings = 0;
-  for (let i = 1; i < samples.length; i++) {
-    if ((samples[i - 1] ?? 0) < 0 !== (samples[i] ?? 0) < 0) crossings += 1;
+  const WINDOW = 800; // 50 ms at 16 kHz: 44 crossings of 440 Hz, so ±10 Hz at worst
+  const PERIOD = 40; // longer than a 440 Hz half-period (18 samples): a sine is never this long near 0
+  const perWindow: number[] = [];
+  for (let start = 0; start + WINDOW <= samples.length; start += WINDOW) {
+    const window = samples.subarray(start, start + WINDOW);
+    let crossings = 0;
+    let quietRun = 0;
+    let gap = false;
+    for (let i = 0; i < window.length; i++) {
+      quietRun = Math.abs(window[i] ?? 0) < 200 ? quietRun + 1 : 0;
+      if (quietRun > PERIOD) gap = true;
+      if (i > 0 && (window[i - 1] ?? 0) < 0 !== (window[i] ?? 0) < 0) crossings += 1;
+    }
+    if (!gap) perWindow.push(crossings / 2 / (WINDOW / 16_000));
   }
-  return crossings / 2 / (samples.length / 16_000);
+  expect(perWindow.length, "loud 50 ms windows in the tone's span").toBeGreaterThanOrEqual(3);
+  perWindow.sort((a, b) => a - b);
+  return perWindow[Math.floor(perWindow.length / 2)] ?? 0;
 }
 
 /** Long enough for several of the page's 200 ms sends, had it sent anything. */
@@ -265,7 +283,7 @@ describe.each([meet, zoom, teams])("$platform", (driver) => {
     const samples = samplesOf(await control.heardWav(platform, id, "a-1"));
     const mutedAt = msIntoCall(again, again.mic.changes[1]?.at ?? "");
     const firstLoud = loud(again)[0]?.atMs ?? 0;
-    // Within 5%: a starved machine's capture may drop a little, a wrong rate would be far off.
+    // Within 5%: a wrong sample rate would be far off (16 kHz read as 48 kHz is a third).
     expect(Math.abs(frequency(span(samples, firstLoud + 100, mutedAt - 100)) - TONE_HZ)).toBeLessThan(22);
     expect(peak(span(samples, mutedAt + 100, unmutedAt - 100))).toBe(0);
     expect(peak(span(samples, unmutedAt + 200, unmutedAt + 400))).toBeGreaterThan(2000);

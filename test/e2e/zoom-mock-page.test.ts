@@ -840,6 +840,32 @@ describe("drifted layouts (ui=, fixtures/zoom/ui-variants.ts)", () => {
     });
   });
 
+  it("Join Audio by Computer held under something for seconds: the adapter waits for it and joins computer audio", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "open", participants: 2 });
+    await page.goto(`${host.url}/wc/${id}/join?pwd=`);
+    await expect.poll(snapshot, WAIT).toMatchObject({ phase: "prejoin" });
+    const { notes, note } = collectNotes();
+    await zoomAdapter.join(page, {
+      displayName: "Drift Bot",
+      info: { platform: "zoom", meetingId: id },
+      note,
+    });
+    await expect.poll(() => snapshot("Drift Bot"), WAIT).toMatchObject({ phase: "in_call" });
+    await page.locator(H.joinAudioButton).waitFor(WAIT);
+    // A layer over the whole call for 6 s, as a slow first paint or a banner can hold the dialog:
+    // a bot that gave up on the click after a moment would record a silent meeting.
+    await page.evaluate(() => {
+      const layer = document.createElement("div");
+      Object.assign(layer.style, { position: "fixed", inset: "0", zIndex: "100000" });
+      document.body.append(layer);
+      setTimeout(() => layer.remove(), 6_000);
+    });
+    await zoomAdapter.afterAdmission?.(page, { note });
+    await expect.poll(audibleAudio, { timeout: 20_000 }).toBe(2);
+    expect(notes).toContainEqual(["joinAudio", "button.join-audio-by-voip__join-btn"]);
+  });
+
   it("panel already open elsewhere: kept open, its entries read (a namesake of the bot included)", async () => {
     // The bot shares Alice's name: only the roster's "(Me)" tells them apart, the tiles cannot.
     expect(await adapterJoins(newId(), "zoom-panel-open-elsewhere", "Alice Example")).toEqual([
