@@ -181,7 +181,8 @@ export interface PlatformAdapter {
   /** Pre-join: type the name, turn the microphone off and the camera off (or on: `camera`), ask to join. */
   join(page: Page, opts: JoinOptions): Promise<void>;
   /**
-   * Once admitted, before the call is watched: e.g. open the participants panel, which some
+   * Once admitted, before the call is watched (and the silence clock starts): e.g. join the
+   * call's audio, without which the bot hears nothing, or open the participants panel, which some
    * platforms render only while it is open. Optional; failures are logged, not fatal.
    */
   afterAdmission?(page: Page, opts?: { note?: JoinNote }): Promise<void>;

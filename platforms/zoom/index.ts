@@ -94,24 +94,30 @@ export const zoomAdapter: PlatformAdapter = {
   async afterAdmission(page: Page, { note = ignoreNote } = {}): Promise<void> {
     const byClass = page.locator(ZOOM_HOOKS.joinAudioButton);
     const byText = page.getByRole("button", { name: ZOOM_HOOKS.joinAudioText, exact: true });
-    // Usually the dialog is up on admission; it can come a moment later, and some accounts join
-    // computer audio by themselves and never ask. It is answered in the background, and the
-    // click waits while something lies over the button (a toast, a slow first paint): a bot that
-    // gave up after a moment would record a silent meeting. The panel click below waits while
-    // the dialog covers it.
+    // Usually the dialog is up on admission: its click is waited for, also while something lies
+    // over the button (a toast, a slow first paint). Until computer audio is joined the bot hears
+    // nothing, and the silence clock, which starts after this step, would count the bot's own
+    // deafness as a silent call. The dialog can also come a moment later, and some accounts join
+    // computer audio by themselves and never ask: then it is answered in the background if it
+    // comes (the panel click below waits while it covers).
     const joinAudio = await firstVisible([
       [ZOOM_HOOKS.joinAudioButton, byClass],
       [`"${ZOOM_HOOKS.joinAudioText}"`, byText],
     ]);
-    note("joinAudio", joinAudio?.variant ?? "no dialog yet: answering it in the background if it comes");
-    void (joinAudio?.locator ?? byClass.or(byText).first()).click({ timeout: LATE_AUDIO_DIALOG_MS }).then(
-      () => {
-        if (!joinAudio) note("joinAudio", "answered late");
-      },
-      (error: Error) => {
-        if (joinAudio) note("joinAudio", `not pressed: ${error.message.split("\n")[0]}`);
-      },
-    );
+    if (joinAudio) {
+      await joinAudio.locator.click({ timeout: LATE_AUDIO_DIALOG_MS }).then(
+        () => note("joinAudio", joinAudio.variant),
+        (error: Error) => note("joinAudio", `not pressed: ${error.message.split("\n")[0]}`),
+      );
+    } else {
+      note("joinAudio", "no dialog yet: answering it in the background if it comes");
+      void byClass
+        .or(byText)
+        .first()
+        .click({ timeout: LATE_AUDIO_DIALOG_MS })
+        .then(() => note("joinAudio", "answered late"))
+        .catch(() => {});
+    }
     if (await page.locator(ZOOM_HOOKS.participantName).first().isVisible()) {
       note("participantsPanel", "already open");
       return;

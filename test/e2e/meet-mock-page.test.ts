@@ -356,6 +356,13 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
       ["Meetbot", true],
       ["Other Bot", false],
     ]);
+    // Each page tells the host when it played each line: once the host put it on air, or later.
+    for (const attendee of state.attendees) {
+      expect(attendee.played.map((each) => each.line)).toEqual([0, 1]);
+      attendee.played.forEach((each, i) =>
+        expect(Date.parse(each.startedAt)).toBeGreaterThanOrEqual(Date.parse(state.spoken[i]!.startedAt)),
+      );
+    }
 
     // The shortcut turns them off again (not while typing in the chat: see below).
     await page.keyboard.press("c");

@@ -120,6 +120,8 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
           said: each.line.text,
           heard: each.words.join(" "),
           speakers: [...new Set(each.speakers)],
+          atMs: [each.line.startMs, each.line.endMs],
+          playoutLagMs: each.line.playoutLagMs,
         })),
       };
       expect(report.accuracy, JSON.stringify(report, null, 1)).toBeGreaterThanOrEqual(0.85);

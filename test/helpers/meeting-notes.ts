@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { SpokenLine } from "../../fixtures/host/script.js";
+import type { MeetingState } from "../../fixtures/host/meetings.js";
 import { ApiClient } from "../../src/client/api-client.js";
 import { Api, type BotApiBody, type JobStatusPath, settledJob } from "./server-harness.js";
 import { SCRIPTED_MEETING } from "./spoken-meeting.js";
@@ -30,14 +30,17 @@ export const COMMITMENT = /\bsend\b.*\breport\b/i;
 export const DECISION = /^we decided\b.*\bmeeting to monday\b/i;
 
 export type PlatformName = "google" | "zoom" | "teams";
+const BOT_NAME = "Notes Bot";
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
-/** A line as read, on the recording's clock (ms from RECORDING_STARTED's startedAt). */
+/** A line as the bot's page played it, on the recording's clock (ms from RECORDING_STARTED's startedAt). */
 export interface ReadLine {
   participant: string;
   text: string;
   startMs: number;
   endMs: number;
+  /** How long after the host put it on air the bot's page played it; null: the page never said. */
+  playoutLagMs: number | null;
 }
 
 export interface TranscriptWord {
@@ -148,7 +151,7 @@ export async function recordScriptedMeeting(
   });
   const created = await user.api.createBot({
     meetingInfo,
-    botDisplayName: "Notes Bot",
+    botDisplayName: BOT_NAME,
     transcription: {},
     summary: {},
     ...botFields,
@@ -156,16 +159,23 @@ export async function recordScriptedMeeting(
   await user.api.deploy(created.id);
   const bot = await user.api.waitForStatus(created.id, ["DONE", "FATAL"], { timeoutMs: 150_000 });
 
-  const meeting = (await stack.control.state(platform, meetingId)) as { spoken: SpokenLine[] };
+  const meeting = (await stack.control.state(platform, meetingId)) as unknown as MeetingState;
   const started = (await user.api.botEvents(bot.id)).find((e) => e.eventType === "RECORDING_STARTED");
   if (!started) throw new Error(`bot ${bot.id} (${bot.status}) never started recording`);
   const origin = Date.parse(String(started.data?.startedAt));
-  const lines: ReadLine[] = meeting.spoken.map((line) => ({
-    participant: line.participant,
-    text: line.text,
-    startMs: Date.parse(line.startedAt) - origin,
-    endMs: Date.parse(line.endedAt ?? "") - origin,
-  }));
+  // The bot's page played each line some time after the host put it on air (on a busy machine up
+  // to a second): what the bot recorded lies on the page's times, so they are the ground truth.
+  const played = meeting.attendees.find((a) => a.name === BOT_NAME)?.played ?? [];
+  const lines: ReadLine[] = meeting.spoken.map((line) => {
+    const atPage = played.find((each) => each.line === line.line && each.endedAt !== null);
+    return {
+      participant: line.participant,
+      text: line.text,
+      startMs: Date.parse(atPage?.startedAt ?? line.startedAt) - origin,
+      endMs: Date.parse(atPage?.endedAt ?? line.endedAt ?? "") - origin,
+      playoutLagMs: atPage ? Date.parse(atPage.startedAt) - Date.parse(line.startedAt) : null,
+    };
+  });
   return { bot, lines };
 }
 
@@ -180,8 +190,8 @@ export interface LineHeard {
 
 /**
  * Gives every recognized word to the read line nearest its middle (inside a line counts as 0).
- * The host's times are when it put a line on air; the page's playout and the recognizer's word
- * edges move the words by a few hundred ms, well inside the 800 ms pause between two lines.
+ * The lines lie where the bot's page played them; the recognizer's word edges move the words by
+ * a few hundred ms, inside the 800 ms pause between two lines.
  */
 export function linesHeard(
   lines: readonly ReadLine[],

@@ -696,6 +696,7 @@ describe("scripted meetings: participants read lines", () => {
     expect(ended).toBe(true);
     expect(spoken).toEqual([
       {
+        line: 0,
         participant: "Alice Example",
         participantId: "p-1",
         text: "I will send the report tomorrow",
@@ -703,6 +704,7 @@ describe("scripted meetings: participants read lines", () => {
         endedAt: expect.any(String),
       },
       {
+        line: 1,
         participant: "Bob Example",
         participantId: "p-2",
         text: "Thank you",
@@ -717,6 +719,31 @@ describe("scripted meetings: participants read lines", () => {
     expect(alice!.end).toBeGreaterThan(alice!.start);
     expect(bob!.start).toBeGreaterThan(alice!.end);
     expect(bob!.end).toBeGreaterThan(bob!.start);
+  });
+
+  it("records when an attendee's page played each line (its clock), and refuses a malformed report", async () => {
+    const code = newCode();
+    await configure(code, {
+      admit: "open",
+      script: [line("Alice Example", "Hello")],
+      scriptStartAfterMs: 60_000,
+    });
+    const attendee = await join(code);
+    const playout = (body: unknown) => call("POST", attendees(code, `/${attendee.id}/playout`), body);
+    const at = Date.parse("2026-11-27T10:00:00.000Z");
+    expect((await playout({ line: 0, change: "started", at })).status).toBe(200);
+    // A finish without its start (a page that reloaded) changes nothing.
+    expect((await playout({ line: 3, change: "ended", at: at + 100 })).status).toBe(200);
+    const done = await playout({ line: 0, change: "ended", at: at + 1500 });
+    const played = [{ line: 0, startedAt: "2026-11-27T10:00:00.000Z", endedAt: "2026-11-27T10:00:01.500Z" }];
+    expect(done.json).toEqual({ id: attendee.id, played });
+    expect((await state(code)).attendees[0]?.played).toEqual(played);
+    for (const bad of [{ line: -1, change: "started", at }, { line: 0, change: "paused", at }, { line: 0 }]) {
+      const refused = await playout(bad);
+      expect(refused.status, JSON.stringify(bad)).toBe(400);
+    }
+    const unknown = await call("POST", attendees(code, "/a-99/playout"), { line: 0, change: "started", at });
+    expect(unknown.status).toBe(404);
   });
 
   it("takes a line off air when its reader leaves, and skips the lines of someone gone", async () => {
