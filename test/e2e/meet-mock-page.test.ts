@@ -326,7 +326,8 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
     await control("PUT", code, "", {
       admit: "open",
       script: LINES,
-      scriptStartAfterMs: 2000,
+      // Started below once both pages are in (a fallback only: a loaded machine's join takes seconds).
+      scriptStartAfterMs: 60_000,
       captionRewrites: [1],
     });
     await joinOn(page, code, "Meetbot");
@@ -339,6 +340,7 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
     await joinOn(other, code, "Other Bot");
     expect(await page.locator(`${REGION} .nMcdL`).count()).toBe(0);
     expect(await page.locator('ul[aria-label="Meeting language"] li[data-value="en-US"]').count()).toBe(1);
+    await control("POST", code, "/script/start");
 
     const blocks = () => page.locator(".nMcdL").allTextContents();
     await expect.poll(blocks, { timeout: 30_000 }).toEqual(LINES.map((l) => `${l.participant}${l.text}`));

@@ -621,7 +621,8 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
     await control("PUT", id, "", {
       admit: "open",
       script: LINES,
-      scriptStartAfterMs: 2000,
+      // Started below once captions are on (a fallback only: a loaded machine's join takes seconds).
+      scriptStartAfterMs: 60_000,
       captionRewrites: [1],
     });
     await joinOpen(page, id, "Meetbot");
@@ -635,6 +636,7 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
     expect(await menuItem(page, "Language and speech").count()).toBe(0);
     await menuItem(page, "Captions").click();
     await page.locator(WRAPPER).waitFor(WAIT);
+    await control("POST", id, "/script/start");
 
     // What a bot reads: the leaves in document order, author then text.
     const pairs = () =>

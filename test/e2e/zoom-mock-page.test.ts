@@ -566,7 +566,8 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
 
   it("captions: More → Captions, the toast, lines growing word by word beside the reader's avatar as in the participants list, no name", async () => {
     const id = newId();
-    await joinOpenCall(id, { script: LINES, scriptStartAfterMs: 2000, captionRewrites: [0] });
+    // Started below once captions are on (the delay is a fallback only).
+    await joinOpenCall(id, { script: LINES, scriptStartAfterMs: 60_000, captionRewrites: [0] });
     await settleIn();
     expect(await page.locator(SUBTITLES).count()).toBe(0);
     await watchCaptions(page, {
@@ -577,6 +578,7 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
     await fromMore("Captions");
     await text("You have enabled live captions").waitFor(WAIT);
     await page.locator(SUBTITLES).waitFor(WAIT);
+    await control("POST", id, "/script/start");
 
     const lines = () => page.locator(".live-transcription-subtitle__item").allTextContents();
     // Bob has no picture: his icon is his initials, as in the list.
