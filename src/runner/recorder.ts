@@ -42,6 +42,8 @@ const MAX_RESTARTS = 3;
 const LEVEL_WINDOW_SAMPLES = 24_000;
 /** ffmpeg writes the level readings to this file descriptor (stdout carries -progress). */
 const LEVEL_FD = 3;
+/** How long start() waits for the level meter's first window (half a second of sound) to place the clock. */
+const FIRST_SOUND_WAIT_MS = 3_000;
 /** A resumed ffmpeg writes its MP4 to this file descriptor, to be appended (mp4-append.ts). */
 const APPEND_FD = 4;
 
@@ -90,8 +92,10 @@ export class Recorder {
   private paused = false;
   /** The latest progress counters of each segment's ffmpeg (they count from 0 per process). */
   private readonly counters: FrameCounters[] = [];
-  /** The wall-clock instant that is 0 s in the recording (ffmpeg's shared timestamp origin). */
+  /** The wall-clock instant that is 0 s in the recording: its first sound (see start()). */
   startedAt: Date | null = null;
+  /** Set while start() waits for the first sound's place after T0, in ms. */
+  private onFirstSound: ((offsetMs: number) => void) | null = null;
 
   constructor(
     private readonly opts: RecordingOptions & {
@@ -107,11 +111,39 @@ export class Recorder {
     private readonly log: Logger,
   ) {}
 
-  /** Starts ffmpeg; resolves once the first video frame is encoded (so the recording truly runs). */
+  /**
+   * Starts ffmpeg; resolves once the first video frame is encoded (so the recording truly runs)
+   * and the recording's clock is set to the file's first sound.
+   *
+   * The MP4 muxer starts a file at its first packet, not at T0 (the moment ffmpeg was started,
+   * its timestamps' origin): the file's 0 s is the first sound captured, which comes after
+   * ffmpeg opened its inputs (0.2–1 s, longer on a busy machine). `startedAt`, the clock every
+   * event of the call is placed on (speaker turns, chat, pauses), moves to that sound, read off
+   * the level meter's first window (its timestamp is the sample's, on T0's clock). Otherwise a
+   * turn would lie that much later than its words in the file, and its first words would go to
+   * the one who spoke before.
+   */
   async start(): Promise<void> {
-    this.startedAt = new Date();
+    const t0 = Date.now();
+    this.startedAt = new Date(t0);
+    let firstSound: (offsetMs: number) => void = () => {};
+    this.onFirstSound = (offsetMs) => firstSound(offsetMs);
+    const offset = new Promise<number | null>((resolve) => {
+      firstSound = resolve;
+      setTimeout(() => resolve(null), FIRST_SOUND_WAIT_MS).unref();
+    });
     await this.startSegment(this.path);
-    this.log.info({ path: this.path }, "recording");
+    const offsetMs = await offset;
+    this.onFirstSound = null;
+    if (offsetMs === null) {
+      this.log.warn(
+        { waitedMs: FIRST_SOUND_WAIT_MS },
+        "no sound timestamp yet: the clock starts when ffmpeg did",
+      );
+    } else {
+      this.startedAt = new Date(t0 + Math.max(0, Math.round(offsetMs)));
+    }
+    this.log.info({ path: this.path, firstSoundAfterMs: offsetMs }, "recording");
   }
 
   /** How many ffmpeg processes wrote the recording: more than one after a restart (then joined). */
@@ -230,7 +262,10 @@ export class Recorder {
     this.child = child;
     this.output = tailOutput(child);
     const { onLevel } = this.opts;
-    if (onLevel) readLevels(child.stdio[LEVEL_FD] as Readable, onLevel);
+    readLevels(child.stdio[LEVEL_FD] as Readable, {
+      onLevel: onLevel ?? (() => {}),
+      onFirstWindow: (ptsSeconds) => this.onFirstSound?.(ptsSeconds * 1000),
+    });
     child.stdin?.on("error", () => {}); // ffmpeg may exit before reading 'q'; that is not our error
     const counters: FrameCounters = { frames: 0, droppedFrames: 0, duplicatedFrames: 0 };
     this.counters.push(counters);
@@ -387,13 +422,30 @@ const LEVEL_METER = [
   "anullsink",
 ].join(",");
 
-/** Calls `onLevel` with each reading ametadata prints (`lavfi.astats.Overall.RMS_level=-41.07`). */
-function readLevels(stream: Readable, onLevel: (dbfs: number) => void): void {
+/**
+ * Calls `onLevel` with each reading ametadata prints (`lavfi.astats.Overall.RMS_level=-41.07`),
+ * and `onFirstWindow` once with the first window's timestamp (`frame:0 pts:96000 pts_time:2`):
+ * where the first sound lies after T0, in seconds.
+ */
+function readLevels(
+  stream: Readable,
+  {
+    onLevel,
+    onFirstWindow,
+  }: { onLevel: (dbfs: number) => void; onFirstWindow: (ptsSeconds: number) => void },
+): void {
   let pending = "";
+  let firstSeen = false;
   stream.on("data", (chunk: Buffer) => {
     const lines = (pending + chunk.toString()).split("\n");
     pending = lines.pop() ?? "";
     for (const line of lines) {
+      const first = firstSeen ? null : /^frame:\d+\s+pts:\S+\s+pts_time:(\S+)/.exec(line);
+      if (first) {
+        firstSeen = true;
+        const seconds = Number(first[1]);
+        if (Number.isFinite(seconds)) onFirstWindow(seconds);
+      }
       const match = /RMS_level=(\S+)/.exec(line);
       if (!match) continue;
       const dbfs = Number(match[1]);

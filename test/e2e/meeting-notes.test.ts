@@ -1,4 +1,6 @@
+import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
+import { promisify } from "node:util";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { wordAccuracy } from "../../src/intelligence/word-error-rate.js";
@@ -48,6 +50,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
+const run = promisify(execFile);
 const SCRIPT_TEXT = NOTES_SCRIPT.map((line) => line.text).join(" ");
 
 // The three platforms at once: an audio-only bot costs ~0.15 core, and 8 of them record on two
@@ -79,6 +82,16 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
       const file = await inspectRecording(path);
       expect(file.streams).toEqual([{ type: "audio", codec: "aac" }]);
       expect(file.meanVolumeDb).toBeGreaterThan(-50);
+      // The recording's clock is the file's: the first line's sound starts in the file just after
+      // the bot's page started playing it on the clock events are stamped with. Just after: the
+      // voice's own lead-in (~140 ms quieter than -40 dB) and the page's output latency (measured
+      // 320-360 ms in all). Had the clock started when ffmpeg did, the sound would lie earlier by
+      // ffmpeg's start-up (0.3-1.1 s measured here), before the page played it.
+      const firstLine = recorded.lines[0]!;
+      const onsetMs = await firstSoundAfterMs(path, firstLine.startMs - 2_000);
+      const lateByMs = onsetMs - firstLine.startMs;
+      expect(lateByMs, JSON.stringify({ onsetMs, firstLine })).toBeGreaterThanOrEqual(100);
+      expect(lateByMs, JSON.stringify({ onsetMs, firstLine })).toBeLessThanOrEqual(700);
 
       const stream = await fetch(new URL(`/v1/recordings/${bot.id}/stream`, stack.api.baseUrl), {
         headers: { authorization: `Bearer ${user.token}`, range: "bytes=0-99" },
@@ -176,3 +189,15 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
     },
   );
 });
+
+/** Where the first sound after `fromMs` starts in an audio file, in ms (ffmpeg's silencedetect). */
+async function firstSoundAfterMs(path: string, fromMs: number): Promise<number> {
+  const { stderr } = await run("ffmpeg", [
+    ...["-hide_banner", "-nostats", "-i", path],
+    ...["-af", "silencedetect=noise=-40dB:d=0.3", "-f", "null", "-"],
+  ]);
+  const ends = [...stderr.matchAll(/silence_end: ([\d.]+)/g)].map((m) => Number(m[1]) * 1000);
+  const onset = ends.find((ms) => ms >= fromMs);
+  if (onset === undefined) throw new Error(`no sound after ${fromMs} ms in ${path}:\n${stderr.slice(-2000)}`);
+  return onset;
+}

@@ -167,8 +167,11 @@ describe("a Teams meeting whose organizer has not started it", () => {
   it("waits, and gets in once the organizer starts the meeting", async () => {
     const { api, control } = stack;
     const meetingId = "TeamsE2eHostLate01";
-    await control.configure("teams", meetingId, { admit: "open", participants: 1, hostStartsAfterMs: 2500 });
+    await control.configure("teams", meetingId, { admit: "open", participants: 1, hostStarted: false });
     const bot = await teamsBot(meetingId);
+    // The organizer starts it once the bot waits (not after a set time, which a slow start outlasts).
+    await api.waitForStatus(bot.id, ["IN_WAITING_ROOM", "DONE", "FATAL"], FINISHED);
+    await control.startMeeting("teams", meetingId);
     await api.waitForStatus(bot.id, ["IN_CALL", "DONE", "FATAL"], FINISHED);
     await control.end("teams", meetingId);
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);

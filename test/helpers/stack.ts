@@ -184,6 +184,10 @@ export class MockControl {
   end(platform: string, id: string) {
     return this.call("POST", platform, id, "/end");
   }
+  /** The host starts a meeting it had not started (scenario hostStarted=false): those waiting are let on. */
+  startMeeting(platform: string, id: string) {
+    return this.call("POST", platform, id, "/start");
+  }
   /** The script's first line goes on air now (the scenario's scriptStartAfterMs is then a fallback). */
   startScript(platform: string, id: string) {
     return this.call("POST", platform, id, "/script/start");
