@@ -272,6 +272,34 @@ describe("commands that never get an answer", () => {
     expect(next.body.commandId).not.toBe(queued.body.commandId);
   });
 
+  it("keeps a result that arrives after the deadline when the runner finished before it (spooled while the server was away)", async () => {
+    const { botId, runner } = await botInCall();
+    const inTime = await leave(botId);
+    clock.advance(61_000);
+    // Stamped with the runner's time, a minute before the server's clock now: within the deadline.
+    const spooled = await runner.send({
+      type: "command.result",
+      data: { commandId: inTime.body.commandId, status: "done" },
+    });
+    expect(spooled.status).toBe(200);
+    expect((await command(botId, inTime.body.commandId)).body).toMatchObject({ status: "done", error: null });
+
+    // Finished after its deadline (the report's own time says so): not kept.
+    const overdue = await leave(botId);
+    clock.advance(61_000);
+    const late = await runner.sendRaw({
+      type: "command.result",
+      data: { commandId: overdue.body.commandId, status: "done" },
+      seq: 1_000,
+      eventTime: clock.now().toISOString(),
+    });
+    expect(late.status).toBe(200);
+    expect((await command(botId, overdue.body.commandId)).body.error?.code).toBe("DEADLINE_EXCEEDED");
+    expect(await warnings(botId)).toEqual([
+      `result of command ${overdue.body.commandId} (done) not kept: its deadline has passed`,
+    ]);
+  });
+
   it("fail BOT_ENDED when the bot ends first", async () => {
     const { botId, runner } = await botInCall();
     const queued = await leave(botId);

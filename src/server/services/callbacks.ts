@@ -127,7 +127,9 @@ export class CallbackService {
         if (last) queued.count += await this.runnerFinished(trx, bot, status, now, queued);
       }
       await insertReceipt(trx, botId, event.seq, event.type, now);
-      if (event.type === "command.result") await this.commandResult(trx, botId, event.data, now);
+      if (event.type === "command.result") {
+        await this.commandResult(trx, botId, event.data, now, eventTime);
+      }
       if (event.type === "log") await appendLog(trx, botId, event.data.level, event.data.message, eventTime);
       queued.events += await appendDerivedEvents(trx, this.ctx.dialect, bot, event, eventTime, now);
       const live = await appendLiveEvent(trx, botId, event, eventTime, now);
@@ -146,8 +148,9 @@ export class CallbackService {
     botId: number,
     outcome: CommandResult,
     now: string,
+    reportedAt: string,
   ): Promise<void> {
-    const kept = await completeCommand(trx, botId, outcome, now);
+    const kept = await completeCommand(trx, botId, outcome, now, reportedAt);
     if (kept.taken) {
       this.ctx.log.info(
         { botId, commandId: outcome.commandId, kind: kept.kind, status: outcome.status },

@@ -53,16 +53,20 @@ export async function failOverdueCommands(
 
 /**
  * The runner's result of a command (its `command.result` report), kept while the command is open
- * and within its deadline. Answers the command's kind when taken, else why not: a result for an
- * id that is not this bot's, or for a command that already has an outcome (its deadline passed,
- * or the bot was ended by the server before the result came).
+ * and finished within its deadline. `finishedAt` is when the runner finished it (its report's
+ * time, never later than `now`): a result the runner spooled while the control plane was down
+ * arrives late, and the command was still done in time. Answers the command's kind when taken,
+ * else why not: a result for an id that is not this bot's, or for a command that already has an
+ * outcome (its deadline passed, or the bot was ended by the server before the result came).
  */
 export async function completeCommand(
   db: Kysely<Database>,
   botId: number,
   outcome: CommandResult,
   now: string,
+  finishedAt: string = now,
 ): Promise<{ taken: true; kind: string } | { taken: false; why: string }> {
+  const finished = finishedAt < now ? finishedAt : now;
   const row = await db
     .updateTable("bot_commands")
     .set(
@@ -78,7 +82,7 @@ export async function completeCommand(
     .where("id", "=", outcome.commandId)
     .where("bot_id", "=", botId)
     .where("state", "in", [...OPEN_COMMAND_STATES])
-    .where("deadline_at", ">", now)
+    .where("deadline_at", ">", finished)
     .returning("kind")
     .executeTakeFirst();
   if (row) return { taken: true, kind: row.kind };
