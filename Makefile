@@ -84,8 +84,9 @@ demo: setup
 # 0.15 core each once in the call); those that only drive a page (the mock pages' own tests:
 # no runner, no recording) and the light ones (E2E_LIGHT) two at a time (three at a time: 265-289 s
 # against 305, but a mock page's button then took over 10 s to show, in CI). The last line is the
-# summary of all runs: "N passed, N failed". A bot test may take 150 s (vitest's 30 s is too short for a
-# bot on a loaded machine: a Teams bot once took longer to start); a stuck one still fails then.
+# summary of all runs: "N passed, N failed". An end-to-end test may take 90 s, a bot test 150 s
+# (vitest's 30 s is too short on a loaded machine: a Teams bot once took longer to start, a mock
+# page's captions test longer to play its script); a stuck one still fails then.
 E2E_PAGES := test/e2e/*-mock-page.test.ts test/e2e/sign-in-mock-pages.test.ts test/e2e/live-controls.test.ts \
   test/e2e/live-readers.test.ts test/e2e/mock-devices.test.ts
 # Integration files that store no rows (mock host, engines, runner clients, config checks of a
@@ -106,7 +107,7 @@ test: setup test-packages lint typecheck
 	@status=0; \
 	npx vitest run test/unit test/integration --maxWorkers=3 --no-isolate --reporter=default --reporter=json --outputFile.json=test-results/fast.json || status=1; \
 	scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --no-isolate --reporter=default --reporter=json --outputFile.json=test-results/postgres.json || status=1; \
-	npx vitest run $(E2E_PAGES) $(E2E_LIGHT_FILES) --maxWorkers=2 --reporter=default --reporter=json --outputFile.json=test-results/e2e-pairs.json || status=1; \
+	npx vitest run $(E2E_PAGES) $(E2E_LIGHT_FILES) --maxWorkers=2 --testTimeout=90000 --reporter=default --reporter=json --outputFile.json=test-results/e2e-pairs.json || status=1; \
 	npx vitest run test/e2e $(foreach f,$(E2E_PAGES) $(E2E_LIGHT_FILES),--exclude '$(f)') --no-file-parallelism --maxConcurrency=6 --testTimeout=150000 --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; \
 	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e-pairs.json test-results/e2e.json || status=1; \
 	exit $$status

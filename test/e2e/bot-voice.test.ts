@@ -82,12 +82,10 @@ async function botInCall(
     ...extra,
   });
   await stack.api.deploy(bot.id);
-  await eventually(
-    async () =>
-      (await stack.api.botEvents(bot.id)).some((e) => e.eventType === "RECORDING_STARTED") ? true : undefined,
-    `bot ${bot.id} recording`,
-    90_000,
-  );
+  // Settled in: recording, and its incoming video turned off (an audio-only bot's last menu
+  // step). The seconds after admission are the bot's busiest; a voice played then on a loaded
+  // machine reached the meeting with holes.
+  await stack.runnerLogged(bot.id, /"msg":"incoming video (turned off|stays on)"/);
   return { id, botId: bot.id };
 }
 

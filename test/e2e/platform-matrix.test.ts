@@ -1,5 +1,4 @@
 import { execFileSync } from "node:child_process";
-import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { SILENCE_LEVEL_DBFS } from "../../src/core/index.js";
 import { inspectRecording } from "../../src/runner/probe.js";
@@ -85,13 +84,7 @@ const CELLS: Cell[] = [
     // than the timeout (5 s: on two starved cores a bot once got no level reading for 3 s).
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
       await stack.sawJoin(botId, 2);
-      await eventually(
-        async () =>
-          (await readFile(stack.launcher.logFile(botId), "utf8")).includes("silence clock started")
-            ? true
-            : undefined,
-        `bot ${botId}'s silence clock`,
-      );
+      await stack.runnerLogged(botId, /silence clock started/);
       await new Promise((resolve) => setTimeout(resolve, 7000));
       await stack.control.end(platform, meetingId);
     },

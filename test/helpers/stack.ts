@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { vi } from "vitest";
@@ -89,6 +89,18 @@ export async function startStack(
       const file = join(dataDir, `downloaded-${botId}.mp4`);
       await writeFile(file, Buffer.from(await response.arrayBuffer()));
       return inspectRecording(file);
+    },
+    /**
+     * Waits until bot `botId`'s runner log has a line matching `pattern`: a step the API does not
+     * report, such as the silence clock starting or incoming video turned off (settled in the call).
+     */
+    async runnerLogged(botId: number, pattern: RegExp): Promise<void> {
+      await eventually(
+        async () =>
+          pattern.test(await readFile(launcher.logFile(botId), "utf8").catch(() => "")) ? true : undefined,
+        `bot ${botId}'s runner to log ${pattern}`,
+        90_000,
+      );
     },
     /** Waits until bot `botId` reported `count` participants joining (its roster opened). */
     async sawJoin(botId: number, count: number): Promise<void> {

@@ -397,7 +397,7 @@ describe("a server restart", () => {
       first = undefined;
       // Done while nobody listens; then the call ends and the runner finishes, all reported later.
       release();
-      await vi.waitFor(() => expect(handler).toHaveResolved());
+      await vi.waitFor(() => expect(handler).toHaveResolved(), { timeout: 10_000 });
       reporter.report({ type: "status", data: { status: "CALL_ENDED", subCode: "MEETING_ENDED" } });
       reporter.report({ type: "status", data: { status: "DONE" } });
       second = await bot.restart();

@@ -165,9 +165,13 @@ describe("GET /v1/bots/{id}/live/ws", () => {
       type: "participant.joined",
       data: { participantId: "p-2", participantName: "Bob" },
     });
-    await vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("participant.joined"));
+    await vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("participant.joined"), {
+      timeout: 10_000,
+    });
     await reportTheLine(runner);
-    await vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("transcript.final"));
+    await vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("transcript.final"), {
+      timeout: 10_000,
+    });
     expect(
       byHeader.received.map((e) => (e.type.startsWith("transcript") ? `${e.type} ${e.data.text}` : e.type)),
     ).toEqual([
@@ -187,7 +191,9 @@ describe("GET /v1/bots/{id}/live/ws", () => {
       type: "participant.left",
       data: { participantId: "p-1", participantName: "Alice Example" },
     });
-    await vi.waitFor(() => expect(byMessage.received.map((e) => e.type)).toContain("participant.left"));
+    await vi.waitFor(() => expect(byMessage.received.map((e) => e.type)).toContain("participant.left"), {
+      timeout: 10_000,
+    });
     expect(byMessage.received.map((e) => e.type)).toEqual([
       "chat.message",
       "transcript.final",
