@@ -15,8 +15,11 @@ import { exactly } from "./variants.js";
 
 /** How long the chat button may take to show once in the call (the toolbar can render late). */
 const CHAT_BUTTON_MS = 5_000;
-/** From a click to the panel, menu or region it opens. */
-const OPEN_MS = 5_000;
+/**
+ * A click on the chat's, a menu's or the captions' button, and from it to what it opens: 10 s, as a
+ * starved page took over 5 s to let a chat message's send through (a chat command has 30 s).
+ */
+const OPEN_MS = 10_000;
 /** A read of an element found a moment ago (it may have gone since: never the default 30 s). */
 export const READ_MS = 2_000;
 /** From Enter to the platform taking the message (the composer clears). */

@@ -298,7 +298,9 @@ describe("captions and chat (docs/notes/live-meeting.md)", () => {
   // Short lines keep the test short; six words still show the growth.
   const LINES = [
     { participant: "Alice Example", text: "Please send the report by Friday" },
-    { participant: "Bob Example", text: "We will ship the new version" },
+    // A loaded page plays a line later than the host put it on air, and the next line cuts it
+    // short (its caption stays half grown): 3 s apart, the first plays out whole.
+    { participant: "Bob Example", text: "We will ship the new version", silenceBeforeMs: 3000 },
   ];
 
   /** Opens the meeting in `target` and joins it (admission is open) as `name`. */

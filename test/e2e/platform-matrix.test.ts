@@ -214,7 +214,9 @@ const CELLS: Cell[] = [
   {
     name: "SIGTERM mid-call",
     scenario: { admit: "open", participants: 2 },
+    // Once the bot has seen both people (a signal before its roster opened left it none to report).
     whileRecording: async ({ stack, botId }) => {
+      await stack.sawJoin(botId, 2);
       await stack.recordedOnDisk(botId, 2000);
       const exited = stack.launcher.waitForExit(botId);
       await stack.launcher.stop(botId);
@@ -232,6 +234,7 @@ const CELLS: Cell[] = [
     // The server notices the silence after 6 heartbeats.
     body: { heartbeatInterval: 1000 },
     whileRecording: async ({ stack, botId }) => {
+      await stack.sawJoin(botId, 2);
       const file = await stack.recordedOnDisk(botId, 3000);
       const started = (await stack.api.botEvents(botId)).find((e) => e.eventType === "RECORDING_STARTED");
       const exited = stack.launcher.waitForExit(botId);

@@ -126,7 +126,12 @@ class FakeLiveTranscriber implements LiveTranscriber {
 }
 
 class FakeStage implements StagePort {
-  readonly page = {} as Page;
+  /** Closed: its browser is gone (a signal to the whole process group takes it down too). */
+  pageClosed = false;
+  readonly page = {
+    isClosed: () => this.pageClosed,
+    once: () => this.page,
+  } as unknown as Page;
   /** What the page's camera was given, in order ("clear" for a clear), and the pages opened by then. */
   readonly pictures: { picture: string; openedBefore: number }[] = [];
   readonly camera = {
@@ -639,6 +644,20 @@ describe("BotLifecycle: leaving the call", () => {
     bot.lifecycle.requestStop();
     await elapse(LEAVE_TIMEOUT_MS - 100);
     expect(bot.statuses()).toEqual(RECORDED);
+    await elapse(100);
+    expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED LEFT_ON_REQUEST", "DONE"]);
+  });
+
+  it("does not wait for a closed page to show the bot left: CALL_ENDED at once", async () => {
+    const bot = setUp();
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("in_call", [ALICE])));
+    // The browser went down with the stop signal: nothing to click, nothing will render.
+    bot.adapter.leave.mockImplementationOnce(async () => {
+      bot.stage.pageClosed = true;
+    });
+    bot.start();
+    await elapse(20_000);
+    bot.lifecycle.requestStop();
     await elapse(100);
     expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED LEFT_ON_REQUEST", "DONE"]);
   });
