@@ -118,7 +118,10 @@ export async function clickFirstClickable(
       }
       return candidate.variant;
     } catch {
-      // Covered, detached or disabled meanwhile: the next candidate may be what covers it.
+      // Gone now: the click landed but its handler held the page past the timeout (a starved
+      // page answering "Allow" by starting its devices), so it is what was clicked.
+      if (!(await candidate.locator.isVisible().catch(() => false))) return candidate.variant;
+      // Covered or disabled meanwhile: the next candidate may be what covers it.
     }
   }
   return null;
