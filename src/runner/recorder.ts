@@ -126,10 +126,8 @@ export class Recorder {
   async start(): Promise<void> {
     const t0 = Date.now();
     this.startedAt = new Date(t0);
-    let firstSound: (offsetMs: number) => void = () => {};
-    this.onFirstSound = (offsetMs) => firstSound(offsetMs);
     const offset = new Promise<number | null>((resolve) => {
-      firstSound = resolve;
+      this.onFirstSound = resolve;
       setTimeout(() => resolve(null), FIRST_SOUND_WAIT_MS).unref();
     });
     await this.startSegment(this.path);
