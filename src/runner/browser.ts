@@ -131,6 +131,11 @@ export async function launchBrowser(opts: {
       ],
       env: childEnv({ ...opts.env, DISPLAY: opts.display }),
       timeout: 30_000,
+      // The runner's own SIGTERM/SIGINT handler leaves the meeting (clicks Leave, finalizes the
+      // recording) and closes the browser after. Playwright's would close the browser at once, so
+      // a stopped bot vanished from the call instead of leaving it.
+      handleSIGTERM: false,
+      handleSIGINT: false,
     });
   } catch (error) {
     await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });

@@ -48,9 +48,11 @@ async function expectKilledWithRecording(botId: number, meetingCode: string) {
     "RECORDING",
     "FATAL",
   ]);
-  // The bot really left the meeting.
-  const meeting = (await control.state("google", meetingCode)) as { attendees: Array<{ state: string }> };
-  expect(meeting.attendees.map((a) => a.state)).toEqual(["left"]);
+  // The bot really left the meeting, by its Leave button: a killed bot leaves as one asked to.
+  const meeting = (await control.state("google", meetingCode)) as {
+    attendees: Array<{ state: string; leftBy: string | null }>;
+  };
+  expect(meeting.attendees.map((a) => `${a.state} (${a.leftBy})`)).toEqual(["left (leave)"]);
 }
 
 describe("killing a bot in its call", () => {

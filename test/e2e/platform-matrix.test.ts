@@ -55,7 +55,10 @@ interface Cell {
   video?: boolean;
   /** What the recording's sound must be, when it matters. */
   sound?: "audible" | "silent";
-  /** How the host sees the bot at the end, when it matters. */
+  /**
+   * How the host sees the bot at the end, when it matters: its state, and for one that left, how
+   * ("left (leave)": it clicked Leave; "left (page-gone)": its page just went away).
+   */
   attendeesAtEnd?: string[];
   /** PARTICIPANT_JOINED events due, when `whileRecording` adds someone; else the scenario's participants. */
   participantsJoined?: number;
@@ -120,7 +123,7 @@ const CELLS: Cell[] = [
     statuses: REFUSED_IN_LOBBY,
     subCode: "WAITING_ROOM_TIMEOUT",
     recording: false,
-    attendeesAtEnd: ["left"],
+    attendeesAtEnd: ["left (leave)"],
   },
   {
     name: "no one joined",
@@ -129,7 +132,7 @@ const CELLS: Cell[] = [
     statuses: RECORDED,
     subCode: "NO_ONE_JOINED",
     recording: true,
-    attendeesAtEnd: ["left"],
+    attendeesAtEnd: ["left (leave)"],
   },
   {
     name: "everyone left",
@@ -145,7 +148,7 @@ const CELLS: Cell[] = [
     statuses: RECORDED,
     subCode: "EVERYONE_LEFT",
     recording: true,
-    attendeesAtEnd: ["left"],
+    attendeesAtEnd: ["left (leave)"],
   },
   {
     name: "silent meeting",
@@ -156,7 +159,7 @@ const CELLS: Cell[] = [
     subCode: "SILENCE",
     recording: true,
     sound: "silent",
-    attendeesAtEnd: ["left"],
+    attendeesAtEnd: ["left (leave)"],
   },
   {
     name: "removed by the host",
@@ -187,7 +190,7 @@ const CELLS: Cell[] = [
     subCode: "ONLY_BOTS_LEFT",
     recording: true,
     participantsJoined: 2,
-    attendeesAtEnd: ["left"],
+    attendeesAtEnd: ["left (leave)"],
   },
   {
     name: "meeting not found",
@@ -226,7 +229,7 @@ const CELLS: Cell[] = [
     statuses: RECORDED,
     subCode: "LEFT_ON_REQUEST",
     recording: true,
-    attendeesAtEnd: ["left"],
+    attendeesAtEnd: ["left (leave)"],
   },
   {
     name: "SIGKILL mid-call",
@@ -333,9 +336,10 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
       }
       if (cell.attendeesAtEnd) {
         const meeting = (await stack.control.state(platform, meetingId)) as {
-          attendees: Array<{ state: string }>;
+          attendees: Array<{ state: string; leftBy: string | null }>;
         };
-        expect(meeting.attendees.map((a) => a.state)).toEqual(cell.attendeesAtEnd);
+        const seen = meeting.attendees.map((a) => (a.leftBy ? `${a.state} (${a.leftBy})` : a.state));
+        expect(seen).toEqual(cell.attendeesAtEnd);
       }
     });
   });

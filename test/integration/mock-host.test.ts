@@ -442,6 +442,35 @@ describe("attendees: joining, admission and the event stream", () => {
     expect((await state(code)).ended).toBe(true);
   });
 
+  it("tells a Leave from a page that went away (leftBy)", async () => {
+    const code = newCode();
+    await configure(code, { admit: "open", participants: 1 });
+    const leaving = await join(code, "Leaving Bot");
+    const vanishing = await join(code, "Vanishing Bot");
+    const leavingEvents = await EventStream.open(code, leaving.id);
+    const vanishingEvents = await EventStream.open(code, vanishing.id);
+    try {
+      await leavingEvents.waitFor("the call", (v) => v.attendee.state === "in_call");
+      await vanishingEvents.waitFor("the call", (v) => v.attendee.state === "in_call");
+      expect((await call("POST", attendees(code, `/${leaving.id}/leave`))).status).toBe(200);
+      await leavingEvents.ended();
+      vanishingEvents.close();
+      await vi.waitFor(
+        async () => {
+          const leftBy = (await state(code)).attendees.map((a) => [a.name, a.state, a.leftBy]);
+          expect(leftBy).toEqual([
+            ["Leaving Bot", "left", "leave"],
+            ["Vanishing Bot", "left", "page-gone"],
+          ]);
+        },
+        { timeout: 5_000 },
+      );
+    } finally {
+      leavingEvents.close();
+      vanishingEvents.close();
+    }
+  });
+
   it("shows other attendees in the call, without media", async () => {
     const code = newCode();
     await configure(code, { admit: "open", participants: 1 });
