@@ -257,9 +257,12 @@ describe("commands that never get an answer", () => {
     expect(failed.body.status).toBe("failed");
     expect(failed.body.error?.code).toBe("DEADLINE_EXCEEDED");
     expect((await pollNow(config)).body.commands).toEqual([]);
-    const late = await runner.send({
+    // Finished after the deadline, by the report's own time.
+    const late = await runner.sendRaw({
       type: "command.result",
       data: { commandId: queued.body.commandId, status: "done" },
+      seq: 1_000,
+      eventTime: clock.now().toISOString(),
     });
     expect(late.status).toBe(200);
     expect((await command(botId, queued.body.commandId)).body.error?.code).toBe("DEADLINE_EXCEEDED");
@@ -298,6 +301,70 @@ describe("commands that never get an answer", () => {
     expect(await warnings(botId)).toEqual([
       `result of command ${overdue.body.commandId} (done) not kept: its deadline has passed`,
     ]);
+  });
+
+  it("a result finished in time replaces a DEADLINE_EXCEEDED the server presumed before it arrived", async () => {
+    const { botId, runner } = await botInCall();
+    const queued = await leave(botId);
+    const { commandId } = queued.body;
+    const finishedAt = new Date(clock.now().getTime() + 5_000).toISOString();
+    clock.advance(61_000);
+    expect((await command(botId, commandId)).body.error?.code).toBe("DEADLINE_EXCEEDED");
+    // The runner finished it 5 s in, but could only report it now (spooled through an outage).
+    const spooled = await runner.sendRaw({
+      type: "command.result",
+      data: { commandId, status: "done", result: { left: true } },
+      seq: 1_000,
+      eventTime: finishedAt,
+    });
+    expect(spooled.status).toBe(200);
+    expect((await command(botId, commandId)).body).toMatchObject({
+      status: "done",
+      result: { left: true },
+      error: null,
+    });
+    const logs = await server.api.get(`/v1/bots/${botId}/logs`, { token: owner.token });
+    const messages = (logs.body as { message: string }[]).map((line) => line.message);
+    expect(messages).toContain(
+      `result of command ${commandId} (done) kept over DEADLINE_EXCEEDED: the runner finished it at ${finishedAt}, in time, and could not report it sooner`,
+    );
+    expect(await warnings(botId)).toEqual([]);
+  });
+
+  it("a result finished before the server ended the bot replaces BOT_ENDED; one finished after does not", async () => {
+    const finishedBeforeKill = async () => {
+      const { botId, runner } = await botInCall();
+      const first = await leave(botId);
+      const beforeKill = clock.now().toISOString();
+      clock.advance(1_000);
+      expect((await server.api.post(`/v1/bots/${botId}/kill`, { token: owner.token })).status).toBe(200);
+      expect((await command(botId, first.body.commandId)).body.error?.code).toBe("BOT_ENDED");
+      return { botId, runner, commandId: first.body.commandId, beforeKill };
+    };
+    const inTime = await finishedBeforeKill();
+    await inTime.runner.sendRaw({
+      type: "command.result",
+      data: { commandId: inTime.commandId, status: "done" },
+      seq: 1_000,
+      eventTime: inTime.beforeKill,
+    });
+    expect((await command(inTime.botId, inTime.commandId)).body).toMatchObject({
+      status: "done",
+      error: null,
+    });
+
+    const tooLate = await finishedBeforeKill();
+    clock.advance(1_000);
+    await tooLate.runner.sendRaw({
+      type: "command.result",
+      data: { commandId: tooLate.commandId, status: "done" },
+      seq: 1_000,
+      eventTime: clock.now().toISOString(),
+    });
+    expect((await command(tooLate.botId, tooLate.commandId)).body.error?.code).toBe("BOT_ENDED");
+    expect(await warnings(tooLate.botId)).toContain(
+      `result of command ${tooLate.commandId} (done) not kept: the command is already failed (BOT_ENDED)`,
+    );
   });
 
   it("fail BOT_ENDED when the bot ends first", async () => {

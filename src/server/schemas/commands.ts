@@ -16,7 +16,9 @@ export const Command = z.object({
   result: z.record(z.string(), z.unknown()).nullable().describe("what the runner answered when done"),
   createdAt: Timestamp,
   sentAt: Timestamp.nullable(),
-  deadlineAt: Timestamp.describe("not done by then: failed DEADLINE_EXCEEDED"),
+  deadlineAt: Timestamp.describe(
+    "not done by then: failed DEADLINE_EXCEEDED (done after all if the runner's late result shows it finished in time)",
+  ),
   completedAt: Timestamp.nullable(),
 });
 export type Command = z.infer<typeof Command>;

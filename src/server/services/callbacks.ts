@@ -156,6 +156,10 @@ export class CallbackService {
         { botId, commandId: outcome.commandId, kind: kept.kind, status: outcome.status },
         "command result",
       );
+      if (kept.replaced) {
+        const note = `result of command ${outcome.commandId} (${outcome.status}) kept over ${kept.replaced}: the runner finished it at ${reportedAt}, in time, and could not report it sooner`;
+        await appendLog(trx, botId, "info", note, now);
+      }
       return;
     }
     const note = `result of command ${outcome.commandId} (${outcome.status}) not kept: ${kept.why}`;
