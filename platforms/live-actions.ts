@@ -216,8 +216,12 @@ async function composerCleared(page: Page, selector: string, timeoutMs: number):
     );
 }
 
-/** From a click on a device toggle to its label flipping (or the host's refusal showing). */
-const TOGGLE_FLIP_MS = 3_000;
+/**
+ * From a click on a device toggle to its label flipping (or the host's refusal showing). The label
+ * flips once the platform has taken the change (a round trip, and the device started or stopped):
+ * a starved page took over 3 s for a camera off, in CI. Well inside a command's deadline.
+ */
+const TOGGLE_FLIP_MS = 10_000;
 
 /** A device's toggle in the call, labelled with what a click would do (MicrophoneHooks, CameraHooks). */
 type ToggleHooks = Pick<MicrophoneHooks, "onButton" | "offButton">;

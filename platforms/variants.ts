@@ -118,13 +118,21 @@ export async function clickFirstClickable(
       }
       return candidate.variant;
     } catch {
-      // Gone now: the click landed but its handler held the page past the timeout (a starved
-      // page answering "Allow" by starting its devices), so it is what was clicked.
-      if (!(await candidate.locator.isVisible().catch(() => false))) return candidate.variant;
+      if (await landedAnyway(candidate.locator)) return candidate.variant;
       // Covered or disabled meanwhile: the next candidate may be what covers it.
     }
   }
   return null;
+}
+
+/**
+ * After a click on `target` (shown before it) threw: whether it landed all the same, as `target`
+ * is gone now. On a starved page a click's own handler can hold the page past the click's timeout
+ * (answering "Allow" by starting the devices; Zoom's Join disabling itself and preparing audio),
+ * and Playwright throws although the page went on.
+ */
+export async function landedAnyway(target: Locator): Promise<boolean> {
+  return !(await target.isVisible().catch(() => false));
 }
 
 /** A button Enter activates: a <button> or an element with the button role. */

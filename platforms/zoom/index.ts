@@ -2,7 +2,14 @@ import type { Locator, Page } from "playwright";
 import type { MeetingInfo, PlatformUrls } from "../../src/core/index.js";
 import { type JoinNote, JoinRefused, LEAVE_TIMEOUT_MS, type PlatformAdapter } from "../adapter.js";
 import { incomingVideoByMenu } from "../incoming-video.js";
-import { alternatives, clickFirstClickable, firstVisible, ignoreNote, type Variants } from "../variants.js";
+import {
+  alternatives,
+  clickFirstClickable,
+  firstVisible,
+  ignoreNote,
+  landedAnyway,
+  type Variants,
+} from "../variants.js";
 import { turnOnZoomCaptions } from "./captions.js";
 import { openZoomChat, sendZoomChat } from "./chat.js";
 import { ZOOM_HOOKS, ZOOM_LIVE_HOOKS, ZOOM_SIGN_IN } from "./selectors.js";
@@ -183,12 +190,16 @@ async function clickPastDialogs(
   note: JoinNote,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  let shown = false;
   for (;;) {
     await clearDialogs(page, note);
+    shown ||= await target.isVisible().catch(() => false);
     try {
       await target.click({ timeout: Math.min(2_000, Math.max(1, deadline - Date.now())) });
       return;
     } catch (error) {
+      // Retrying a click that landed would wait for a button that is gone until the deadline.
+      if (shown && (await landedAnyway(target))) return;
       if (Date.now() >= deadline) throw error;
     }
   }
