@@ -86,7 +86,9 @@ demo: setup
 # against 305, but a mock page's button then took over 10 s to show, in CI). The last line is the
 # summary of all runs: "N passed, N failed". An end-to-end test may take 90 s, a bot test 150 s
 # (vitest's 30 s is too short on a loaded machine: a Teams bot once took longer to start, a mock
-# page's captions test longer to play its script); a stuck one still fails then.
+# page's captions test longer to play its script); a stuck one still fails then. A timeout a test
+# or describe block sets itself overrides these: set one only to allow longer (a sign-in test under
+# a 10 s one, meant for single waits, timed out in a loaded run).
 E2E_PAGES := test/e2e/*-mock-page.test.ts test/e2e/sign-in-mock-pages.test.ts test/e2e/live-controls.test.ts \
   test/e2e/live-readers.test.ts test/e2e/mock-devices.test.ts
 # Integration files that store no rows (mock host, engines, runner clients, config checks of a

@@ -40,7 +40,7 @@ function chromiumType(pid: number): string | null {
   }
 }
 
-describe("Chromium's sandbox", { timeout: 60_000 }, () => {
+describe("Chromium's sandbox", { timeout: 90_000 }, () => {
   it("is off only for root", () => {
     expect(chromiumArgs(true)).toEqual(expect.arrayContaining(["--no-sandbox", "--no-zygote"]));
     expect(chromiumArgs(false).filter((arg) => /sandbox|zygote/.test(arg))).toEqual([]);

@@ -72,51 +72,58 @@ function listen(opts: { language?: string } = {}) {
 }
 
 describe("the pocketsphinx live source", () => {
-  it("hears a line as it plays, and settles it when stopped in the middle", { timeout: 60_000 }, async () => {
-    const { live, reported, warnings, speakers, clock } = listen();
-    await eventually(async () => reported.find((e) => e.type === "transcript.source") ?? undefined, "active");
-    expect(reported.map((e) => e.type === "transcript.source" && e.data)).toEqual([
-      { source: "pocketsphinx", state: "active" },
-    ]);
-    speakers.started("p-1", "Alice");
-    const playedAtMs = clock();
-    const player: ChildProcess = spawn("paplay", [join(dir, "line.wav")], {
-      env: { ...process.env, ...media.pulseEnv },
-      stdio: "ignore",
-    });
-    try {
-      // Stop once the line is well under way (a few words are in a partial) but not over.
+  it(
+    "hears a line as it plays, and settles it when stopped in the middle",
+    { timeout: 150_000 },
+    async () => {
+      const { live, reported, warnings, speakers, clock } = listen();
       await eventually(
-        async () => reported.find((e) => e.type === "transcript.partial" && /brown fox/.test(e.data.text)),
-        "a partial with the first words",
+        async () => reported.find((e) => e.type === "transcript.source") ?? undefined,
+        "active",
       );
-      expect(player.exitCode).toBeNull();
-      await live.stop();
-    } finally {
-      player.kill();
-    }
+      expect(reported.map((e) => e.type === "transcript.source" && e.data)).toEqual([
+        { source: "pocketsphinx", state: "active" },
+      ]);
+      speakers.started("p-1", "Alice");
+      const playedAtMs = clock();
+      const player: ChildProcess = spawn("paplay", [join(dir, "line.wav")], {
+        env: { ...process.env, ...media.pulseEnv },
+        stdio: "ignore",
+      });
+      try {
+        // Stop once the line is well under way (a few words are in a partial) but not over.
+        await eventually(
+          async () => reported.find((e) => e.type === "transcript.partial" && /brown fox/.test(e.data.text)),
+          "a partial with the first words",
+        );
+        expect(player.exitCode).toBeNull();
+        await live.stop();
+      } finally {
+        player.kill();
+      }
 
-    const transcript = reported.flatMap((e) =>
-      e.type === "transcript.partial" || e.type === "transcript.final"
-        ? [{ ...e.data, type: e.type, atMs: e.atMs }]
-        : [],
-    );
-    const final = transcript.at(-1);
-    expect(transcript.filter((e) => e.type === "transcript.final")).toHaveLength(1);
-    expect(final?.type).toBe("transcript.final");
-    expect(new Set(transcript.map((e) => e.utteranceId))).toEqual(new Set(["ps-1"]));
-    // What was heard before the stop: the line's beginning, close to word for word.
-    // It heard at least what the partial we waited for had, however the cut word came out.
-    expect(final?.text).toMatch(/^the quick brown fox\b/);
-    expect(final).toMatchObject({ speaker: { participantId: "p-1", name: "Alice" }, language: "en-US" });
-    // On the recording's clock: the speech starts after it was played, before it was first reported.
-    const first = transcript[0] as (typeof transcript)[number];
-    expect(first.startMs).toBeGreaterThanOrEqual(playedAtMs);
-    expect(first.startMs).toBeLessThan(first.atMs);
-    expect(final?.endMs).toBeGreaterThan(first.endMs);
-    // The final was decoded, not patched together from the last partial.
-    expect(warnings).toEqual([]);
-  });
+      const transcript = reported.flatMap((e) =>
+        e.type === "transcript.partial" || e.type === "transcript.final"
+          ? [{ ...e.data, type: e.type, atMs: e.atMs }]
+          : [],
+      );
+      const final = transcript.at(-1);
+      expect(transcript.filter((e) => e.type === "transcript.final")).toHaveLength(1);
+      expect(final?.type).toBe("transcript.final");
+      expect(new Set(transcript.map((e) => e.utteranceId))).toEqual(new Set(["ps-1"]));
+      // What was heard before the stop: the line's beginning, close to word for word.
+      // It heard at least what the partial we waited for had, however the cut word came out.
+      expect(final?.text).toMatch(/^the quick brown fox\b/);
+      expect(final).toMatchObject({ speaker: { participantId: "p-1", name: "Alice" }, language: "en-US" });
+      // On the recording's clock: the speech starts after it was played, before it was first reported.
+      const first = transcript[0] as (typeof transcript)[number];
+      expect(first.startMs).toBeGreaterThanOrEqual(playedAtMs);
+      expect(first.startMs).toBeLessThan(first.atMs);
+      expect(final?.endMs).toBeGreaterThan(first.endMs);
+      // The final was decoded, not patched together from the last partial.
+      expect(warnings).toEqual([]);
+    },
+  );
 
   it("reports another language unavailable and transcribes nothing", async () => {
     const { live, reported } = listen({ language: "de" });

@@ -60,7 +60,7 @@ const playing = (name: string, sink: string) => async () => {
   clearTimeout(timer);
 };
 
-describe("the bot's microphone", { timeout: 30_000 }, () => {
+describe("the bot's microphone", () => {
   it("carries what the bot says, which is also in what the bot records", async () => {
     expect(await levelOf("default", playing("voice", media.voiceSink))).toBeGreaterThan(-40);
     expect(await levelOf(media.audioSource, playing("voice", media.voiceSink))).toBeGreaterThan(-40);

@@ -49,7 +49,7 @@ const mintSession = (platform: Platform, login: string) =>
   call("POST", `/control/accounts/${platform}/${login}/sessions`) as Promise<StorageState>;
 const snap = (adapter: PlatformAdapter) => snapshotOf(adapter);
 
-describe("sign-in pages and signed-in pre-joins", WAIT, () => {
+describe("sign-in pages and signed-in pre-joins", () => {
   it("Google: the sign-in page sets SID and the account's localStorage item; Meet then shows the signed-in pre-join, and the roster the account's name", async () => {
     const login = fresh("ada");
     await account("google", login, "Ada Signed");
@@ -125,7 +125,7 @@ describe("sign-in pages and signed-in pre-joins", WAIT, () => {
   });
 });
 
-describe("session rotation and expiry", WAIT, () => {
+describe("session rotation and expiry", () => {
   it("each visit rotates the cookie; the value presented works one more visit, then is refused (Google's sign-in page)", async () => {
     const login = fresh("rot");
     await account("google", login, "Rota Tion");
@@ -173,7 +173,7 @@ describe("session rotation and expiry", WAIT, () => {
   });
 });
 
-describe("walls for anonymous guests", WAIT, () => {
+describe("walls for anonymous guests", () => {
   const meetWalls = [
     ["meet-video-call", "You can't join this video call"],
     ["meet-meeting", "You can't join this meeting"],
@@ -238,7 +238,7 @@ describe("walls for anonymous guests", WAIT, () => {
   }
 });
 
-describe("bot walls and Teams' bot identification", WAIT, () => {
+describe("bot walls and Teams' bot identification", () => {
   for (const [wall, words] of [
     ["captcha", "Automated bots aren't allowed"],
     ["captcha-curly", "Automated bots aren\u2019t allowed"],
@@ -291,7 +291,7 @@ describe("bot walls and Teams' bot identification", WAIT, () => {
   });
 });
 
-describe("Meet: the account already in the call", WAIT, () => {
+describe("Meet: the account already in the call", () => {
   async function signedInWithAccountInCall(joinHereToo: boolean) {
     const login = fresh("dup");
     await account("google", login, "Du Plicate");
