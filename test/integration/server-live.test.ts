@@ -158,9 +158,8 @@ describe("GET /v1/bots/{id}/live/ws", () => {
     const { botId, runner } = await meetingWithALine();
     const byHeader = socket(botId, { authorization: `Bearer ${owner.token}` });
     await byHeader.opened;
-    // The socket opens before the server has subscribed it (it checks the token first): a partial
-    // sent meanwhile would be missed, as partials are not kept to replay. Once an event sent
-    // after the opening arrives, the stream is live.
+    // Sent once the socket is open, maybe before the server has checked the token: the stream
+    // starts where the socket opened, so it arrives all the same.
     await send(runner, {
       type: "participant.joined",
       data: { participantId: "p-2", participantName: "Bob" },
@@ -200,6 +199,27 @@ describe("GET /v1/bots/{id}/live/ws", () => {
       "participant.left",
     ]);
     byMessage.ws.close();
+  });
+
+  test("without a resume id starts where the socket opened: an event stored before the auth message arrives", async () => {
+    const { botId, runner } = await meetingWithALine();
+    const client = socket(botId);
+    await client.opened;
+    await send(runner, {
+      type: "participant.joined",
+      data: { participantId: "p-3", participantName: "Cleo" },
+    });
+    client.ws.send(JSON.stringify({ type: "auth", token: owner.token }));
+    await vi.waitFor(() => expect(client.received.map((e) => e.type)).toContain("participant.joined"), {
+      timeout: 10_000,
+    });
+    await send(runner, { type: "participant.left", data: { participantId: "p-3", participantName: "Cleo" } });
+    await vi.waitFor(() => expect(client.received.map((e) => e.type)).toContain("participant.left"), {
+      timeout: 10_000,
+    });
+    // Nothing from before the socket opened (the meeting's statuses), all that came after.
+    expect(client.received.map((e) => e.type)).toEqual(["participant.joined", "participant.left"]);
+    client.ws.close();
   });
 
   test("closes 4401 for a bad credential, 4404 for another user's bot, 4400 for a first message that is not auth", async () => {

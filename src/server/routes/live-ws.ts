@@ -7,6 +7,9 @@ import { ApiError } from "../errors.js";
 import type { Services } from "../services/index.js";
 import { IdParam } from "../validation.js";
 
+/** Each upgrade request's newest live event of its bot, read before the upgrade was answered. */
+const newestBeforeUpgrade = new WeakMap<object, number>();
+
 /** How long a client that did not authenticate on the upgrade has to send its auth message. */
 const AUTH_TIMEOUT_MS = 10_000;
 /** A ping this often keeps proxies from closing a quiet meeting's socket. */
@@ -35,6 +38,15 @@ export const liveSocketRoutes: FastifyPluginAsync<{ services: Services }> = asyn
       // OpenAPI 3 has no words for a WebSocket (and @fastify/websocket hides these routes from
       // it anyway): docs/api.md describes it.
       schema: { hide: true },
+      // Without a resume id the stream starts where the socket opened, not where the credential
+      // was checked: the client sees the socket open first, and an event stored in between (a
+      // partial, never replayed) would be lost to it. So the newest event is read before the
+      // upgrade is answered; nothing is sent before the credential is checked.
+      preHandler: async (request) => {
+        const botId = IdParam.safeParse((request.params as { id?: unknown }).id);
+        if (botId.success)
+          newestBeforeUpgrade.set(request, await services.eventStreams.newestLiveEventId(botId.data));
+      },
     },
     (socket, request) => {
       const botId = IdParam.safeParse((request.params as { id?: unknown }).id);
@@ -45,12 +57,14 @@ export const liveSocketRoutes: FastifyPluginAsync<{ services: Services }> = asyn
       const close = (code: number, reason: string) => socket.close(code, reason.slice(0, 120));
       if (!botId.success) return close(LIVE_WS_CLOSE.notFound, "Bot not found");
       if (headerResume === "bad") return close(LIVE_WS_CLOSE.badRequest, "Last-Event-ID must be an event id");
+      const openedAfter = newestBeforeUpgrade.get(request);
 
-      const open = async (token: string, after: number | undefined) => {
+      const open = async (token: string, resume: number | undefined) => {
         const principal = await services.users.resolveBearer(token);
         if (!principal) return close(LIVE_WS_CLOSE.unauthorized, "Could not validate credentials");
         try {
           await services.bots.requireOwned(principal.user.id, botId.data);
+          const after = resume ?? openedAfter;
           const stream = await services.eventStreams.startLive(
             principal.user.id,
             botId.data,
