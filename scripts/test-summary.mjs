@@ -40,12 +40,13 @@ for (const file of process.argv.slice(2)) {
     const failedTests = result.assertionResults.filter((a) => a.status === "failed");
     for (const test of failedTests)
       failures.push(`  ✗ ${name} ${testFile} > ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`);
+    runFailed += failedTests.length;
     // A file that failed without a failing test (it did not load, or a hook threw or timed out)
     // counts as one failure.
-    if (result.status === "failed" && failedTests.length === 0)
+    if (result.status === "failed" && failedTests.length === 0) {
       failures.push(`  ✗ ${name} ${testFile} (outside any test): ${firstLine(result.message)}`);
-    runFailed += failedTests.length;
-    if (result.status === "failed" && failedTests.length === 0) runFailed += 1;
+      runFailed += 1;
+    }
   }
   lines.push(`  ${name}: ${report.numPassedTests} passed, ${runFailed} failed`);
   passed += report.numPassedTests;

@@ -411,8 +411,8 @@ export class BotLifecycle {
     const liveSettled = this.live?.stop();
     if (!(endedBy in END_PHASES_BY_CODE)) {
       await this.adapter.leave(page);
-      // A closed page (its browser gone, e.g. the signal reached the whole process group) has
-      // left the call already and will never show it: no need to wait.
+      // A closed page (its browser crashed or was killed) has left the call already and will
+      // never show it: no need to wait.
       if (!page.isClosed()) {
         const closed = new Promise<void>((resolve) => page.once("close", () => resolve()));
         await Promise.race([watcher.waitForPhase(CALL_OVER_PHASES, LEAVE_TIMEOUT_MS), closed]).catch(
