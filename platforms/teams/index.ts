@@ -83,15 +83,18 @@ export const teamsAdapter: PlatformAdapter = {
     }
     note("audioOption", offered ? `checked "${prejoin.computerAudioText}"` : "none offered");
 
-    // Once clicked, Join now is disabled (or gone) while the request is out.
+    // Once clicked, Join now is disabled (or gone) while the request is out, or stays enabled
+    // behind the no-audio/video confirmation, which is its effect too: a starved page's click that
+    // landed but timed out, clicked again, asked twice and left the bot in the pre-join form.
     const join = page.locator(prejoin.joinButton).first();
+    const proceed = page.getByRole("button", { name: prejoin.noAudioVideoContinueText, exact: true }).first();
     await clickPastOverlays(page, [[prejoin.joinButton, join]], {
       note,
-      done: async () => !(await join.isEnabled().catch(() => false)),
+      done: async () =>
+        !(await join.isEnabled().catch(() => false)) || (await proceed.isVisible().catch(() => false)),
     });
     // With camera and microphone off Teams may ask "Are you sure you don't want audio or video?".
     if (await asksToConfirmNoAudioVideo(page)) {
-      const proceed = page.getByRole("button", { name: prejoin.noAudioVideoContinueText, exact: true });
       await clickPastOverlays(page, [[`"${prejoin.noAudioVideoContinueText}"`, proceed]], {
         note,
         done: hidden(proceed),

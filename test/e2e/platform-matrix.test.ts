@@ -82,13 +82,14 @@ const CELLS: Cell[] = [
     // Someone always talking, and a silence timeout well inside the call: a detector that took
     // the call's sound for silence would leave with SILENCE before the host ends it.
     scenario: { admit: "open", participants: 2 },
-    body: { automaticLeave: { silenceTimeout: 5000 } },
+    body: { automaticLeave: { silenceTimeout: 10_000 } },
     // The host ends it once the bot has seen both people and its silence clock has run for longer
-    // than the timeout (5 s: on two starved cores a bot once got no level reading for 3 s).
+    // than the timeout. 10 s: on two starved cores the first loud reading came 3.9 s after the
+    // clock started (the page's players still starting) and a CI bot at 5 s left with SILENCE.
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
       await stack.sawJoin(botId, 2);
       await stack.runnerLogged(botId, /silence clock started/);
-      await new Promise((resolve) => setTimeout(resolve, 7000));
+      await new Promise((resolve) => setTimeout(resolve, 12_000));
       await stack.control.end(platform, meetingId);
     },
     statuses: RECORDED,
@@ -289,19 +290,24 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", (platform) => {
           async () => (await stack.api.botEvents(bot.id)).find((e) => e.eventType === "RECORDING_STARTED"),
           `bot ${bot.id} recording`,
           150_000,
-        );
+        ).catch(async (error: Error) => {
+          throw new Error(`${error.message}: ${await stack.describeBot(bot.id)}`);
+        });
         await cell.whileRecording({ stack, platform, meetingId, botId: bot.id });
       }
       const final = await stack.api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 120_000 });
 
       const aggregated = (await stack.api.events({ bot_id: bot.id, page_size: 100 })).events;
       const statuses = [...aggregated].sort((a, b) => a.id - b.id).map((e) => e.eventType);
-      expect(statuses).toEqual(cell.statuses);
+      expect(statuses, await stack.describeBot(bot.id)).toEqual(cell.statuses);
       const events = await stack.api.botEvents(bot.id);
       if (final.status === "DONE") {
         expect(final.deploymentError).toBeNull();
         const left = events.filter((e) => e.eventType === "BOT_LEFT");
-        expect(left.map((e) => e.data?.subCode)).toEqual([subCode]);
+        expect(
+          left.map((e) => e.data?.subCode),
+          await stack.describeBot(bot.id),
+        ).toEqual([subCode]);
       } else {
         expect(final.deploymentError?.code).toBe(subCode);
         expect(events.map((e) => e.eventType)).not.toContain("BOT_LEFT");

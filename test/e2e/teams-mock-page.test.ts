@@ -159,6 +159,8 @@ describe("launcher and pre-join", () => {
     await page.locator(JOIN_NOW).click();
     await text(NO_AV_TITLE).waitFor(WAIT);
     expect((await meetingState(id)).attendees).toEqual([]);
+    // A modal: the form behind it takes no click until it is answered.
+    expect(await isOnTop(page.locator(JOIN_NOW))).toBe(false);
 
     await page.getByRole("button", { name: "Go back" }).click();
     expect(await text(NO_AV_TITLE).count()).toBe(0);
@@ -791,6 +793,26 @@ describe("the adapter's join and leave on the mock", () => {
     // Leaving from the lobby (the waiting-room timeout) takes the bot out of it.
     await teamsAdapter.leave(page);
     await expect.poll(async () => (await meetingState(id)).attendees[0]?.state, WAIT).toBe("left");
+  });
+
+  it("on a starved page Join now's click lands but times out: the confirmation counts as its effect, so it is asked once", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "manual" });
+    await openPrejoin(id);
+    // The page's thread held for longer than a click may take (as on two loaded cores): the click
+    // lands, the confirmation opens, and Playwright's click throws all the same.
+    await page.locator(JOIN_NOW).evaluate((join) =>
+      join.addEventListener("click", () => {
+        const until = performance.now() + 2500;
+        while (performance.now() < until);
+      }),
+    );
+    const { notes, note } = collectNotes();
+    await teamsAdapter.join(page, { displayName: "Starved Bot", info: { platform: "teams" }, note });
+    await text("Someone will let you in shortly").waitFor(WAIT);
+    expect(notes.at(-1)).toEqual(["noAudioVideoConfirm", 'clicked "Continue without audio or video"']);
+    expect(await text(NO_AV_TITLE).count()).toBe(0);
+    expect((await meetingState(id)).attendees).toMatchObject([{ name: "Starved Bot", state: "lobby" }]);
   });
 
   it("join returns without error on a dead end, leaving the verdict to the snapshot", async () => {

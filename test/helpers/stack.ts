@@ -102,6 +102,29 @@ export async function startStack(
         90_000,
       );
     },
+    /**
+     * One line on where bot `botId` stands, for a failed assertion's message (the CI summary shows
+     * only an error's first line): its status, its error, and its runner's last log messages.
+     */
+    async describeBot(botId: number, logLines = 4): Promise<string> {
+      const bot = await api.bot(botId).catch(() => undefined);
+      const log = await readFile(launcher.logFile(botId), "utf8").catch(() => "");
+      const last = log
+        .trim()
+        .split("\n")
+        .slice(-logLines)
+        .map((line) => {
+          try {
+            return String((JSON.parse(line) as { msg?: unknown }).msg).slice(0, 160);
+          } catch {
+            return line.slice(0, 160);
+          }
+        });
+      const error = bot?.deploymentError
+        ? ` ${bot.deploymentError.code} (${bot.deploymentError.message})`
+        : "";
+      return `bot ${botId} ${bot?.status ?? "unknown"}${error}; runner's last: ${last.join(" | ")}`;
+    },
     /** Waits until bot `botId` reported `count` participants joining (its roster opened). */
     async sawJoin(botId: number, count: number): Promise<void> {
       await eventually(

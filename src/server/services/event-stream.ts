@@ -72,15 +72,15 @@ export class EventStreams {
     return this.open(userId, from, read);
   }
 
-  /**
-   * The live stream of one bot (GET /v1/bots/{id}/live; the caller checked it is the user's): its
-   * live events with an id above `afterId`, undefined: from now on. Counted in the user's streams.
-   */
   /** The newest live event of a bot now: a stream asked to start "from now" starts after it. */
   newestLiveEventId(botId: number): Promise<number> {
     return newestLiveEventId(this.db, botId);
   }
 
+  /**
+   * The live stream of one bot (GET /v1/bots/{id}/live; the caller checked it is the user's): its
+   * live events with an id above `afterId`, undefined: from now on. Counted in the user's streams.
+   */
   async startLive(
     userId: number,
     botId: number,
