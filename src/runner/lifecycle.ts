@@ -579,11 +579,19 @@ export class BotLifecycle {
     if (signedIn && watcher.current.phase !== "prejoin") {
       throw this.sessionExpired(`the page went to "${watcher.current.phase}" without a signed-in pre-join`);
     }
-    if (watcher.current.phase === "prejoin") {
-      this.throwIfInterrupted();
-      await this.joinForm(watcher, page, note, signedIn);
+    try {
+      if (watcher.current.phase === "prejoin") {
+        this.throwIfInterrupted();
+        await this.joinForm(watcher, page, note, signedIn);
+      }
+      await this.admission(watcher);
+    } catch (error) {
+      // A denial answers a bot that waited to be let in, even when its lobby came and went between
+      // two readings of a loaded page (a 1 s lobby on two starved cores did).
+      const denied = error instanceof BotFailure && error.subCode === "ADMISSION_DENIED";
+      if (denied && this.lastStatus !== "IN_WAITING_ROOM") this.status("IN_WAITING_ROOM");
+      throw error;
     }
-    await this.admission(watcher);
   }
 
   /**

@@ -115,7 +115,9 @@ export async function startStack(
         .slice(-logLines)
         .map((line) => {
           try {
-            return String((JSON.parse(line) as { msg?: unknown }).msg).slice(0, 160);
+            const { msg, phase, hook, variant, err } = JSON.parse(line) as Record<string, unknown>;
+            const detail = [phase, hook, variant, err].filter((part) => part !== undefined).join(" ");
+            return `${String(msg)}${detail ? ` (${detail})` : ""}`.slice(0, 160);
           } catch {
             return line.slice(0, 160);
           }

@@ -391,6 +391,14 @@ describe("BotLifecycle: joining", () => {
     expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL JOIN_FAILED"]);
   });
 
+  it("reports IN_WAITING_ROOM before FATAL ADMISSION_DENIED even when the lobby was never seen", async () => {
+    const bot = setUp();
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("denied")));
+    bot.start();
+    await elapse(0);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "IN_WAITING_ROOM", "FATAL ADMISSION_DENIED"]);
+  });
+
   it("waits waitingRoomTimeout in the lobby, then leaves it FATAL WAITING_ROOM_TIMEOUT", async () => {
     const bot = setUp({ waitingRoomTimeout: 60_000 });
     bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("lobby")));
@@ -1173,7 +1181,7 @@ describe("BotLifecycle: signed-in bots and walls", () => {
     });
     bot.start();
     await elapse(0);
-    expect(bot.statuses()).toEqual(["JOINING_CALL", "FATAL ADMISSION_DENIED"]);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "IN_WAITING_ROOM", "FATAL ADMISSION_DENIED"]);
     expect(bot.writtenBack).toEqual([
       { session: ROTATED, accountName: "Robo Account", accountEmail: "robo@example.com" },
     ]);
