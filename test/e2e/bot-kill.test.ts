@@ -28,7 +28,7 @@ async function botRecording(code: string) {
     `bot ${bot.id} recording`,
     60_000,
   );
-  await new Promise((resolve) => setTimeout(resolve, 2_500)); // a few seconds worth keeping
+  await stack.recordedOnDisk(bot.id, 2_500); // a few seconds worth keeping
   return bot.id;
 }
 

@@ -151,12 +151,12 @@ export async function startStack(
       await control.end(platform, meetingId);
     },
     /**
-     * Waits until bot `botId`'s recording being written holds `ms` of media on disk; answers its
-     * path. Not before the recording can hold it (`ms` after it started), then a probe a second:
+     * Waits until bot `botId`'s recording being written (or its `segment` after a restart) holds
+     * `ms` of media on disk; answers its path. Not before the recording can hold it (`ms` after it started), then a probe a second:
      * ffprobe reads the whole growing file, a quarter of a core-second a time on a loaded machine.
      */
-    async recordedOnDisk(botId: number, ms: number): Promise<string> {
-      const file = join(dataDir, "bots", String(botId), "work", "recording.mp4");
+    async recordedOnDisk(botId: number, ms: number, segment = "recording.mp4"): Promise<string> {
+      const file = join(dataDir, "bots", String(botId), "work", segment);
       const events = await api.botEvents(botId);
       const started = events.find((e) => e.eventType === "RECORDING_STARTED");
       const soonest = Date.parse(String(started?.data?.startedAt ?? started?.eventTime)) + ms - Date.now();
