@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { UI_VARIANTS } from "../../fixtures/host/scenario.js";
-import { type SseEvent, StreamClient } from "../helpers/sse-client.js";
-import { eventually, startStack } from "../helpers/stack.js";
+import { startStack } from "../helpers/stack.js";
 
 /**
  * The drift suite: each adapter against every drifted layout of its mock page
@@ -51,30 +50,6 @@ const cells = (Object.keys(UI_VARIANTS) as Array<keyof typeof UI_VARIANTS>).flat
   UI_VARIANTS[platform].map((variant) => ({ platform, ...variant })),
 );
 
-/**
- * The participants the live stream reported through a whole turn (started, then stopped speaking)
- * at or after `since` (ms): turns the speaker timeline holds whole.
- */
-function turnsSince(events: readonly SseEvent[], since: number): Set<string> {
-  const speaking = new Set<string>();
-  const whole = new Set<string>();
-  for (const { event, data } of events) {
-    const report = data as { eventTime?: string; data?: { participantName?: string } };
-    const name = report.data?.participantName;
-    if (!name || Date.parse(report.eventTime ?? "") < since) continue;
-    if (event === "speaker.started") speaking.add(name);
-    if (event === "speaker.stopped" && speaking.has(name)) whole.add(name);
-  }
-  return whole;
-}
-
-/** A bot that ended on its own (failed to join, say) is asserted on below, not waited for. */
-const botEnded = (events: readonly SseEvent[]) =>
-  events.some(({ event, data }) => {
-    const status = (data as { data?: { status?: string } }).data?.status;
-    return event === "status" && (status === "DONE" || status === "FATAL");
-  });
-
 describe.concurrent.each(cells)("$platform ui=$name", { timeout: 180_000 }, (cell) => {
   it("reaches DONE with the participants named, speakers and sound", async ({ expect }) => {
     const { id: meetingId, meetingInfo } = newMeeting(cell.platform);
@@ -92,34 +67,8 @@ describe.concurrent.each(cells)("$platform ui=$name", { timeout: 180_000 }, (cel
       botDisplayName: "Drift Bot",
       recording: { video: false },
     });
-    const live = await StreamClient.open(
-      stack.api.baseUrl,
-      stack.api.bearerToken,
-      {},
-      `/v1/bots/${bot.id}/live`,
-    );
     await stack.api.deploy(bot.id);
-    // The host ends the call once the bot has seen each participant speak a whole turn since its
-    // recording started: the turns are then in the recording, however late it started.
-    try {
-      const recordingSince = await eventually(
-        async () => {
-          const events = await stack.api.botEvents(bot.id);
-          const started = events.find((e) => e.eventType === "RECORDING_STARTED");
-          if (started) return Date.parse(String(started.data?.startedAt));
-          // Ended without recording: the assertions below say how.
-          return events.some((e) => e.eventType === "ERROR") ? Number.NaN : undefined;
-        },
-        `bot ${bot.id} recording`,
-        90_000,
-      );
-      await live.until(
-        (events) => turnsSince(events, recordingSince).size === PARTICIPANTS.length || botEnded(events),
-      );
-    } finally {
-      live.close();
-    }
-    await stack.control.end(cell.platform, meetingId);
+    await stack.endOnceEachSpoke(cell.platform, meetingId, bot.id, PARTICIPANTS.length);
     const final = await stack.api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 120_000 });
     expect(final.deploymentError).toBeNull();
     expect(final.status).toBe("DONE");

@@ -15,6 +15,7 @@ import {
   launcherOptions,
 } from "../../src/server/launcher/local-process.js";
 import { startServer } from "../../src/server/main.js";
+import { type SseEvent, StreamClient } from "./sse-client.js";
 
 /**
  * The whole system on loopback for end-to-end tests: the mock meeting host, the control plane
@@ -151,6 +152,37 @@ export async function startStack(
       await control.end(platform, meetingId);
     },
     /**
+     * Ends the meeting as its host does once bot `botId`'s live stream (read from its first event)
+     * showed `count` participants each speak a whole turn (started, then stopped) after its
+     * recording started: their turns are then in the recording, however late it started. A bot
+     * that ended by itself, or never recorded, is left to the caller's assertions.
+     */
+    async endOnceEachSpoke(platform: string, meetingId: string, botId: number, count: number) {
+      const recordingSince = await eventually(
+        async () => {
+          const events = await api.botEvents(botId);
+          const started = events.find((e) => e.eventType === "RECORDING_STARTED");
+          if (started) return Date.parse(String(started.data?.startedAt));
+          return events.some((e) => e.eventType === "ERROR") ? Number.NaN : undefined;
+        },
+        `bot ${botId} recording`,
+        90_000,
+      );
+      if (Number.isNaN(recordingSince)) return;
+      const live = await StreamClient.open(
+        api.baseUrl,
+        api.bearerToken,
+        { "last-event-id": "0" },
+        `/v1/bots/${botId}/live`,
+      );
+      try {
+        await live.until((events) => turnsSince(events, recordingSince).size >= count || botEnded(events));
+      } finally {
+        live.close();
+      }
+      await control.end(platform, meetingId);
+    },
+    /**
      * Waits until bot `botId`'s recording being written (or its `segment` after a restart) holds
      * `ms` of media on disk; answers its path. Not before the recording can hold it (`ms` after it started), then a probe a second:
      * ffprobe reads the whole growing file, a quarter of a core-second a time on a loaded machine.
@@ -266,6 +298,30 @@ export class MockControl {
     return json;
   }
 }
+
+/**
+ * The participants the live stream reported through a whole turn (started, then stopped speaking)
+ * at or after `since` (ms): turns the speaker timeline holds whole.
+ */
+function turnsSince(events: readonly SseEvent[], since: number): Set<string> {
+  const speaking = new Set<string>();
+  const whole = new Set<string>();
+  for (const { event, data } of events) {
+    const report = data as { eventTime?: string; data?: { participantId?: string } };
+    const who = report.data?.participantId;
+    if (!who || Date.parse(report.eventTime ?? "") < since) continue;
+    if (event === "speaker.started") speaking.add(who);
+    if (event === "speaker.stopped" && speaking.has(who)) whole.add(who);
+  }
+  return whole;
+}
+
+/** Whether the live stream reported the bot's end (DONE or FATAL). */
+const botEnded = (events: readonly SseEvent[]) =>
+  events.some(({ event, data }) => {
+    const status = (data as { data?: { status?: string } }).data?.status;
+    return event === "status" && (status === "DONE" || status === "FATAL");
+  });
 
 /** Waits until `check` returns a value (not undefined), polling it until `timeoutMs`. */
 export function eventually<T>(
