@@ -184,8 +184,9 @@ export async function startStack(
     },
     /**
      * Waits until bot `botId`'s recording being written (or its `segment` after a restart) holds
-     * `ms` of media on disk; answers its path. Not before the recording can hold it (`ms` after it started), then a probe a second:
-     * ffprobe reads the whole growing file, a quarter of a core-second a time on a loaded machine.
+     * `ms` of media on disk; answers its path. Not before the recording can hold it (`ms` after it
+     * started), then a probe a second: ffprobe reads the whole growing file, a quarter of a
+     * core-second a time on a loaded machine.
      */
     async recordedOnDisk(botId: number, ms: number, segment = "recording.mp4"): Promise<string> {
       const file = join(dataDir, "bots", String(botId), "work", segment);
