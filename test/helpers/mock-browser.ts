@@ -4,6 +4,7 @@ import type { MeetingState, RemoteParticipant } from "../../fixtures/host/meetin
 import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
 import type { PageSnapshot, PlatformAdapter } from "../../platforms/adapter.js";
 import type { Platform } from "../../src/core/index.js";
+import { FEATURE_ARGS } from "../../src/runner/chromium-features.js";
 
 /**
  * One headless Chromium against one mock host, for the tests that drive a mock page directly
@@ -27,6 +28,12 @@ const CHROMIUM_ARGS = [
   "--autoplay-policy=no-user-gesture-required",
   "--use-fake-ui-for-media-stream",
   "--use-fake-device-for-media-stream",
+  // Fewer processes, as the runner's browser has: a page file opens ~36 contexts, and a renderer
+  // per site and per context cost the zoom page file 122 Chromium processes and 132 core-seconds
+  // (83 and 120 with these).
+  "--in-process-gpu",
+  "--disable-site-isolation-trials",
+  ...FEATURE_ARGS,
 ];
 
 /**
