@@ -29,10 +29,28 @@ interface FrameCounters {
   frames: number;
   droppedFrames: number;
   duplicatedFrames: number;
+  /** How far into its output this ffmpeg has written, in µs (its `out_time_us`). */
+  outTimeUs: number;
+}
+
+/** Where an ffmpeg's output stood when its first frame was reported, to measure how far it falls behind. */
+interface OutputMark {
+  atMs: number;
+  outTimeUs: number;
 }
 
 /** How often ffmpeg may die mid-call and be restarted before the recording counts as failed. */
 const MAX_RESTARTS = 3;
+
+/**
+ * 'q' makes ffmpeg drop what still waits in its input queues (`-thread_queue_size`): on a starved
+ * machine its encoder fell behind and a Teams bot's 31 s call came out 18.7 s long. So a stop
+ * first lets ffmpeg write up to the moment it was asked to stop, when it is more than this behind
+ * (the progress period and the 1 s fragments make a few hundred ms the normal lag) ...
+ */
+const CATCH_UP_LAG_MS = 1_000;
+/** ... for at most this long; then it stops as it would have (a runner's stop grace is longer). */
+const CATCH_UP_MAX_MS = 15_000;
 
 /**
  * The sound level is read in windows of this many samples: half a second at the 48 kHz ffmpeg's
@@ -92,6 +110,8 @@ export class Recorder {
   private paused = false;
   /** The latest progress counters of each segment's ffmpeg (they count from 0 per process). */
   private readonly counters: FrameCounters[] = [];
+  /** The running ffmpeg's output position when its first frame was reported. */
+  private outputMark: OutputMark | null = null;
   /** The wall-clock instant that is 0 s in the recording: its first sound (see start()). */
   startedAt: Date | null = null;
   /** Set while start() waits for the first sound's place after T0, in ms. */
@@ -204,6 +224,7 @@ export class Recorder {
   private async stopChild(): Promise<void> {
     const child = this.child;
     if (!child || !this.running) return;
+    await this.catchUp(Date.now());
     const exited = waitForExit(child);
     child.stdin?.end("q");
     const escalate = setTimeout(() => child.kill("SIGTERM"), 5_000);
@@ -215,6 +236,28 @@ export class Recorder {
     if (code !== 0 && code !== 255)
       this.log.warn({ code, ffmpeg: this.output() }, "ffmpeg stopped uncleanly");
     await this.appending;
+  }
+
+  /** How far the running ffmpeg's output trails the wall clock `atMs`, in ms; 0 before its first frame. */
+  private lagMs(atMs: number): number {
+    const counters = this.counters.at(-1);
+    if (!this.outputMark || !counters) return 0;
+    const written = (counters.outTimeUs - this.outputMark.outTimeUs) / 1000;
+    return atMs - this.outputMark.atMs - written;
+  }
+
+  /** Waits while ffmpeg's output trails `stopAtMs` by more than CATCH_UP_LAG_MS (see there). */
+  private async catchUp(stopAtMs: number): Promise<void> {
+    const behindMs = this.lagMs(stopAtMs);
+    if (behindMs <= CATCH_UP_LAG_MS) return;
+    const deadline = Date.now() + CATCH_UP_MAX_MS;
+    while (this.running && Date.now() < deadline && this.lagMs(stopAtMs) > CATCH_UP_LAG_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    this.log.warn(
+      { behindMs: Math.round(behindMs), leftBehindMs: Math.max(0, Math.round(this.lagMs(stopAtMs))) },
+      "ffmpeg had fallen behind the call: waited for it to write up to the stop",
+    );
   }
 
   /**
@@ -265,7 +308,8 @@ export class Recorder {
       onFirstWindow: (ptsSeconds) => this.onFirstSound?.(ptsSeconds * 1000),
     });
     child.stdin?.on("error", () => {}); // ffmpeg may exit before reading 'q'; that is not our error
-    const counters: FrameCounters = { frames: 0, droppedFrames: 0, duplicatedFrames: 0 };
+    const counters: FrameCounters = { frames: 0, droppedFrames: 0, duplicatedFrames: 0, outTimeUs: 0 };
+    this.outputMark = null;
     this.counters.push(counters);
     child.stdout?.on("data", (chunk: Buffer) => readProgress(chunk.toString(), counters));
     // Video: the first frame encoded. Audio only (no frames ever): the first audio in the file.
@@ -292,6 +336,7 @@ export class Recorder {
       // The MP4 muxer rebases each file to start at 0, so a segment's place on the recording's
       // clock is kept: when its first frame was reported (within the 0.1 s progress period).
       place(Date.now() - (this.startedAt as Date).getTime() - this.pausedMs);
+      this.outputMark = { atMs: Date.now(), outTimeUs: counters.outTimeUs };
     }
     if (!appendTo) this.segmentStarts.push(await placed);
     void waitForExit(child).then((code) => {
@@ -463,4 +508,5 @@ function readProgress(text: string, counters: FrameCounters): void {
   counters.frames = last("frame") ?? counters.frames;
   counters.droppedFrames = last("drop_frames") ?? counters.droppedFrames;
   counters.duplicatedFrames = last("dup_frames") ?? counters.duplicatedFrames;
+  counters.outTimeUs = last("out_time_us") ?? counters.outTimeUs;
 }
