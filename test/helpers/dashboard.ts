@@ -23,10 +23,11 @@ export interface DashboardTab {
  * transcript or summary looked for again when the other one settles, a share link), 409 for a
  * transcript or summary asked for while one is on its way; and for the live view of what the bot
  * sees, 409 when the bot left between the page's look at its status and the screenshot, 504 when
- * its runner did not answer (the test's stand-in runners never do).
+ * its runner did not answer (the test's stand-in runners never do), 502 when the runner answered
+ * that it could not take one (a starved bot's page.screenshot timed out in CI).
  */
 export const NONE_YET =
-  /^(404 GET \/v1\/((transcripts|summaries)\/\d+(\/status)?|recordings\/\d+\/share)|409 POST \/v1\/(transcripts\/\d+\/transcribe|summaries\/\d+\/summarize)|(409|504) GET \/v1\/bots\/\d+\/screenshot)$/;
+  /^(404 GET \/v1\/((transcripts|summaries)\/\d+(\/status)?|recordings\/\d+\/share)|409 POST \/v1\/(transcripts\/\d+\/transcribe|summaries\/\d+\/summarize)|(409|502|504) GET \/v1\/bots\/\d+\/screenshot)$/;
 
 /**
  * Every refusal matches `refusals`, and the console holds exactly Chromium's line for each of them
@@ -60,8 +61,10 @@ export async function openDashboard(browser: Browser, baseUrl: string, hash = ""
   page.on("response", (response) => {
     const status = response.status();
     const path = new URL(response.url()).pathname;
-    // A screenshot the bot's runner did not answer in time is a 504 the page shows and retries.
-    if ((status >= 400 && status < 500) || (status === 504 && path.endsWith("/screenshot")))
+    // A screenshot the bot's runner did not answer in time (504) or could not take (502) is one
+    // the page shows and retries.
+    const screenshotMissed = (status === 502 || status === 504) && path.endsWith("/screenshot");
+    if ((status >= 400 && status < 500) || screenshotMissed)
       refused.push(`${status} ${response.request().method()} ${path}`);
   });
   const response = await page.goto(`${baseUrl}/${hash}`);
