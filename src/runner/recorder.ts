@@ -1,6 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Readable } from "node:stream";
 import type { Logger } from "pino";
 import type { RecordingOptions } from "../core/index.js";
@@ -252,7 +253,7 @@ export class Recorder {
     if (behindMs <= CATCH_UP_LAG_MS) return;
     const deadline = Date.now() + CATCH_UP_MAX_MS;
     while (this.running && Date.now() < deadline && this.lagMs(stopAtMs) > CATCH_UP_LAG_MS) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
     this.log.warn(
       { behindMs: Math.round(behindMs), leftBehindMs: Math.max(0, Math.round(this.lagMs(stopAtMs))) },
