@@ -88,7 +88,11 @@ demo: setup
 # (vitest's 30 s is too short on a loaded machine: a Teams bot once took longer to start, a mock
 # page's captions test longer to play its script); a stuck one still fails then. A timeout a test
 # or describe block sets itself overrides these: set one only to allow longer (a sign-in test under
-# a 10 s one, meant for single waits, timed out in a loaded run).
+# a 10 s one, meant for single waits, timed out in a loaded run). An end-to-end test that fails is
+# run once more: on two starved cores one or two of the 340 missed a moment the machine was too slow
+# for (a different one each run, each then fixed to wait on its condition); one that passes
+# only the second time is still named in the summary ("↻ … passed on retry after …"), and one that
+# fails twice fails the run.
 E2E_PAGES := test/e2e/*-mock-page.test.ts test/e2e/sign-in-mock-pages.test.ts test/e2e/live-controls.test.ts \
   test/e2e/live-readers.test.ts test/e2e/mock-devices.test.ts
 # Integration files that store no rows (mock host, engines, runner clients, config checks of a
@@ -109,8 +113,8 @@ test: setup test-packages lint typecheck
 	@status=0; \
 	npx vitest run test/unit test/integration --maxWorkers=3 --no-isolate --reporter=default --reporter=json --outputFile.json=test-results/fast.json || status=1; \
 	scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --no-isolate --reporter=default --reporter=json --outputFile.json=test-results/postgres.json || status=1; \
-	npx vitest run $(E2E_PAGES) $(E2E_LIGHT_FILES) --maxWorkers=2 --testTimeout=90000 --reporter=default --reporter=json --outputFile.json=test-results/e2e-pairs.json || status=1; \
-	npx vitest run test/e2e $(foreach f,$(E2E_PAGES) $(E2E_LIGHT_FILES),--exclude '$(f)') --no-file-parallelism --maxConcurrency=6 --testTimeout=150000 --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; \
+	npx vitest run $(E2E_PAGES) $(E2E_LIGHT_FILES) --maxWorkers=2 --testTimeout=90000 --retry=1 --reporter=default --reporter=json --outputFile.json=test-results/e2e-pairs.json || status=1; \
+	npx vitest run test/e2e $(foreach f,$(E2E_PAGES) $(E2E_LIGHT_FILES),--exclude '$(f)') --no-file-parallelism --maxConcurrency=6 --testTimeout=150000 --retry=1 --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; \
 	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e-pairs.json test-results/e2e.json || status=1; \
 	exit $$status
 

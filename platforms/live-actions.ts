@@ -219,9 +219,10 @@ async function composerCleared(page: Page, selector: string, timeoutMs: number):
 /**
  * From a click on a device toggle to its label flipping (or the host's refusal showing). The label
  * flips once the platform has taken the change (a round trip, and the device started or stopped):
- * a starved page took over 3 s for a camera off, in CI. Well inside a command's deadline.
+ * a starved page took over 3 s for a camera off in one CI run and over 10 s in another. Inside a
+ * command's deadline (30 s for the camera's).
  */
-const TOGGLE_FLIP_MS = 10_000;
+const TOGGLE_FLIP_MS = 20_000;
 
 /** A device's toggle in the call, labelled with what a click would do (MicrophoneHooks, CameraHooks). */
 type ToggleHooks = Pick<MicrophoneHooks, "onButton" | "offButton">;
@@ -257,9 +258,9 @@ async function flipToggle(
   const state = await toggleOn(page, hooks);
   if (state === on) return;
   if (state === null) throw new Error(`the call shows no ${device} toggle`);
+  const deadline = Date.now() + TOGGLE_FLIP_MS;
   await shown(page, on ? hooks.offButton : hooks.onButton).click({ timeout: TOGGLE_FLIP_MS });
   note(device, on ? "turned on" : "turned off");
-  const deadline = Date.now() + TOGGLE_FLIP_MS;
   for (;;) {
     if ((await toggleOn(page, hooks)) === on) return;
     const refusal = on && refused ? await refused() : null;

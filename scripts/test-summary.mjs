@@ -2,7 +2,9 @@
 // Each report (e.g. test-results/postgres.json: the integration suite on PostgreSQL) also gets a
 // line of its own, so that a failure shows which run it came from. Every failed test is named
 // there too, with the first line of its error: CI keeps only the tail of a run's output, and a
-// failure lost above it cannot be told from another.
+// failure lost above it cannot be told from another. A test that failed and then passed on its retry
+// (the end-to-end runs allow one) counts as passed and is named with a "↻" and its first error, so
+// that a flaky test stays in sight.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 
@@ -25,6 +27,7 @@ let failed = 0;
 let missing = 0;
 const lines = [];
 const failures = [];
+const retried = [];
 for (const file of process.argv.slice(2)) {
   const name = path.basename(file, ".json");
   if (!existsSync(file)) {
@@ -35,12 +38,21 @@ for (const file of process.argv.slice(2)) {
   }
   const report = JSON.parse(readFileSync(file, "utf8"));
   let runFailed = 0;
+  let runRetried = 0;
   for (const result of report.testResults) {
     const testFile = path.relative(process.cwd(), result.name);
     const failedTests = result.assertionResults.filter((a) => a.status === "failed");
     for (const test of failedTests)
       failures.push(`  ✗ ${name} ${testFile} > ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`);
     runFailed += failedTests.length;
+    const passedOnRetry = result.assertionResults.filter(
+      (a) => a.status === "passed" && a.failureMessages?.length,
+    );
+    for (const test of passedOnRetry)
+      retried.push(
+        `  ↻ ${name} ${testFile} > ${test.fullName}: passed on retry after ${firstLine(test.failureMessages[0])}`,
+      );
+    runRetried += passedOnRetry.length;
     // A file that failed without a failing test (it did not load, or a hook threw or timed out)
     // counts as one failure.
     if (result.status === "failed" && failedTests.length === 0) {
@@ -48,10 +60,12 @@ for (const file of process.argv.slice(2)) {
       runFailed += 1;
     }
   }
-  lines.push(`  ${name}: ${report.numPassedTests} passed, ${runFailed} failed`);
+  lines.push(
+    `  ${name}: ${report.numPassedTests} passed${runRetried ? ` (${runRetried} on retry)` : ""}, ${runFailed} failed`,
+  );
   passed += report.numPassedTests;
   failed += runFailed;
 }
-console.log(`\n${[...failures, ...lines].join("\n")}`);
+console.log(`\n${[...retried, ...failures, ...lines].join("\n")}`);
 console.log(`tests: ${passed} passed, ${failed + missing} failed`);
 process.exit(failed + missing > 0 || passed === 0 ? 1 : 0);

@@ -221,7 +221,8 @@ async function clickLabelled(
 ) {
   const button = page.locator(`${toggle}[aria-label="${label}"]`).first();
   if (await button.isVisible()) {
-    await button.click({ timeout: FORM_TIMEOUT_MS });
+    // A dialog left up (a starved page let every dialog click time out) would take the click.
+    await clickPastDialogs(page, button, FORM_TIMEOUT_MS, note);
     note(hook, `clicked ${toggle} "${label}"`);
     return;
   }

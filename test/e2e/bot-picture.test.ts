@@ -42,8 +42,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** One meeting per platform, of this file's family. */
-const meeting = (platform: PlatformName) => mockMeeting(stack.mock.url, platform, "pic", 0);
+/** One meeting per platform and attempt (a retried test's first bot may still be in its call). */
+const meeting = (platform: PlatformName, attempt: number) =>
+  mockMeeting(stack.mock.url, platform, "pic", attempt);
 
 interface Camera {
   on: boolean;
@@ -76,8 +77,9 @@ const outcomeOf = (botId: number, commandId: number) => commandOutcome(stack.api
 describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 120_000 }, (platform) => {
   it("joins showing output.image, shows another picture on POST, turns the camera off on DELETE and on again", async ({
     expect,
+    task,
   }) => {
-    const { id, meetingInfo } = meeting(platform);
+    const { id, meetingInfo } = meeting(platform, task.result?.retryCount ?? 0);
     await stack.control.configure(platform, id, { admit: "open", participants: 1, media: "silent" });
     const image = `data:image/png;base64,${pictures.red.toString("base64")}`;
     const bot = await stack.api.createBot({ meetingInfo, botDisplayName: "Picture Bot", output: { image } });

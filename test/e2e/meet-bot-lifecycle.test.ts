@@ -17,8 +17,7 @@ describe("a bot in a mock Google Meet, end to end", () => {
     const code = "abc-defg-hij";
     const meeting = (await control.configure("google", code, {
       participants: 2,
-      admit: "auto",
-      admitAfterMs: 1500,
+      admit: "manual",
       endAfterMs: 10000,
     })) as { participants: Array<{ name: string }> };
     const expectedNames = meeting.participants.map((p) => p.name).sort();
@@ -29,6 +28,8 @@ describe("a bot in a mock Google Meet, end to end", () => {
       meetingTitle: "Standup",
     });
     await api.deploy(bot.id);
+    await stack.sawLobby(bot.id);
+    await control.admit("google", code);
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 90_000 });
     expect(final.deploymentError ?? null, JSON.stringify(final.deploymentError)).toBeNull();
     expect(final.status).toBe("DONE");

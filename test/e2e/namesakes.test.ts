@@ -82,7 +82,9 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
       recording: { video: false },
     });
     await stack.api.deploy(bot.id);
-    await stack.endOnceEachSpoke(platform, id, bot.id, 3);
+    // Two turns each: one CI bot first looked when all three were speaking, and their first turns
+    // all started at that moment, the shortest inside another's.
+    await stack.endOnceEachSpoke(platform, id, bot.id, 3, 2);
     const final = await stack.api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 120_000 });
     expect(final.deploymentError ?? null).toBeNull();
     expect(final.status).toBe("DONE");

@@ -75,11 +75,12 @@ describe("a bot in a mock Zoom meeting", TEST_TIMEOUT, () => {
     const id = "81234567890";
     const meeting = (await control.configure("zoom", id, {
       participants: 2,
-      admit: "auto",
-      admitAfterMs: 500,
+      admit: "manual",
       passcode: "246810",
     })) as MeetingView;
     const botId = await zoomBot(id, { passcode: "246810", name: "Zoom Notes" });
+    await stack.sawLobby(botId);
+    await control.admit("zoom", id);
     await stack.endOnceSeen("zoom", id, botId, 2);
     const final = await api.waitForStatus(botId, FINAL, BOT_TIMEOUT);
     expect(final.deploymentError ?? null, JSON.stringify(final.deploymentError)).toBeNull();

@@ -128,6 +128,20 @@ export async function startStack(
         : "";
       return `bot ${botId} ${bot?.status ?? "unknown"}${error}; runner's last: ${last.join(" | ")}`;
     },
+    /**
+     * Waits until bot `botId` reported waiting in the lobby, for a host who then admits or denies
+     * it: an admission on a timer could come before a starved bot had seen the lobby at all.
+     */
+    async sawLobby(botId: number): Promise<void> {
+      await eventually(
+        async () => {
+          const { events } = await api.events({ bot_id: botId, page_size: 100 });
+          return events.some((e) => e.eventType === "IN_WAITING_ROOM") ? true : undefined;
+        },
+        `bot ${botId} in the lobby`,
+        90_000,
+      );
+    },
     /** Waits until bot `botId` reported `count` participants joining (its roster opened). */
     async sawJoin(botId: number, count: number): Promise<void> {
       await eventually(
@@ -154,10 +168,13 @@ export async function startStack(
     /**
      * Ends the meeting as its host does once bot `botId`'s live stream (read from its first event)
      * showed `count` participants each speak a whole turn (started, then stopped) after its
-     * recording started: their turns are then in the recording, however late it started. A bot
+     * recording started (`turnsEach` turns each, for a test that tells speakers apart by their
+     * turns: the turns already under way when the bot first looks all start at that moment, so only
+     * a later one starts where the speaker did): their turns are then in the recording, however
+     * late it started. A bot
      * that ended by itself, or never recorded, is left to the caller's assertions.
      */
-    async endOnceEachSpoke(platform: string, meetingId: string, botId: number, count: number) {
+    async endOnceEachSpoke(platform: string, meetingId: string, botId: number, count: number, turnsEach = 1) {
       const recordingSince = await eventually(
         async () => {
           const events = await api.botEvents(botId);
@@ -176,7 +193,9 @@ export async function startStack(
         `/v1/bots/${botId}/live`,
       );
       try {
-        await live.until((events) => turnsSince(events, recordingSince).size >= count || botEnded(events));
+        await live.until(
+          (events) => spokeEach(turnsSince(events, recordingSince), turnsEach) >= count || botEnded(events),
+        );
       } finally {
         live.close();
       }
@@ -248,6 +267,9 @@ export class MockControl {
   admit(platform: string, id: string) {
     return this.call("POST", platform, id, "/admit");
   }
+  deny(platform: string, id: string) {
+    return this.call("POST", platform, id, "/deny");
+  }
   remove(platform: string, id: string) {
     return this.call("POST", platform, id, "/remove");
   }
@@ -304,18 +326,22 @@ export class MockControl {
  * The participants the live stream reported through a whole turn (started, then stopped speaking)
  * at or after `since` (ms): turns the speaker timeline holds whole.
  */
-function turnsSince(events: readonly SseEvent[], since: number): Set<string> {
+function turnsSince(events: readonly SseEvent[], since: number): Map<string, number> {
   const speaking = new Set<string>();
-  const whole = new Set<string>();
+  const whole = new Map<string, number>();
   for (const { event, data } of events) {
     const report = data as { eventTime?: string; data?: { participantId?: string } };
     const who = report.data?.participantId;
     if (!who || Date.parse(report.eventTime ?? "") < since) continue;
     if (event === "speaker.started") speaking.add(who);
-    if (event === "speaker.stopped" && speaking.has(who)) whole.add(who);
+    if (event === "speaker.stopped" && speaking.delete(who)) whole.set(who, (whole.get(who) ?? 0) + 1);
   }
   return whole;
 }
+
+/** How many of the speakers in `turns` had at least `each` whole turns. */
+const spokeEach = (turns: Map<string, number>, each: number) =>
+  [...turns.values()].filter((count) => count >= each).length;
 
 /** Whether the live stream reported the bot's end (DONE or FATAL). */
 const botEnded = (events: readonly SseEvent[]) =>
