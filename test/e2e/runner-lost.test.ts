@@ -36,11 +36,13 @@ describe("a runner that finishes its call", () => {
     const bot = await api.createBot({
       meetingInfo: {
         platform: "google",
-        meetingUrl: `${mock.url}/meet/seg-ment-end?admit=open&participants=2&endAfterMs=7000`,
+        meetingUrl: `${mock.url}/meet/seg-ment-end?admit=open&participants=2`,
       },
       botDisplayName: "Segment Bot",
     });
     await api.deploy(bot.id);
+    // Several segments' worth, however long the bot took to start recording.
+    await stack.endOnceSeen("google", "seg-ment-end", bot.id, 2, 4_000);
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 90_000 });
     expect(final.status).toBe("DONE");
     const logs = (await api.botLogs(bot.id)).map((l) => l.message).join("\n");

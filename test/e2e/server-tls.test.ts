@@ -37,12 +37,13 @@ describe("a bot of a server that serves HTTPS itself", () => {
     const { api, mock, control } = stack;
     expect(api.baseUrl).toMatch(/^https:\/\//);
     const code = "tls-defg-hij";
-    await control.configure("google", code, { participants: 1, admit: "open", endAfterMs: 5000 });
+    await control.configure("google", code, { participants: 1, admit: "open" });
     const bot = await api.createBot({
       meetingInfo: { platform: "google", meetingUrl: `${mock.url}/meet/${code}` },
       botDisplayName: "TLS Bot",
     });
     await api.deploy(bot.id);
+    await stack.endOnceSeen("google", code, bot.id, 1);
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 90_000 });
     expect(final.deploymentError ?? null, JSON.stringify(final.deploymentError)).toBeNull();
     expect(final.status).toBe("DONE");
