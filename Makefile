@@ -101,12 +101,12 @@ NO_DATABASE := mock-host intelligence-embedded intelligence-providers runner-con
   server-config webhooks-outbound
 # End-to-end files whose bots are few and whose checks do not hang on media timing (dashboards,
 # the login command, start-up failures, TLS, kill, a lost runner, a refused bot, a runner's
-# environment and sandbox, the built package): two files at a time.
+# environment and sandbox, the built package, a recorder without a browser): two files at a time.
 E2E_LIGHT := $(addprefix test/e2e/,dashboard-bots dashboard-recording dashboard-sign-in dashboard-account \
   dashboard-calendars \
   login-command runner-startup-failures server-tls account-checks teams-bot-identification bot-kill \
   bot-accounts-deploy runner-lost meet-bot-warm runner-microphone bot-picture scheduled-bot \
-  meet-bot-failures runner-environment runner-browser-sandbox package-exports)
+  meet-bot-failures runner-environment runner-browser-sandbox package-exports recorder-catch-up)
 E2E_LIGHT_FILES := $(addsuffix .test.ts,$(E2E_LIGHT))
 test: setup test-packages lint typecheck
 	@rm -rf test-results && mkdir -p test-results
