@@ -223,6 +223,13 @@ async function composerCleared(page: Page, selector: string, timeoutMs: number):
  * command's deadline (30 s for the camera's).
  */
 const TOGGLE_FLIP_MS = 20_000;
+/**
+ * A toggle still offering the same action this long after its click is clicked again: a starved
+ * page once kept a camera on for 20 s after a click that Playwright reported done (the click, or
+ * the page's request behind it, was lost). The platforms flip the label as the click lands, so a
+ * label unchanged after seconds is a click not taken, not one still under way.
+ */
+const TOGGLE_RECLICK_MS = 5_000;
 
 /** A device's toggle in the call, labelled with what a click would do (MicrophoneHooks, CameraHooks). */
 type ToggleHooks = Pick<MicrophoneHooks, "onButton" | "offButton">;
@@ -259,13 +266,24 @@ async function flipToggle(
   if (state === on) return;
   if (state === null) throw new Error(`the call shows no ${device} toggle`);
   const deadline = Date.now() + TOGGLE_FLIP_MS;
-  await shown(page, on ? hooks.offButton : hooks.onButton).click({ timeout: TOGGLE_FLIP_MS });
+  const toggle = shown(page, on ? hooks.offButton : hooks.onButton);
+  await toggle.click({ timeout: TOGGLE_FLIP_MS });
   note(device, on ? "turned on" : "turned off");
+  let clickedAt = Date.now();
   for (;;) {
-    if ((await toggleOn(page, hooks)) === on) return;
+    const now = await toggleOn(page, hooks);
+    if (now === on) return;
     const refusal = on && refused ? await refused() : null;
     if (refusal) throw refusal;
     if (Date.now() >= deadline) break;
+    if (now === !on && Date.now() - clickedAt >= TOGGLE_RECLICK_MS) {
+      await toggle.click({ timeout: Math.max(1, deadline - Date.now()) }).catch(() => {});
+      note(
+        device,
+        `clicked again: ${TOGGLE_RECLICK_MS} ms after the click it still was ${on ? "off" : "on"}`,
+      );
+      clickedAt = Date.now();
+    }
     await page.waitForTimeout(100);
   }
   throw new Error(`the ${device} did not turn ${on ? "on" : "off"}`);

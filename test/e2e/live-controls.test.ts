@@ -1,6 +1,7 @@
 import type { Browser, Page } from "playwright";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { LiveNote } from "../../platforms/live.js";
+import { setCamera, toggleOn } from "../../platforms/live-actions.js";
 import { turnOnMeetCaptions } from "../../platforms/meet/captions.js";
 import { sendMeetChat } from "../../platforms/meet/chat.js";
 import { turnOnTeamsCaptions } from "../../platforms/teams/captions.js";
@@ -165,6 +166,28 @@ describe("sending chat", () => {
     expect(notes).toEqual([
       ["chatButton", "clicked"],
       ["chatSend", "Enter"],
+    ]);
+  });
+});
+
+describe("a device toggle", () => {
+  it("is clicked again when its first click did not take (the label still offers the same action)", async () => {
+    await show(
+      `<button id="video-button" aria-label="Turn camera off">Camera</button>`,
+      `let clicks = 0;
+      const button = document.getElementById("video-button");
+      // The first click is lost, as on a starved page; the second turns the camera off.
+      button.onclick = () => {
+        clicks += 1;
+        if (clicks > 1) button.setAttribute("aria-label", "Turn camera on");
+      };`,
+    );
+    const hooks = { onButton: '[aria-label="Turn camera off"]', offButton: '[aria-label="Turn camera on"]' };
+    await setCamera(page, hooks, false, note);
+    expect(await toggleOn(page, hooks)).toBe(false);
+    expect(notes).toEqual([
+      ["camera", "turned off"],
+      ["camera", "clicked again: 5000 ms after the click it still was on"],
     ]);
   });
 });
