@@ -171,8 +171,8 @@ export async function startStack(
      * recording started (`turnsEach` turns each, for a test that tells speakers apart by their
      * turns: the turns already under way when the bot first looks all start at that moment, so only
      * a later one starts where the speaker did): their turns are then in the recording, however
-     * late it started. A bot
-     * that ended by itself, or never recorded, is left to the caller's assertions.
+     * late it started. A bot that ended by itself, or never recorded, is left to the caller's
+     * assertions.
      */
     async endOnceEachSpoke(platform: string, meetingId: string, botId: number, count: number, turnsEach = 1) {
       const recordingSince = await eventually(
@@ -323,8 +323,8 @@ export class MockControl {
 }
 
 /**
- * The participants the live stream reported through a whole turn (started, then stopped speaking)
- * at or after `since` (ms): turns the speaker timeline holds whole.
+ * How many whole turns (started, then stopped speaking) the live stream reported of each
+ * participant at or after `since` (ms): turns the speaker timeline holds whole.
  */
 function turnsSince(events: readonly SseEvent[], since: number): Map<string, number> {
   const speaking = new Set<string>();
