@@ -108,13 +108,20 @@ E2E_LIGHT := $(addprefix test/e2e/,dashboard-bots dashboard-recording dashboard-
   bot-accounts-deploy runner-lost meet-bot-warm runner-microphone bot-picture scheduled-bot \
   meet-bot-failures runner-environment runner-browser-sandbox package-exports recorder-catch-up)
 E2E_LIGHT_FILES := $(addsuffix .test.ts,$(E2E_LIGHT))
+# The machine's CPU counters before and after each run: the summary reports each run's wall time
+# and CPU (core-seconds, share of all cores busy), as the 12-minute budget is spent on CPU.
+CPU_MARK := head -1 /proc/stat >>
 test: setup test-packages lint typecheck
 	@rm -rf test-results && mkdir -p test-results
 	@status=0; \
-	npx vitest run test/unit test/integration --maxWorkers=3 --no-isolate --reporter=default --reporter=json --outputFile.json=test-results/fast.json || status=1; \
-	scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --no-isolate --reporter=default --reporter=json --outputFile.json=test-results/postgres.json || status=1; \
-	npx vitest run $(E2E_PAGES) $(E2E_LIGHT_FILES) --maxWorkers=2 --testTimeout=90000 --retry=1 --reporter=default --reporter=json --outputFile.json=test-results/e2e-pairs.json || status=1; \
-	npx vitest run test/e2e $(foreach f,$(E2E_PAGES) $(E2E_LIGHT_FILES),--exclude '$(f)') --no-file-parallelism --maxConcurrency=6 --testTimeout=150000 --retry=1 --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; \
+	$(CPU_MARK) test-results/fast.cpu; \
+	npx vitest run test/unit test/integration --maxWorkers=3 --no-isolate --reporter=default --reporter=json --outputFile.json=test-results/fast.json || status=1; $(CPU_MARK) test-results/fast.cpu; \
+	$(CPU_MARK) test-results/postgres.cpu; \
+	scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --no-isolate --reporter=default --reporter=json --outputFile.json=test-results/postgres.json || status=1; $(CPU_MARK) test-results/postgres.cpu; \
+	$(CPU_MARK) test-results/e2e-pairs.cpu; \
+	npx vitest run $(E2E_PAGES) $(E2E_LIGHT_FILES) --maxWorkers=2 --testTimeout=90000 --retry=1 --reporter=default --reporter=json --outputFile.json=test-results/e2e-pairs.json || status=1; $(CPU_MARK) test-results/e2e-pairs.cpu; \
+	$(CPU_MARK) test-results/e2e.cpu; \
+	npx vitest run test/e2e $(foreach f,$(E2E_PAGES) $(E2E_LIGHT_FILES),--exclude '$(f)') --no-file-parallelism --maxConcurrency=6 --testTimeout=150000 --retry=1 --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; $(CPU_MARK) test-results/e2e.cpu; \
 	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e-pairs.json test-results/e2e.json || status=1; \
 	exit $$status
 

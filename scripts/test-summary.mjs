@@ -4,8 +4,11 @@
 // there too, with the first line of its error: CI keeps only the tail of a run's output, and a
 // failure lost above it cannot be told from another. A test that failed and then passed on its retry
 // (the end-to-end runs allow one) counts as passed and is named with a "↻" and its first error, so
-// that a flaky test stays in sight.
+// that a flaky test stays in sight. Where the Makefile marked the machine's CPU counters before and
+// after a run (<report>.cpu: two /proc/stat "cpu" lines), the run's line also says its wall time and
+// the CPU the whole machine spent meanwhile, which is what the suite's time budget runs out of.
 import { existsSync, readFileSync } from "node:fs";
+import { cpus } from "node:os";
 import path from "node:path";
 
 const ANSI_ESCAPE = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
@@ -20,6 +23,32 @@ function firstLine(message) {
     .find((part) => part.length > 0);
   if (!line) return "(no message)";
   return line.length > MESSAGE_CHARS ? `${line.slice(0, MESSAGE_CHARS)}…` : line;
+}
+
+/** Clock ticks per second in /proc/stat (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * " · 195 s, 381 core-s (98 % of 2 cores busy)" from a run's two CPU marks, or "" without them.
+ * Busy: user, nice, system, irq and softirq time; the rest of the total is idle, iowait and steal.
+ */
+function cpuUse(markFile) {
+  if (!existsSync(markFile)) return "";
+  const marks = readFileSync(markFile, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/).slice(1).map(Number));
+  if (marks.length !== 2 || marks.some((m) => m.length < 7 || m.some(Number.isNaN))) return "";
+  const [before, after] = marks;
+  const delta = after.map((value, i) => value - before[i]);
+  const [user, nice, system, , , irq, softirq] = delta;
+  const busy = user + nice + system + irq + softirq;
+  const total = delta.slice(0, 8).reduce((sum, value) => sum + value, 0);
+  if (total <= 0) return "";
+  const cores = cpus().length;
+  const wallSeconds = total / TICKS_PER_SECOND / cores;
+  const percent = Math.round((100 * busy) / total);
+  return ` · ${Math.round(wallSeconds)} s, ${Math.round(busy / TICKS_PER_SECOND)} core-s (${percent} % of ${cores} cores busy)`;
 }
 
 let passed = 0;
@@ -60,8 +89,9 @@ for (const file of process.argv.slice(2)) {
       runFailed += 1;
     }
   }
+  const cpu = cpuUse(file.replace(/\.json$/, ".cpu"));
   lines.push(
-    `  ${name}: ${report.numPassedTests} passed${runRetried ? ` (${runRetried} on retry)` : ""}, ${runFailed} failed`,
+    `  ${name}: ${report.numPassedTests} passed${runRetried ? ` (${runRetried} on retry)` : ""}, ${runFailed} failed${cpu}`,
   );
   passed += report.numPassedTests;
   failed += runFailed;
