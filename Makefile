@@ -108,20 +108,19 @@ E2E_LIGHT := $(addprefix test/e2e/,dashboard-bots dashboard-recording dashboard-
   bot-accounts-deploy runner-lost meet-bot-warm runner-microphone bot-picture scheduled-bot \
   meet-bot-failures runner-environment runner-browser-sandbox package-exports recorder-catch-up)
 E2E_LIGHT_FILES := $(addsuffix .test.ts,$(E2E_LIGHT))
-# The machine's CPU counters before and after each run: the summary reports each run's wall time
-# and CPU (core-seconds, share of all cores busy), as the 12-minute budget is spent on CPU.
-CPU_MARK := head -1 /proc/stat >>
+# One vitest run of `make test`, named $(1) (its report: test-results/$(1).json), with the machine's
+# CPU counters marked before and after it (test-results/$(1).cpu): the summary reports each run's
+# wall time and CPU (core-seconds, share of all cores busy), as the 12-minute budget is spent on CPU.
+measured_run = head -1 /proc/stat > test-results/$(1).cpu; \
+	$(2) --reporter=default --reporter=json --outputFile.json=test-results/$(1).json || status=1; \
+	head -1 /proc/stat >> test-results/$(1).cpu;
 test: setup test-packages lint typecheck
 	@rm -rf test-results && mkdir -p test-results
 	@status=0; \
-	$(CPU_MARK) test-results/fast.cpu; \
-	npx vitest run test/unit test/integration --maxWorkers=3 --no-isolate --reporter=default --reporter=json --outputFile.json=test-results/fast.json || status=1; $(CPU_MARK) test-results/fast.cpu; \
-	$(CPU_MARK) test-results/postgres.cpu; \
-	scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --no-isolate --reporter=default --reporter=json --outputFile.json=test-results/postgres.json || status=1; $(CPU_MARK) test-results/postgres.cpu; \
-	$(CPU_MARK) test-results/e2e-pairs.cpu; \
-	npx vitest run $(E2E_PAGES) $(E2E_LIGHT_FILES) --maxWorkers=2 --testTimeout=90000 --retry=1 --reporter=default --reporter=json --outputFile.json=test-results/e2e-pairs.json || status=1; $(CPU_MARK) test-results/e2e-pairs.cpu; \
-	$(CPU_MARK) test-results/e2e.cpu; \
-	npx vitest run test/e2e $(foreach f,$(E2E_PAGES) $(E2E_LIGHT_FILES),--exclude '$(f)') --no-file-parallelism --maxConcurrency=6 --testTimeout=150000 --retry=1 --reporter=default --reporter=json --outputFile.json=test-results/e2e.json || status=1; $(CPU_MARK) test-results/e2e.cpu; \
+	$(call measured_run,fast,npx vitest run test/unit test/integration --maxWorkers=3 --no-isolate) \
+	$(call measured_run,postgres,scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --no-isolate) \
+	$(call measured_run,e2e-pairs,npx vitest run $(E2E_PAGES) $(E2E_LIGHT_FILES) --maxWorkers=2 --testTimeout=90000 --retry=1) \
+	$(call measured_run,e2e,npx vitest run test/e2e $(foreach f,$(E2E_PAGES) $(E2E_LIGHT_FILES),--exclude '$(f)') --no-file-parallelism --maxConcurrency=6 --testTimeout=150000 --retry=1) \
 	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e-pairs.json test-results/e2e.json || status=1; \
 	exit $$status
 
