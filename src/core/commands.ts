@@ -60,8 +60,9 @@ export type CommandStatus = (typeof COMMAND_STATUSES)[number];
 export const COMMAND_DEADLINE_MS: Record<CommandKind, number> = {
   // Leaving takes a click and the CALL_ENDED report; the upload comes after the acknowledgement.
   leave: 60_000,
-  // Typing and sending one message, even with the chat panel to open first.
-  chat: 30_000,
+  // Typing and sending one message, even with the chat panel to open first: a starved page (three
+  // bots on two busy cores) once took 34 s, the panel's click alone 21 s, and sent it all the same.
+  chat: 60_000,
   // Fetching the clip and unmuting, besides the playing itself.
   play_audio: 60_000,
   stop_audio: 30_000,

@@ -56,16 +56,35 @@ const cameraOf = async (platform: PlatformName, id: string) =>
   ((await stack.control.state(platform, id)) as { attendees: Array<{ camera: Camera }> }).attendees[0]
     ?.camera;
 
-/** Waits until the meeting sees the bot's camera as `check` wants; answers what it saw. */
-const seen = (platform: PlatformName, id: string, what: string, check: (camera: Camera) => boolean) =>
-  eventually(
-    async () => {
-      const camera = await cameraOf(platform, id);
-      return camera && check(camera) ? camera : undefined;
-    },
-    what,
-    20_000,
-  );
+/**
+ * Waits until the meeting sees the bot's camera as `check` wants; answers what it saw. On a timeout
+ * the error says what the meeting last saw and where the bot stands.
+ */
+const seen = async (
+  platform: PlatformName,
+  id: string,
+  botId: number,
+  what: string,
+  check: (camera: Camera) => boolean,
+) => {
+  let last: Camera | undefined;
+  try {
+    return await eventually(
+      async () => {
+        last = await cameraOf(platform, id);
+        return last && check(last) ? last : undefined;
+      },
+      what,
+      20_000,
+    );
+  } catch (error) {
+    const camera = last ? JSON.stringify({ on: last.on, color: last.color }) : "no attendee";
+    throw new Error(
+      `${(error as Error).message}; the meeting saw ${camera}; ${await stack.describeBot(botId)}`,
+      { cause: error },
+    );
+  }
+};
 
 const isRed = (c: Camera) => c.on && c.color !== null && c.color.r > 200 && c.color.g < 60 && c.color.b < 60;
 const isGreen = (c: Camera) =>
@@ -85,8 +104,10 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 120_000 
     const bot = await stack.api.createBot({ meetingInfo, botDisplayName: "Picture Bot", output: { image } });
     await stack.api.deploy(bot.id);
 
-    // On from the admission (the pre-join kept it on), showing the picture.
-    const red = await seen(platform, id, "the red picture", isRed);
+    // On from the admission (the pre-join kept it on), showing the picture. A loaded machine may take
+    // a while to join, so the picture's clock starts in the call.
+    await stack.api.waitForStatus(bot.id, ["IN_CALL", "DONE", "FATAL"], { timeoutMs: 90_000 });
+    const red = await seen(platform, id, bot.id, "the red picture", isRed);
     expect(red.changes[0]?.on).toBe(true);
 
     const shown = await outcomeOf(
@@ -97,11 +118,11 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 120_000 
       status: "done",
       result: { shown: true, width: 640, height: 360 },
     });
-    await seen(platform, id, "the green picture", isGreen);
+    await seen(platform, id, bot.id, "the green picture", isGreen);
 
     const hidden = await outcomeOf(bot.id, (await stack.api.hideImage(bot.id)).commandId);
     expect(hidden, JSON.stringify(hidden.error)).toMatchObject({ status: "done", result: { wasOn: true } });
-    const off = await seen(platform, id, "the camera off", (c) => !c.on && c.color === null);
+    const off = await seen(platform, id, bot.id, "the camera off", (c) => !c.on && c.color === null);
     expect(off.changes.map((c) => c.on)).toEqual([true, false]);
 
     // On again: the page, which let its camera go, asks for one again and gets the picture.
@@ -110,7 +131,7 @@ describe.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 120_000 
       (await stack.api.showImage(bot.id, pictures.red, "image/png")).commandId,
     );
     expect(again, JSON.stringify(again.error)).toMatchObject({ status: "done" });
-    const back = await seen(platform, id, "the red picture again", isRed);
+    const back = await seen(platform, id, bot.id, "the red picture again", isRed);
     expect(back.changes.map((c) => c.on)).toEqual([true, false, true]);
 
     await stack.api.leave(bot.id);

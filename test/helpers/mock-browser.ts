@@ -1,5 +1,5 @@
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright";
-import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import type { MeetingState, RemoteParticipant } from "../../fixtures/host/meetings.js";
 import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
 import type { PageSnapshot, PlatformAdapter } from "../../platforms/adapter.js";
@@ -9,8 +9,8 @@ import { FEATURE_ARGS } from "../../src/runner/chromium-features.js";
 /**
  * One headless Chromium against one mock host, for the tests that drive a mock page directly
  * (test/e2e/*-mock-page.test.ts). `useMockBrowser(platform)` registers the hooks: the host and
- * the browser live for the file, each test gets a fresh context and page. `host` and `page` are
- * live bindings: read them inside tests, where they are set.
+ * the browser, and one page reset between tests, live for the file. `host` and `page` are live
+ * bindings: read them inside tests, where they are set.
  */
 
 /** Bounded waits: the page reacts to pushed events, so these only matter when something is broken. */
@@ -56,11 +56,21 @@ export let page: Page;
 let browser: Browser;
 let context: BrowserContext;
 
-/** Registers the file's hooks; answers the control API of the platform's meetings on the host. */
+const VIEWPORT = { width: 1280, height: 720 };
+
+/**
+ * Registers the file's hooks; answers the control API of the platform's meetings on the host.
+ * The file's tests share one context and page, reset after each test to what a new one would be:
+ * a new page costs its renderer's start (~1 core-second, measured), more than most tests' steps.
+ * The reset leaves the meeting's document (its media, timers and audio go with it), other pages,
+ * cookies, storage, permissions and the viewport; a page a test broke is replaced.
+ */
 export function useMockBrowser(platform: Platform) {
   beforeAll(async () => {
     host = await startMockHost();
     browser = await launchTestChromium();
+    context = await browser.newContext({ viewport: VIEWPORT });
+    page = await context.newPage();
   });
 
   afterAll(async () => {
@@ -68,16 +78,25 @@ export function useMockBrowser(platform: Platform) {
     await host?.close();
   });
 
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
-    page = await context.newPage();
-  });
-
   afterEach(async () => {
-    await context.close();
+    await resetPage().catch(async () => {
+      // Unusable (crashed, or closed by the test): a new context and page, as before every test.
+      await context.close().catch(() => {});
+      context = await browser.newContext({ viewport: VIEWPORT });
+      page = await context.newPage();
+    });
   });
 
   return { control: controlFor(platform) };
+}
+
+async function resetPage(): Promise<void> {
+  if (page.isClosed()) throw new Error("the page was closed");
+  for (const other of context.pages()) if (other !== page) await other.close();
+  await page.goto("about:blank");
+  await context.setStorageState({ cookies: [], origins: [] });
+  await context.clearPermissions();
+  await page.setViewportSize(VIEWPORT);
 }
 
 /** The host's answer, loosely: a meeting's state or a participant. */
