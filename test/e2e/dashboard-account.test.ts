@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Browser, Locator } from "playwright";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DashboardTab, expectNoProblems, openSignedIn } from "../helpers/dashboard.js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { closeTabs, type DashboardTab, expectNoProblems, openSignedIn } from "../helpers/dashboard.js";
 import { launchTestChromium } from "../helpers/mock-browser.js";
 import {
   registerUser,
@@ -36,8 +36,8 @@ beforeAll(async () => {
   browser = await launchTestChromium();
   receiver = await new WebhookReceiver().start();
 });
+afterEach(() => closeTabs(tabs));
 afterAll(async () => {
-  for (const tab of tabs) await tab.context.close();
   await browser?.close();
   await receiver?.close();
   await server?.close();

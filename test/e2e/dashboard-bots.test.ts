@@ -1,6 +1,7 @@
 import type { Browser, Page } from "playwright";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  closeTabs,
   type DashboardTab,
   expectNoProblems,
   NONE_YET,
@@ -30,8 +31,8 @@ const tabs: DashboardTab[] = [];
 beforeAll(async () => {
   browser = await launchTestChromium();
 });
+afterEach(() => closeTabs(tabs));
 afterAll(async () => {
-  for (const tab of tabs) await tab.context.close();
   await browser?.close();
 });
 

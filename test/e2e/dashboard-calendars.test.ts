@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Browser } from "playwright";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FeedServer, icsFeed, startFeedServer, wallClock } from "../helpers/calendar-feed.js";
-import { type DashboardTab, expectNoProblems, openSignedIn } from "../helpers/dashboard.js";
+import { closeTabs, type DashboardTab, expectNoProblems, openSignedIn } from "../helpers/dashboard.js";
 import { launchTestChromium } from "../helpers/mock-browser.js";
 import { registerUser, startTestServer, type TestServer } from "../helpers/server-harness.js";
 
@@ -28,8 +28,8 @@ beforeAll(async () => {
   browser = await launchTestChromium();
   feed = await startFeedServer();
 });
+afterEach(() => closeTabs(tabs));
 afterAll(async () => {
-  for (const tab of tabs) await tab.context.close();
   await browser?.close();
   await feed?.close();
   await server?.close();

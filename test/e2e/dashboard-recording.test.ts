@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { Browser, Locator } from "playwright";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DashboardTab, expectNoProblems, openDashboard } from "../helpers/dashboard.js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { closeTabs, type DashboardTab, expectNoProblems, openDashboard } from "../helpers/dashboard.js";
 import { launchTestChromium } from "../helpers/mock-browser.js";
 import {
   deployedBot,
@@ -46,8 +46,8 @@ beforeAll(async () => {
     makeMp4(),
   ]);
 });
+afterEach(() => closeTabs(tabs));
 afterAll(async () => {
-  for (const tab of tabs) await tab.context.close();
   await browser?.close();
   await server?.close();
   await rm(scratch, { recursive: true, force: true });

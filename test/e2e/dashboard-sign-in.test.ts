@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { decodeJwt } from "jose";
 import type { Browser } from "playwright";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { JwtIssuer, loadServerSecret } from "../../src/server/auth/tokens.js";
 import { DASHBOARD_CSP } from "../../src/server/http/dashboard.js";
 import {
+  closeTabs,
   type DashboardTab,
   expectNoProblems,
   openDashboard,
@@ -21,8 +22,8 @@ beforeAll(async () => {
   server = await startTestServer();
   browser = await launchTestChromium();
 });
+afterEach(() => closeTabs(tabs));
 afterAll(async () => {
-  for (const tab of tabs) await tab.context.close();
   await browser?.close();
   await server?.close();
 });
@@ -204,9 +205,10 @@ describe("signing in with an OAuth provider", () => {
     ]);
   });
   const oauthTabs: DashboardTab[] = [];
+  afterEach(() => closeTabs(oauthTabs));
   afterAll(async () => {
     // First the pages: a signed-in dashboard holds its event stream open against the server.
-    for (const tab of oauthTabs) await tab.context.close();
+    await closeTabs(oauthTabs);
     await oauthServer?.close();
     await idp?.close();
   });
