@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
-import type { DatabaseOptions } from "../../src/server/db/database.js";
+import { type DatabaseOptions, openDatabase } from "../../src/server/db/database.js";
 
 /**
  * PostgreSQL for tests. MEETBOT_TEST_DATABASE_URL (set by scripts/with-postgres.sh) is an admin
@@ -26,33 +26,87 @@ export interface TestDatabase {
 }
 
 /**
- * The database `name` in the cluster behind `adminUrl`, created empty unless it exists already (a
- * test server restarted on the same data dir finds its data again). By default a fresh name.
+ * The database `name` in the cluster behind `adminUrl`, created unless it exists already (a test
+ * server restarted on the same data dir finds its data again): empty, or a copy of `template`.
+ * By default a fresh name.
  */
-export async function openTestDatabase(adminUrl: string, name = newDatabaseName()): Promise<TestDatabase> {
+export async function openTestDatabase(
+  adminUrl: string,
+  name = newDatabaseName(),
+  template?: string,
+): Promise<TestDatabase> {
+  const copy = template === undefined ? "" : ` TEMPLATE ${quoteIdent(template)}`;
   try {
-    await admin(adminUrl, `CREATE DATABASE ${quoteIdent(name)}`);
+    await admin(adminUrl, `CREATE DATABASE ${quoteIdent(name)}${copy}`);
   } catch (err) {
     if ((err as { code?: string }).code !== "42P04") throw err; // duplicate_database
   }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
   return {
     name,
-    url: url.toString(),
+    url: databaseUrl(adminUrl, name),
     drop: () => admin(adminUrl, `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`),
   };
 }
 
 /**
  * What a test server on `dataDir` stores its rows in: undefined for SQLite (in the data dir), or
- * with MEETBOT_TEST_DATABASE_URL the PostgreSQL database named after the data dir.
+ * with MEETBOT_TEST_DATABASE_URL the PostgreSQL database named after the data dir, a copy of the
+ * migrated template (the server finds its schema up to date, as after any restart).
  */
 export async function testDatabaseFor(dataDir: string): Promise<TestDatabase | undefined> {
   const adminUrl = testPostgresAdminUrl();
   if (!adminUrl) return undefined;
   const digest = createHash("sha256").update(path.resolve(dataDir)).digest("hex").slice(0, 16);
-  return openTestDatabase(adminUrl, `meetbot_test_${digest}`);
+  return openTestDatabase(adminUrl, `meetbot_test_${digest}`, await migratedTemplate(adminUrl));
+}
+
+let template: Promise<string> | undefined;
+
+/**
+ * A database with every migration applied, made once per cluster and schema: the test servers'
+ * databases are copied from it instead of each being migrated (the PostgreSQL run starts ~195
+ * servers: 530 → 504 core-seconds, 271 → 259 s, measured). The name carries
+ * a digest of the migrations, so a changed schema gets a template of its own in a long-lived
+ * cluster. Workers that start together take turns through an advisory lock; the template is built
+ * under another name and renamed, so nobody copies a half-migrated one.
+ */
+function migratedTemplate(adminUrl: string): Promise<string> {
+  template ??= (async () => {
+    const migrations = await readFile(new URL("../../src/server/db/migrations.ts", import.meta.url));
+    const name = `meetbot_template_${createHash("sha256").update(migrations).digest("hex").slice(0, 16)}`;
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query("SELECT pg_advisory_lock($1)", [TEMPLATE_LOCK]);
+      const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+      if (found.rowCount === 0) {
+        const building = `${name}_building`;
+        await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(building)} WITH (FORCE)`);
+        await client.query(`CREATE DATABASE ${quoteIdent(building)}`);
+        const db = await openDatabase({
+          kind: "postgres",
+          url: databaseUrl(adminUrl, building),
+          poolSize: 1,
+        });
+        await db.close();
+        await client.query(`ALTER DATABASE ${quoteIdent(building)} RENAME TO ${quoteIdent(name)}`);
+      }
+    } finally {
+      // Ending the session releases the lock.
+      await client.end();
+    }
+    return name;
+  })();
+  return template;
+}
+
+/** The advisory lock key the template's builders share (any constant the tests use for nothing else). */
+const TEMPLATE_LOCK = 7_240_501;
+
+function databaseUrl(adminUrl: string, name: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }
 
 export function newDatabaseName(): string {
