@@ -1,12 +1,12 @@
 import type { Browser, Page } from "playwright";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { LiveNote } from "../../platforms/live.js";
 import { setCamera, toggleOn } from "../../platforms/live-actions.js";
 import { turnOnMeetCaptions } from "../../platforms/meet/captions.js";
 import { sendMeetChat } from "../../platforms/meet/chat.js";
 import { turnOnTeamsCaptions } from "../../platforms/teams/captions.js";
 import { turnOnZoomCaptions } from "../../platforms/zoom/captions.js";
-import { launchTestChromium } from "../helpers/mock-browser.js";
+import { launchTestChromium, type SharedPage, sharedPage } from "../helpers/mock-browser.js";
 
 /**
  * The captions controls of each platform on the arrangements the notes describe and the mock pages
@@ -17,19 +17,24 @@ import { launchTestChromium } from "../helpers/mock-browser.js";
  * Each page is a few lines of script that behave like the real control.
  */
 let browser: Browser;
+let shared: SharedPage;
 let page: Page;
 const notes: Array<[string, string]> = [];
 const note: LiveNote = (hook, variant) => notes.push([hook, variant]);
 
 beforeAll(async () => {
   browser = await launchTestChromium();
+  shared = await sharedPage(browser);
+  page = shared.page;
 });
 afterAll(async () => {
   await browser?.close();
 });
-beforeEach(async () => {
+beforeEach(() => {
   notes.length = 0;
-  page = await browser.newPage();
+});
+afterEach(async () => {
+  page = await shared.reset();
 });
 
 const show = (body: string, script: string) =>

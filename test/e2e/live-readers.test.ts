@@ -1,10 +1,10 @@
 import type { Browser, Page } from "playwright";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readCaptions, readChat } from "../../platforms/live.js";
 import { MEET_LIVE_HOOKS } from "../../platforms/meet/selectors.js";
 import { TEAMS_LIVE_HOOKS } from "../../platforms/teams/selectors.js";
 import { ZOOM_LIVE_HOOKS } from "../../platforms/zoom/selectors.js";
-import { launchTestChromium } from "../helpers/mock-browser.js";
+import { launchTestChromium, type SharedPage, sharedPage } from "../helpers/mock-browser.js";
 
 /**
  * The in-page readers of captions and chat (platforms/live.ts) in real Chromium, on the layouts
@@ -13,17 +13,19 @@ import { launchTestChromium } from "../helpers/mock-browser.js";
  * namesakes told apart by their avatars' colours and a caption line without a text element.
  */
 let browser: Browser;
+let shared: SharedPage;
 let page: Page;
 beforeAll(async () => {
   browser = await launchTestChromium();
+  // Code transformed for the test may name its functions with esbuild's helper.
+  shared = await sharedPage(browser, (page) => page.addInitScript("window.__name = (f) => f"));
+  page = shared.page;
 });
 afterAll(async () => {
   await browser?.close();
 });
-beforeEach(async () => {
-  page = await browser.newPage();
-  // Code transformed for the test may name its functions with esbuild's helper.
-  await page.addInitScript("window.__name = (f) => f");
+afterEach(async () => {
+  page = await shared.reset();
 });
 
 const show = (html: string) => page.setContent(`<!doctype html><body>${html}</body>`);

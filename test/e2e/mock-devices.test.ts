@@ -2,11 +2,11 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { MeetingState } from "../../fixtures/host/meetings.js";
 import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
-import { launchTestChromium } from "../helpers/mock-browser.js";
+import { launchTestChromium, type SharedPage, sharedPage } from "../helpers/mock-browser.js";
 import { MockControl } from "../helpers/stack.js";
 
 /**
@@ -130,7 +130,7 @@ const teams: Driver = {
 let host: MockHost;
 let control: MockControl;
 let browser: Browser;
-let context: BrowserContext;
+let shared: SharedPage;
 let page: Page;
 let mediaDir: string;
 
@@ -147,6 +147,8 @@ beforeAll(async () => {
   browser = await launchTestChromium({
     extraArgs: [`--use-file-for-fake-audio-capture=${tone}`, `--use-file-for-fake-video-capture=${red}`],
   });
+  shared = await sharedPage(browser);
+  page = shared.page;
 });
 
 afterAll(async () => {
@@ -155,13 +157,8 @@ afterAll(async () => {
   if (mediaDir) rmSync(mediaDir, { recursive: true, force: true });
 });
 
-beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
-  page = await context.newPage();
-});
-
 afterEach(async () => {
-  await context.close();
+  page = await shared.reset();
 });
 
 /** The host's record of the meeting's only attendee. */

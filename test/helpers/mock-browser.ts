@@ -1,4 +1,4 @@
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright";
+import { type Browser, chromium, type Locator, type Page } from "playwright";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import type { MeetingState, RemoteParticipant } from "../../fixtures/host/meetings.js";
 import { type MockHost, startMockHost } from "../../fixtures/host/server.js";
@@ -54,23 +54,15 @@ export function launchTestChromium(
 export let host: MockHost;
 export let page: Page;
 let browser: Browser;
-let context: BrowserContext;
 
-const VIEWPORT = { width: 1280, height: 720 };
-
-/**
- * Registers the file's hooks; answers the control API of the platform's meetings on the host.
- * The file's tests share one context and page, reset after each test to what a new one would be:
- * a new page costs its renderer's start (~1 core-second, measured), more than most tests' steps.
- * The reset leaves the meeting's document (its media, timers and audio go with it), other pages,
- * cookies, storage, permissions and the viewport; a page a test broke is replaced.
- */
+/** Registers the file's hooks; answers the control API of the platform's meetings on the host. */
 export function useMockBrowser(platform: Platform) {
+  let shared: SharedPage;
   beforeAll(async () => {
     host = await startMockHost();
     browser = await launchTestChromium();
-    context = await browser.newContext({ viewport: VIEWPORT });
-    page = await context.newPage();
+    shared = await sharedPage(browser);
+    page = shared.page;
   });
 
   afterAll(async () => {
@@ -79,24 +71,60 @@ export function useMockBrowser(platform: Platform) {
   });
 
   afterEach(async () => {
-    await resetPage().catch(async () => {
-      // Unusable (crashed, or closed by the test): a new context and page, as before every test.
-      await context.close().catch(() => {});
-      context = await browser.newContext({ viewport: VIEWPORT });
-      page = await context.newPage();
-    });
+    page = await shared.reset();
   });
 
   return { control: controlFor(platform) };
 }
 
-async function resetPage(): Promise<void> {
-  if (page.isClosed()) throw new Error("the page was closed");
-  for (const other of context.pages()) if (other !== page) await other.close();
-  await page.goto("about:blank");
-  await context.setStorageState({ cookies: [], origins: [] });
-  await context.clearPermissions();
-  await page.setViewportSize(VIEWPORT);
+const VIEWPORT = { width: 1280, height: 720 };
+
+/** A file's one page (see sharedPage); `reset` answers the page to use from then on. */
+export interface SharedPage {
+  readonly page: Page;
+  reset(): Promise<Page>;
+}
+
+/**
+ * One context and page for all of a file's tests, reset after each to what a new one would be: a
+ * new context and page cost more than most tests' steps (the four mock-page files: 475 → 289
+ * core-seconds with one page each, measured). The reset leaves the test's document for
+ * `about:blank` (its media, timers and audio go with it), closes other pages, clears cookies,
+ * storage and permissions, and restores the viewport; a page a test broke is replaced.
+ */
+export async function sharedPage(
+  browser: Browser,
+  /** Run on the page, and on any page that replaces it (e.g. an init script). */
+  prepare: (page: Page) => Promise<unknown> = async () => {},
+): Promise<SharedPage> {
+  const open = async () => {
+    const context = await browser.newContext({ viewport: VIEWPORT });
+    const page = await context.newPage();
+    await prepare(page);
+    return { context, page };
+  };
+  let { context, page } = await open();
+  const reset = async () => {
+    if (page.isClosed()) throw new Error("the page was closed");
+    for (const other of context.pages()) if (other !== page) await other.close();
+    await page.goto("about:blank");
+    await context.setStorageState({ cookies: [], origins: [] });
+    await context.clearPermissions();
+    await page.setViewportSize(VIEWPORT);
+  };
+  return {
+    get page() {
+      return page;
+    },
+    async reset() {
+      await reset().catch(async () => {
+        // Unusable (crashed, or closed by the test): a new context and page.
+        await context.close().catch(() => {});
+        ({ context, page } = await open());
+      });
+      return page;
+    },
+  };
 }
 
 /** The host's answer, loosely: a meeting's state or a participant. */
