@@ -10,9 +10,21 @@ import { z } from "zod";
  * parse-then-stringify was a fifth of an authenticated GET's CPU; this is a few microseconds.
  */
 export const serializerCompiler: FastifySerializerCompiler<z.ZodType> = ({ schema }) => {
-  const { $schema: _, ...jsonSchema } = z.toJSONSchema(schema, { target: "draft-7", io: "output" });
-  return fastJsonStringify(allowingExtraFields(jsonSchema) as Parameters<typeof fastJsonStringify>[0]);
+  let serialize = compiled.get(schema);
+  if (!serialize) {
+    const { $schema: _, ...jsonSchema } = z.toJSONSchema(schema, { target: "draft-7", io: "output" });
+    serialize = fastJsonStringify(allowingExtraFields(jsonSchema) as Parameters<typeof fastJsonStringify>[0]);
+    compiled.set(schema, serialize);
+  }
+  return serialize;
 };
+
+/**
+ * Each schema's serializer, compiled once per process: compiling is most of an app's start (the
+ * error answers' schemas recur on every route, and a process may build several apps), and a
+ * compiled serializer is a pure function of its input.
+ */
+const compiled = new WeakMap<z.ZodType, (data: unknown) => string>();
 
 /**
  * Zod's output schemas say `additionalProperties: false`. fast-json-stringify picks the branch of
