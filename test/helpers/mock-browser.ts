@@ -104,7 +104,7 @@ export async function sharedPage(
     return { context, page };
   };
   let { context, page } = await open();
-  const reset = async () => {
+  const clean = async () => {
     if (page.isClosed()) throw new Error("the page was closed");
     for (const other of context.pages()) if (other !== page) await other.close();
     await page.goto("about:blank");
@@ -117,7 +117,7 @@ export async function sharedPage(
       return page;
     },
     async reset() {
-      await reset().catch(async () => {
+      await clean().catch(async () => {
         // Unusable (crashed, or closed by the test): a new context and page.
         await context.close().catch(() => {});
         ({ context, page } = await open());
