@@ -48,6 +48,10 @@ export function incomingVideoByMenu(hooks: IncomingVideoMenuHooks, platform: str
         misses.push(`${selector}'s menu has no ${hooks.offItemTexts.join(" / ")}`);
       } catch (error) {
         misses.push(`${selector}: ${(error as Error).message.split("\n")[0]}`);
+        // A menu left open would cover the toolbar (Leave among it).
+        if (await isVisible(page.getByRole("menu").filter({ visible: true }).first())) {
+          await page.keyboard.press("Escape").catch(() => {});
+        }
       }
     }
     return `${platform}: no incoming video switch (${misses.join("; ")})`;

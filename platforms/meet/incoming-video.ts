@@ -1,4 +1,4 @@
-import type { Page } from "playwright";
+import type { Locator, Page } from "playwright";
 import type { LiveNote } from "../live.js";
 import { isVisible, menuItem, shown } from "../live-actions.js";
 import { exactly } from "../variants.js";
@@ -41,7 +41,19 @@ export async function turnOffMeetIncomingVideo(
     await dialog.locator(hooks.closeButton).first().click({ timeout: STEP_MS });
     return null;
   } catch (error) {
-    await page.keyboard.press("Escape").catch(() => {});
+    await closeSettings(page, dialog);
     return `Meet: no ${step} (${(error as Error).message.split("\n")[0]})`;
   }
+}
+
+/**
+ * After a failed step: a menu or the settings dialog left open would cover the toolbar (Leave
+ * among it). Its close button where shown, else Escape (a menu or an open list); Escape once more
+ * if the dialog is still there.
+ */
+async function closeSettings(page: Page, dialog: Locator): Promise<void> {
+  const close = dialog.locator(hooks.closeButton).first();
+  if (await isVisible(close)) await close.click({ timeout: STEP_MS }).catch(() => {});
+  else await page.keyboard.press("Escape").catch(() => {});
+  if (await isVisible(dialog)) await page.keyboard.press("Escape").catch(() => {});
 }

@@ -527,6 +527,27 @@ describe("incoming video off (an audio-only bot's step)", () => {
       dialogs: 0,
     });
   });
+
+  it("a step that fails leaves no menu or dialog over the toolbar, and Escape closes the dialog", async () => {
+    const code = newCode();
+    await control("PUT", code, "", { admit: "open", participants: 2 });
+    await page.goto(`${host.url}/meet/${code}`);
+    await askToJoin("Meetbot", "Join now");
+    await page.locator(PEOPLE).waitFor(WAIT);
+    // The list opens but shows no choice: the last step times out with the dialog open.
+    await page.addStyleTag({ content: '[role="option"] { display: none !important; }' });
+    const why = await meetAdapter.live!.turnOffIncomingVideo!(page, { note: () => {} });
+    expect(why).toMatch(/^Meet: no its Audio only choice \(/);
+    expect(await page.locator('[role="dialog"], [role="menu"]').count()).toBe(0);
+    // A trial click fails when something covers the button.
+    await page.getByRole("button", { name: "Leave call" }).click({ trial: true, timeout: 5_000 });
+
+    await page.getByRole("button", { name: "More options" }).click();
+    await page.getByRole("menuitem", { name: "Settings" }).click();
+    await page.getByRole("dialog", { name: "Settings" }).waitFor(WAIT);
+    await page.keyboard.press("Escape");
+    await expect.poll(() => page.getByRole("dialog").count(), WAIT).toBe(0);
+  });
 });
 
 describe("drifted layouts (ui=, fixtures/meet/ui-variants.ts) and the adapter on them", () => {
