@@ -107,8 +107,8 @@ const CELLS: Cell[] = [
     scenario: { admit: "manual", participants: 1 },
     inLobby: ({ stack, platform, meetingId }) => stack.control.admit(platform, meetingId),
     whileRecording: async ({ stack, platform, meetingId, botId }) => {
-      await stack.sawJoin(botId, 1);
-      await stack.control.end(platform, meetingId);
+      // Ended at once, a bot that saw the roster quickly had recorded under a second.
+      await stack.endOnceSeen(platform, meetingId, botId, 1);
     },
     statuses: RECORDED_AFTER_LOBBY,
     subCode: "MEETING_ENDED",
