@@ -85,7 +85,7 @@ demo: setup
 # a time left 40 % of two cores idle while scripted meetings played out (the bot files alone:
 # 546 -> 398 s, every word-accuracy check passing). Those in E2E_ALONE run one at a time after
 # them: their checks time the sound end to end (a voice the meeting hears within tens of ms, an
-# agent's round trips, the demo's recognizer over the whole pipeline, the edges of a pause). The
+# agent's round trips; the demo's recognizer and the edges of a pause held beside others). The
 # last line is the summary of all runs: "N passed, N failed". An end-to-end test may take 150 s
 # (vitest's 30 s is too short on a loaded machine: a Teams bot once took longer to start, a mock
 # page's captions test longer to play its script); a stuck one still fails then. A timeout a test
@@ -95,7 +95,7 @@ demo: setup
 # for (a different one each run, each then fixed to wait on its condition); one that passes
 # only the second time is still named in the summary ("↻ … passed on retry after …"), and one that
 # fails twice fails the run.
-E2E_ALONE := $(addprefix test/e2e/,bot-voice agent-stream demo recording-pause)
+E2E_ALONE := $(addprefix test/e2e/,bot-voice agent-stream)
 E2E_ALONE_FILES := $(addsuffix .test.ts,$(E2E_ALONE))
 # Integration files that store no rows (mock host, engines, runner clients, config checks of a
 # spawned server on its own SQLite): the PostgreSQL run would only repeat them.
