@@ -505,12 +505,17 @@ describe("the adapter on the mock", () => {
 });
 
 describe("incoming video off (an audio-only bot's step)", () => {
-  it("More options → Settings → Video → Receive resolution → Audio only: the tiles stop; again it leaves it so", async () => {
+  /** The page in an open meeting with two participants, their tiles playing. */
+  async function inCallWithTwo() {
     const code = newCode();
     await control("PUT", code, "", { admit: "open", participants: 2 });
     await page.goto(`${host.url}/meet/${code}`);
     await askToJoin("Meetbot", "Join now");
     await page.locator(PEOPLE).waitFor(WAIT);
+  }
+
+  it("More options → Settings → Video → Receive resolution → Audio only: the tiles stop; again it leaves it so", async () => {
+    await inCallWithTwo();
     const turnOff = meetAdapter.live!.turnOffIncomingVideo!;
     const notes: string[] = [];
     const canvas = page
@@ -529,11 +534,7 @@ describe("incoming video off (an audio-only bot's step)", () => {
   });
 
   it("a step that fails leaves no menu or dialog over the toolbar, and Escape closes the dialog", async () => {
-    const code = newCode();
-    await control("PUT", code, "", { admit: "open", participants: 2 });
-    await page.goto(`${host.url}/meet/${code}`);
-    await askToJoin("Meetbot", "Join now");
-    await page.locator(PEOPLE).waitFor(WAIT);
+    await inCallWithTwo();
     // The list opens but shows no choice: the last step times out with the dialog open.
     await page.addStyleTag({ content: '[role="option"] { display: none !important; }' });
     const why = await meetAdapter.live!.turnOffIncomingVideo!(page, { note: () => {} });
