@@ -83,10 +83,9 @@ demo: setup
 # up to six tests at once within a file: most of their bots record audio only (about 0.15 core each
 # once in the call, held to 100 ms sound blocks that a late thread does not break), and one file at
 # a time left 40 % of two cores idle while scripted meetings played out (the bot files alone:
-# 546 -> 398 s, every word-accuracy check passing). Those in E2E_ALONE run one at a time after
-# them: their checks time the sound end to end (a voice the meeting hears within tens of ms, an
-# agent's round trips; the demo's recognizer and the edges of a pause held beside others). The
-# last line is the summary of all runs: "N passed, N failed". An end-to-end test may take 150 s
+# 546 -> 398 s, every word-accuracy check passing; all of them with one core taken by a busy loop,
+# the voice and agent files beside the matrix among them, passed too, none on a retry). The last
+# line is the summary of all runs: "N passed, N failed". An end-to-end test may take 150 s
 # (vitest's 30 s is too short on a loaded machine: a Teams bot once took longer to start, a mock
 # page's captions test longer to play its script); a stuck one still fails then. A timeout a test
 # or describe block sets itself overrides this: set one only to allow longer (a sign-in test under
@@ -95,8 +94,6 @@ demo: setup
 # for (a different one each run, each then fixed to wait on its condition); one that passes
 # only the second time is still named in the summary ("↻ … passed on retry after …"), and one that
 # fails twice fails the run.
-E2E_ALONE := $(addprefix test/e2e/,bot-voice agent-stream)
-E2E_ALONE_FILES := $(addsuffix .test.ts,$(E2E_ALONE))
 # Integration files that store no rows (mock host, engines, runner clients, config checks of a
 # spawned server on its own SQLite): the PostgreSQL run would only repeat them.
 NO_DATABASE := mock-host intelligence-embedded intelligence-providers runner-config runner-reporter \
@@ -115,9 +112,8 @@ test: setup test-packages
 	@status=0; \
 	$(call measured_run,fast,npx vitest run test/unit test/integration --maxWorkers=3 --no-isolate) \
 	$(call measured_run,postgres,scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --no-isolate) \
-	$(call measured_run,e2e,npx vitest run test/e2e $(foreach f,$(E2E_ALONE_FILES),--exclude '$(f)') --maxWorkers=2 --maxConcurrency=6 --testTimeout=150000 --retry=1) \
-	$(call measured_run,e2e-alone,npx vitest run $(E2E_ALONE_FILES) --no-file-parallelism --maxConcurrency=6 --testTimeout=150000 --retry=1) \
-	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e.json test-results/e2e-alone.json || status=1; \
+	$(call measured_run,e2e,npx vitest run test/e2e --maxWorkers=2 --maxConcurrency=6 --testTimeout=150000 --retry=1) \
+	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e.json || status=1; \
 	exit $$status
 
 # Figures only, no assertions. Run it on an idle machine: anything else running skews every figure.
