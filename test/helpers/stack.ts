@@ -257,8 +257,15 @@ export async function startStack(
 export class MockControl {
   constructor(private readonly baseUrl: string) {}
 
-  /** Sets up a meeting's scenario before a bot arrives; answers with its state (participants...). */
-  configure(platform: string, id: string, scenario: Record<string, unknown>) {
+  /**
+   * Sets up a meeting's scenario before a bot arrives; answers with its state (participants...).
+   * A meeting of that id is ended first: on a test's retry the failed try's bot may still be in
+   * it, and the mock refuses to reconfigure an occupied meeting (409).
+   */
+  async configure(platform: string, id: string, scenario: Record<string, unknown>) {
+    const stale = await fetch(`${this.baseUrl}/control/meetings/${platform}/${id}`, { method: "DELETE" });
+    if (stale.status !== 204 && stale.status !== 404)
+      throw new Error(`mock control DELETE: ${stale.status} ${await stale.text()}`);
     return this.call("PUT", platform, id, "", scenario);
   }
   state(platform: string, id: string) {
