@@ -4,7 +4,6 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { vi } from "vitest";
 import {
   type BotConfig,
   type BotStatus,
@@ -17,6 +16,7 @@ import { type StartServerOptions, startServer } from "../../src/server/main.js";
 import { completeBoxes, segmentEnd } from "../../src/runner/mp4-boxes.js";
 import type { AnswerOf, BotApiResponses, ResponseMap } from "../../src/server/schemas/responses.js";
 import { testDatabaseFor } from "./postgres.js";
+import { pollUntil } from "./poll.js";
 
 /**
  * The control plane for integration tests: real HTTP on 127.0.0.1 (port 0), a temp data dir, a
@@ -128,7 +128,7 @@ export async function settledJob<P extends JobStatusPath>(
   statusPath: P,
   timeoutMs = 60_000,
 ): Promise<BotApiBody<"GET", P>> {
-  return vi.waitFor(
+  return pollUntil(
     async () => {
       const res = await api.get(statusPath, { token });
       // The body's type depends on P; both jobs' answers have the same `status`.

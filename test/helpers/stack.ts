@@ -2,7 +2,6 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { vi } from "vitest";
 import { startMockHost } from "../../fixtures/host/server.js";
 import { ApiClient } from "../../src/client/api-client.js";
 import type { BotConfig } from "../../src/core/index.js";
@@ -16,6 +15,7 @@ import {
 } from "../../src/server/launcher/local-process.js";
 import { startServer } from "../../src/server/main.js";
 import { type SseEvent, StreamClient } from "./sse-client.js";
+import { pollUntil } from "./poll.js";
 
 /**
  * The whole system on loopback for end-to-end tests: the mock meeting host, the control plane
@@ -213,7 +213,7 @@ export async function startStack(
       const started = events.find((e) => e.eventType === "RECORDING_STARTED");
       const soonest = Date.parse(String(started?.data?.startedAt ?? started?.eventTime)) + ms - Date.now();
       if (soonest > 0) await new Promise((resolve) => setTimeout(resolve, soonest));
-      await vi.waitFor(
+      await pollUntil(
         async () => {
           const onDisk = await probeDurationMs(file).catch(() => 0);
           if (onDisk < ms) throw new Error(`bot ${botId}'s recording holds ${onDisk} ms on disk, not ${ms}`);
@@ -363,7 +363,7 @@ export function eventually<T>(
   what: string,
   timeoutMs = 30_000,
 ): Promise<T> {
-  return vi.waitFor(
+  return pollUntil(
     async () => {
       const value = await check();
       if (value === undefined) throw new Error(`still waiting for ${what}`);
