@@ -20,7 +20,7 @@ import path from "node:path";
 import { NOTES_SCRIPT, type PlatformName } from "../test/helpers/meeting-notes.js";
 import { startStack } from "../test/helpers/stack.js";
 import { sampleTree } from "./process-tree.js";
-import { cleanScriptGaps, innerGaps } from "./speech-gaps.js";
+import { cleanScriptLines, recordedDropouts, type SpokenLine } from "./speech-gaps.js";
 
 const COUNTS = (process.env.BENCH_BOTS ?? "1,2,4,6,8,10").split(",").map(Number);
 const VIDEO = process.env.BENCH_VIDEO === "1";
@@ -63,7 +63,7 @@ function meeting(stack: Stack, round: number, i: number) {
   }
 }
 
-async function round(stack: Stack, n: number, index: number, dir: string, cleanGaps: number) {
+async function round(stack: Stack, n: number, index: number, dir: string, cleanLines: readonly SpokenLine[]) {
   const { api } = stack;
   const bots: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -100,7 +100,7 @@ async function round(stack: Stack, n: number, index: number, dir: string, cleanG
     await writeFile(file, Buffer.from(await response.arrayBuffer()));
     const tree = trees[i];
     figures.push({
-      dropouts: Math.max(0, (await innerGaps(file)) - cleanGaps),
+      dropouts: await recordedDropouts(file, cleanLines),
       seconds: (await api.bot(id)).recording?.durationSeconds ?? 0,
       cores: tree?.cores ?? NaN,
       pssMb: (tree?.pssBytes ?? NaN) / 1024 ** 2,
@@ -124,13 +124,13 @@ async function round(stack: Stack, n: number, index: number, dir: string, cleanG
 const dir = await mkdtemp(path.join(tmpdir(), "meetbot-bench-audio-"));
 const stack = await startStack();
 try {
-  const cleanGaps = await cleanScriptGaps(dir, SCRIPT);
+  const cleanLines = await cleanScriptLines(dir, SCRIPT);
   console.log(
     `${VIDEO ? "video" : "audio-only"} bots on the ${PLATFORM} mock, each recording the 8-line script ` +
-      `(clean clips: ${cleanGaps} inner gaps); trees sampled ${SAMPLE_MS / 1000} s in the call:`,
+      `(dropouts: gaps inside a line where its clean clip has sound); trees sampled ${SAMPLE_MS / 1000} s in the call:`,
   );
   for (const [index, n] of COUNTS.entries()) {
-    const { load, figures, detail } = await round(stack, n, index, dir, cleanGaps);
+    const { load, figures, detail } = await round(stack, n, index, dir, cleanLines);
     const max = (key: keyof BotFigures) => Math.max(...figures.map((f) => f[key]));
     const mean = (key: keyof BotFigures) => figures.reduce((sum, f) => sum + f[key], 0) / figures.length;
     console.log(

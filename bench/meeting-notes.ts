@@ -6,7 +6,7 @@
  * on the server's clock; the word accuracy against the script; and the share of lines whose every
  * word went to the person who read it (the mock's record of who read what when is the truth).
  * And, to read the accuracy by: the dropouts in the recorded speech, silent gaps (under -45 dB,
- * 40-400 ms) the recording has beyond those in the clean clips of the same lines. On a busy
+ * 40-400 ms) inside a recorded line where the clean clip of that line has sound. On a busy
  * machine the bot's audio path drops blocks of speech, and pocketsphinx mishears around them.
  *
  * Runs on its own (`node --import tsx bench/meeting-notes.ts`); needs the compiled runner (`make
@@ -29,7 +29,7 @@ import {
   type TranscriptUtterance,
 } from "../test/helpers/meeting-notes.js";
 import { startStack } from "../test/helpers/stack.js";
-import { cleanScriptGaps, innerGaps } from "./speech-gaps.js";
+import { cleanScriptLines, recordedDropouts, type SpokenLine } from "./speech-gaps.js";
 
 const PLATFORM = (process.env.BENCH_NOTES_PLATFORM ?? "google") as PlatformName;
 const RUNS = Number(process.env.BENCH_RUNS ?? 1);
@@ -51,7 +51,7 @@ async function measureOnce(
   stack: Awaited<ReturnType<typeof startStack>>,
   user: Awaited<ReturnType<typeof notesUser>>,
   dir: string,
-  cleanGaps: number,
+  cleanLines: readonly SpokenLine[],
 ): Promise<NotesFigures> {
   const { bot, lines } = await recordScriptedMeeting(stack, user, PLATFORM);
   if (bot.status !== "DONE") throw new Error(`bot ${bot.id} ended ${bot.status}`);
@@ -90,7 +90,7 @@ async function measureOnce(
       (item) => COMMITMENT.test(item.text) && item.owner === "Alice Example" && item.due === "tomorrow",
     ),
     decision: (summary.decisions as string[]).some((text) => DECISION.test(text)),
-    dropouts: Math.max(0, (await innerGaps(recording)) - cleanGaps),
+    dropouts: await recordedDropouts(recording, cleanLines),
   };
 }
 
@@ -98,10 +98,10 @@ async function measureMeetingNotes(): Promise<NotesFigures[]> {
   const dir = await mkdtemp(path.join(tmpdir(), "meetbot-bench-notes-"));
   const stack = await startStack();
   try {
-    const cleanGaps = await cleanScriptGaps(dir, NOTES_SCRIPT);
+    const cleanLines = await cleanScriptLines(dir, NOTES_SCRIPT);
     const user = await notesUser(stack.api.baseUrl);
     const figures: NotesFigures[] = [];
-    for (let i = 0; i < RUNS; i++) figures.push(await measureOnce(stack, user, dir, cleanGaps));
+    for (let i = 0; i < RUNS; i++) figures.push(await measureOnce(stack, user, dir, cleanLines));
     return figures;
   } finally {
     await stack.close();
