@@ -428,12 +428,6 @@ export class BotLifecycle {
   }
 
   /**
-   * The bot option output.image: the picture goes on the page's camera before the meeting is
-   * opened, so the camera the page takes at pre-join shows it from its first frame, and the join
-   * keeps the camera on. A picture that cannot be fetched is logged and reported, and the bot
-   * joins as it would without one (camera off): a logo is not worth missing the meeting.
-   */
-  /**
    * An audio-only bot turns the other participants' video off where the platform has a switch
    * for it: nothing of it is recorded, so decoding it is waste. Best effort: a bot that cannot
    * still records the same sound, and says why in its log.
@@ -447,6 +441,12 @@ export class BotLifecycle {
     else this.log.info("incoming video turned off");
   }
 
+  /**
+   * The bot option output.image: the picture goes on the page's camera before the meeting is
+   * opened, so the camera the page takes at pre-join shows it from its first frame, and the join
+   * keeps the camera on. A picture that cannot be fetched is logged and reported, and the bot
+   * joins as it would without one (camera off): a logo is not worth missing the meeting.
+   */
   private async loadPicture(stage: StagePort): Promise<void> {
     const image = this.config.output.image;
     if (!image) return;
