@@ -114,6 +114,22 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
         )
         .then(() => stack.control.end(platform, rich.id))
         .catch(() => {});
+      // Should the last reader's final never come (the assertions below then say why), the call
+      // ends 20 s after the script's last line was over, not at the scenario's 120 s fallback:
+      // a run spent 100 s waiting on it once (Zoom, every caption's speaker unmatched).
+      void eventually(
+        async () => {
+          const { spoken } = (await stack.control.state(platform, rich.id)) as {
+            spoken: Array<{ endedAt: string | null }>;
+          };
+          return spoken.length === SCRIPT.length && spoken.at(-1)?.endedAt ? true : undefined;
+        },
+        "the script spoken",
+        120_000,
+      )
+        .then(() => new Promise((resolve) => setTimeout(resolve, 20_000)))
+        .then(() => stack.control.end(platform, rich.id))
+        .catch(() => {});
       const asked = await stack.api.sendChat(bot.id, FROM_API);
       const sent = await outcomeOf(bot.id, asked.commandId);
       expect(sent, JSON.stringify(sent.error)).toMatchObject({
