@@ -37,22 +37,21 @@ export interface Silence {
 }
 
 /** A file's silences (under -45 dB, `minSeconds` or longer) and its duration, in seconds. */
-export async function silencesOf(
+async function silencesOf(
   file: string,
   minSeconds: number,
 ): Promise<{ silences: Silence[]; duration: number }> {
+  const filter = `silencedetect=n=-45dB:d=${minSeconds}`;
   const { stderr } = await run("ffmpeg", [
-    ...[
-      "-hide_banner",
-      "-nostdin",
-      "-i",
-      file,
-      "-af",
-      `silencedetect=n=-45dB:d=${minSeconds}`,
-      "-f",
-      "null",
-      "-",
-    ],
+    "-hide_banner",
+    "-nostdin",
+    "-i",
+    file,
+    "-af",
+    filter,
+    "-f",
+    "null",
+    "-",
   ]);
   const duration = (await probeMs(file)) / 1000;
   const silences: Silence[] = [];
