@@ -97,7 +97,7 @@ demo: setup
 # Integration files that store no rows (mock host, engines, runner clients, config checks of a
 # spawned server on its own SQLite): the PostgreSQL run would only repeat them.
 NO_DATABASE := mock-host intelligence-embedded intelligence-providers runner-config runner-reporter \
-  server-config webhooks-outbound
+  server-config webhooks-outbound recorder-stuck-input
 # One vitest run of `make test`, named $(1) (its report: test-results/$(1).json), with the machine's
 # CPU counters marked before and after it (test-results/$(1).cpu): the summary reports each run's
 # wall time and CPU (core-seconds, share of all cores busy), as the 12-minute budget is spent on CPU.

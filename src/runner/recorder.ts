@@ -63,6 +63,13 @@ const LEVEL_WINDOW_SAMPLES = 24_000;
 const LEVEL_FD = 3;
 /** How long start() waits for the level meter's first window (half a second of sound) to place the clock. */
 const FIRST_SOUND_WAIT_MS = 3_000;
+/**
+ * How long an ffmpeg may take to record its first frame (opening its inputs takes 0.2–1 s, a few
+ * seconds on a starved machine). One that never does is stuck: an X server or a sound server
+ * that accepts and never answers holds it in its input's set-up forever. Without this bound the
+ * bot sat in the call recording nothing, with nothing failed and nothing said.
+ */
+const FIRST_FRAME_WAIT_MS = 20_000;
 /** A resumed ffmpeg writes its MP4 to this file descriptor, to be appended (mp4-append.ts). */
 const APPEND_FD = 4;
 
@@ -127,6 +134,8 @@ export class Recorder {
       onFailure: (failure: BotFailure) => void;
       /** Called twice a second with the RMS level of the recorded sound, in dBFS (-Infinity: digital silence). */
       onLevel?: (dbfs: number) => void;
+      /** FIRST_FRAME_WAIT_MS unless given (tests wait less). */
+      firstFrameWaitMs?: number;
     },
     readonly path: string,
     private readonly log: Logger,
@@ -315,6 +324,8 @@ export class Recorder {
     child.stdout?.on("data", (chunk: Buffer) => readProgress(chunk.toString(), counters));
     // Video: the first frame encoded. Audio only (no frames ever): the first audio in the file.
     const started = this.opts.video ? /frame=(\d+)/ : /out_time_us=(\d+)/;
+    const waitMs = this.opts.firstFrameWaitMs ?? FIRST_FRAME_WAIT_MS;
+    let stuck: NodeJS.Timeout | undefined;
     const firstFrame = new Promise<void>((resolve, reject) => {
       const onProgress = (chunk: Buffer) => {
         const frames = started.exec(chunk.toString());
@@ -323,6 +334,17 @@ export class Recorder {
           resolve();
         }
       };
+      // SIGKILL: a stuck ffmpeg has nothing to finalize, and one blocked in an input's set-up
+      // does not act on SIGTERM.
+      stuck = setTimeout(() => {
+        reject(
+          new BotFailure(
+            "RECORDING_FAILED",
+            `ffmpeg recorded nothing in ${waitMs / 1000} s (display ${this.opts.video ? this.opts.display : "none"}, sound ${this.opts.audioSource}):\n${this.output()}`,
+          ),
+        );
+        child.kill("SIGKILL");
+      }, waitMs);
       child.stdout?.on("data", onProgress);
       child.once("error", (error) => reject(new BotFailure("RECORDING_FAILED", `ffmpeg: ${error.message}`)));
       void waitForExit(child).then((code) => {
@@ -334,6 +356,7 @@ export class Recorder {
     try {
       await firstFrame;
     } finally {
+      clearTimeout(stuck);
       // The MP4 muxer rebases each file to start at 0, so a segment's place on the recording's
       // clock is kept: when its first frame was reported (within the 0.1 s progress period).
       place(Date.now() - (this.startedAt as Date).getTime() - this.pausedMs);
