@@ -22,6 +22,34 @@ const MAYBE_DIALOG_MS = 3_000;
 /** How long after admission a "Join Audio by Computer" dialog is still answered (or waited for, when covered). */
 const LATE_AUDIO_DIALOG_MS = 15_000;
 
+/** How long an opened participants panel may take to show its first entry. */
+const PANEL_SHOWS_MS = 5_000;
+
+/**
+ * Opens the participants panel, whose entries name a caption's speaker (matched by avatar) and
+ * the roster. A dialog or toast over the button delays the click (Playwright waits until the
+ * button is on top). A click that did not take (a captions run once had every speaker unknown
+ * after "opened", the panel not there) is made once more, but only after the entries still do not
+ * show: the same button closes an open panel.
+ */
+async function openParticipantsPanel(page: Page, note: JoinNote): Promise<void> {
+  const button = page.locator(ZOOM_HOOKS.participantsButton).first();
+  const entry = page.locator(ZOOM_HOOKS.participantName).first();
+  for (const attempt of ["opened", "opened on a second click"]) {
+    try {
+      await button.click({ timeout: FORM_TIMEOUT_MS });
+      await entry.waitFor({ state: "visible", timeout: PANEL_SHOWS_MS });
+      note("participantsPanel", attempt);
+      return;
+    } catch (error) {
+      if (await entry.isVisible().catch(() => false)) return note("participantsPanel", attempt);
+      if (attempt !== "opened") {
+        note("participantsPanel", `not opened: ${(error as Error).message.split("\n")[0]}`);
+      }
+    }
+  }
+}
+
 export const zoomAdapter: PlatformAdapter = {
   platform: "zoom",
   hooks: ZOOM_HOOKS,
@@ -130,16 +158,8 @@ export const zoomAdapter: PlatformAdapter = {
       return;
     }
     // In the background: the recording starts after this step, and until the panel is open the
-    // snapshot reads the tiles. A dialog or toast over the button delays the click (Playwright
-    // waits until the button is on top) without delaying the recording.
-    void page
-      .locator(ZOOM_HOOKS.participantsButton)
-      .first()
-      .click({ timeout: FORM_TIMEOUT_MS })
-      .then(
-        () => note("participantsPanel", "opened"),
-        (error: Error) => note("participantsPanel", `not opened: ${error.message.split("\n")[0]}`),
-      );
+    // snapshot reads the tiles.
+    void openParticipantsPanel(page, note);
   },
 
   async leave(page: Page): Promise<void> {

@@ -713,6 +713,40 @@ describe("the adapter on the mock", () => {
     await expect.poll(() => attendeeStates(id), WAIT).toEqual(["left"]);
   });
 
+  it("afterAdmission() clicks the participants button once more when its first click did not take", async () => {
+    const id = newId();
+    await control("PUT", id, "", { admit: "open", participants: 2 });
+    await page.goto(`${host.url}/wc/${id}/join?pwd=`);
+    const { notes, note } = collectNotes();
+    await zoomAdapter.join(page, {
+      displayName: "Adapter Bot",
+      info: { platform: "zoom", meetingId: id },
+      note,
+    });
+    await expect.poll(() => snapshot("Adapter Bot"), WAIT).toMatchObject({ phase: "in_call" });
+    // The page swallows the button's first click, as a page still wiring its footer would.
+    await page.evaluate((selector) => {
+      let swallowed = false;
+      const swallowFirst = (event: Event) => {
+        if (swallowed || !(event.target as Element).closest(selector)) return;
+        swallowed = true;
+        event.stopPropagation();
+      };
+      document.addEventListener("click", swallowFirst, { capture: true });
+    }, H.participantsButton);
+    await zoomAdapter.afterAdmission?.(page, { note });
+    await expect.poll(() => notes.some(([hook]) => hook === "participantsPanel"), WAIT).toBe(true);
+    expect(notes.filter(([hook]) => hook === "participantsPanel")).toEqual([
+      ["participantsPanel", "opened on a second click"],
+    ]);
+    expect(await page.locator(H.participantName).allInnerTexts()).toEqual([
+      "Adapter Bot",
+      "Alice Example",
+      "Bob Example",
+    ]);
+    await zoomAdapter.leave(page);
+  });
+
   it("leave() from the waiting room leaves at once", async () => {
     const id = newId();
     await control("PUT", id, "", { admit: "manual" });
