@@ -1,18 +1,21 @@
-import { mkdtempSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startStack } from "../helpers/stack.js";
 
 let stack: Awaited<ReturnType<typeof startStack>> | undefined;
+const pathDirs: string[] = [];
 afterEach(async () => {
   await stack?.close();
   stack = undefined;
+  for (const dir of pathDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A PATH holding the tools a runner uses, except those named: as on a machine missing them. */
 function pathWithout(missing: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), "meetbot-path-"));
+  pathDirs.push(dir);
   for (const tool of ["Xvfb", "pulseaudio", "pactl", "parec", "ffmpeg", "ffprobe", "chromium", "setpriv"]) {
     if (!missing.includes(tool)) symlinkSync(`/usr/bin/${tool}`, join(dir, tool));
   }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -22,7 +22,12 @@ function meetbotServe(env: Record<string, string>): Promise<{ code: number | nul
   );
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.once("close", (code) => resolve({ code, stderr })));
+  return new Promise((resolve) =>
+    child.once("close", (code) => {
+      rmSync(dataDir, { recursive: true, force: true });
+      resolve({ code, stderr });
+    }),
+  );
 }
 
 describe("meetbot serve: a bad environment variable", { timeout: 60_000 }, () => {

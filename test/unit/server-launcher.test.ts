@@ -65,8 +65,13 @@ describe("LocalProcessLauncher", () => {
     const got = JSON.parse(await readFile(path.join(cfg.workDir as string, "report.json"), "utf8"));
     expect(got.config).toEqual(cfg);
     expect(got.args).toEqual(["--config", "-"]);
-    // The config (its callback token, a login's session) is in no environment variable.
-    expect(got.env).toEqual({ PATH: "/usr/bin:/bin", LANG: "C.UTF-8" });
+    // The config (its callback token, a login's session) is in no environment variable. TMPDIR
+    // is a folder of its own, gone once it exited.
+    const { TMPDIR, ...env } = got.env;
+    expect(env).toEqual({ PATH: "/usr/bin:/bin", LANG: "C.UTF-8" });
+    expect(path.dirname(TMPDIR)).toBe(tmpdir());
+    expect(path.basename(TMPDIR)).toMatch(/^meetbot-runner-/);
+    expect(existsSync(TMPDIR)).toBe(false);
     // its own process group and session: stopping the server does not stop it
     expect(got.pgrp).toBe(got.pid);
     expect(got.sid).toBe(got.pid);
@@ -118,6 +123,31 @@ describe("LocalProcessLauncher", () => {
     expect(await readFile(launcher.logFile(9), "utf8")).toContain("got SIGTERM");
     expect(launcher.isRunning(9)).toBe(false);
     await launcher.stop(9); // a second stop is a no-op
+  });
+
+  it("removes the runner's temporary folder, and what it left there, when the runner is killed", async () => {
+    const ready = path.join(dataDir, "ready");
+    // A runner that leaves a folder in its TMPDIR (as Chromium's profile) and never exits by itself.
+    const script = `
+      const fs = require("node:fs");
+      const dir = fs.mkdtempSync(require("node:path").join(require("node:os").tmpdir(), "profile-"));
+      fs.writeFileSync(dir + "/Cookies", "secret");
+      fs.writeFileSync(${JSON.stringify(ready)}, dir);
+      setInterval(() => {}, 1000);
+    `;
+    const launcher = new LocalProcessLauncher({
+      dataDir,
+      env: process.env,
+      command: [process.execPath, "-e", script, "--"],
+    });
+    await launcher.launch(config(11));
+    await vi.waitFor(() => expect(existsSync(ready)).toBe(true), { timeout: 10_000 });
+    const profile = await readFile(ready, "utf8");
+    expect(existsSync(path.join(profile, "Cookies"))).toBe(true);
+    const exited = launcher.waitForExit(11);
+    process.kill(launcher.pid(11) as number, "SIGKILL");
+    expect(await exited).toEqual({ code: null, signal: "SIGKILL" });
+    expect(existsSync(path.dirname(profile))).toBe(false);
   });
 
   it("rejects launch when the command cannot be spawned", async () => {

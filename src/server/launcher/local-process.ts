@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, open, rename } from "node:fs/promises";
+import { mkdir, mkdtemp, open, rename, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -194,19 +195,31 @@ export class LocalProcessLauncher implements Launcher {
     how: { args: string[]; env: Record<string, string>; stdin?: boolean },
   ): Promise<Runner> {
     const log = await open(logFile, "a", 0o600);
+    // A temporary folder of the runner's own (its TMPDIR, under the server's), removed when it
+    // exits however it ends: a runner killed with SIGKILL cannot remove its Chromium profile (a
+    // signed-in bot's cookies) or its sound server's folder itself. A runner that outlives the
+    // server (a restart) removes its own on a clean exit, as before.
+    const runnerTmp = await mkdtemp(path.join(tmpdir(), "meetbot-runner-"));
+    const removeTmp = () => rm(runnerTmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     try {
       const [file, ...args] = this.command;
       const child = spawn(file, [...args, ...how.args], {
         detached: true,
         stdio: [how.stdin ? "pipe" : "ignore", log.fd, log.fd],
-        env: { ...this.env, ...how.env },
+        env: { ...this.env, ...how.env, TMPDIR: runnerTmp },
       });
       const exited = new Promise<RunnerExit>((resolve) =>
         child.once("exit", (code, signal) => resolve({ code, signal })),
-      );
+      ).then(async (exit) => {
+        await removeTmp().catch(() => {});
+        return exit;
+      });
       await new Promise<void>((resolve, reject) => {
         child.once("spawn", resolve);
-        child.once("error", reject);
+        child.once("error", (error) => {
+          void removeTmp().catch(() => {});
+          reject(error);
+        });
       });
       // Later errors (e.g. a failed kill, a closed stdin) must not crash the server.
       child.on("error", () => {});
