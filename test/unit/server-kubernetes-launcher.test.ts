@@ -8,6 +8,7 @@ import { resolveConfig } from "../../src/server/config.js";
 import { kubernetesLauncherOptions } from "../../src/server/launcher/kubernetes-config.js";
 import {
   activeDeadlineSeconds,
+  jobManifest,
   podFailure,
   runnerResources,
 } from "../../src/server/launcher/kubernetes-spec.js";
@@ -130,6 +131,37 @@ describe("the runner's resources and deadline", () => {
       cpuLimitMillis: 250,
       memoryMiB: 512,
       memoryLimitMiB: 512,
+    });
+  });
+
+  it("requests less CPU for an audio-only bot, never more than the operator's limit, and the same memory", () => {
+    const resourcesOf = (recording: object, limits: { cpus?: number } = {}) => {
+      const config = BotConfig.parse({
+        botId: 1,
+        meetingInfo: { platform: "google", meetingUrl: "https://meet.google.com/abc-defg-hij" },
+        callback: { baseUrl: "http://meetbot:8080", token: "a".repeat(32) },
+        upload: { url: "http://meetbot:8080/upload" },
+        recording,
+      });
+      const settings = {
+        image: "meetbot:1",
+        resources: runnerResources(limits),
+        ttlSecondsAfterFinished: 60,
+        seccompLocalhostProfile: undefined,
+      };
+      return jobManifest(config, settings).spec?.template.spec?.containers[0]?.resources;
+    };
+    expect(resourcesOf({})).toEqual({
+      requests: { cpu: "500m", memory: "640Mi" },
+      limits: { cpu: "1000m", memory: "1024Mi" },
+    });
+    expect(resourcesOf({ video: false })).toEqual({
+      requests: { cpu: "200m", memory: "640Mi" },
+      limits: { cpu: "1000m", memory: "1024Mi" },
+    });
+    expect(resourcesOf({ video: false }, { cpus: 0.1 })).toEqual({
+      requests: { cpu: "100m", memory: "640Mi" },
+      limits: { cpu: "100m", memory: "1024Mi" },
     });
   });
 

@@ -26,15 +26,18 @@ export const RUNNER_WORK_DIR = "/work";
 
 /**
  * What one runner Pod asks for and may use. The defaults come from `make bench` (README,
- * Benchmarks): one recording runner's whole process tree uses 0.44–0.47 cores and 636–644 MB
- * PSS. PSS is the figure that adds up to the pages a container's memory cgroup is charged for.
+ * Benchmarks, 2026-11-28): a lone video bot's whole process tree uses 0.40–0.43 cores and
+ * 569–574 MB PSS, a lone audio-only bot's 0.11 cores and ~540 MB (the same browser). PSS is the
+ * figure that adds up to the pages a container's memory cgroup is charged for. In a memory cgroup
+ * of 500 MB a lone video bot ran once with 0.34 cores and once thrashing (0.65 cores, a dropout);
+ * at 450 MB it thrashed (1 core): the request leaves room above that.
  */
 export interface RunnerResources {
-  /** Requested (what the scheduler reserves): the measured 0.47 cores, rounded up. */
+  /** Requested (what the scheduler reserves) for a video bot: the measured 0.43 cores, rounded up. */
   cpuMillis: number;
   /** The ceiling: joining (browser start) briefly takes more than recording; throttling at the request would drop frames. */
   cpuLimitMillis: number;
-  /** Requested: the measured 644 MB PSS (614 MiB), rounded up. */
+  /** Requested: the measured 574 MB PSS (547 MiB), with room for the recording's page cache. */
   memoryMiB: number;
   /**
    * The ceiling, past which the Pod is OOMKilled: room for the join's peak, the page cache of the
@@ -44,6 +47,14 @@ export interface RunnerResources {
   /** /dev/shm's size: the browser runs with --disable-dev-shm-usage and PulseAudio with --disable-shm, so little lands there. */
   shmMiB: number;
 }
+
+/**
+ * What an audio-only bot (`recording.video: false`) requests instead: no screen capture and no
+ * video encoder leave it 0.11 cores while recording (make bench, 2026-11-28), so reserving a
+ * video bot's half core would fit a third as many on a node. Its limit stays the operator's, so
+ * the join's peak is not throttled.
+ */
+export const AUDIO_ONLY_CPU_MILLIS = 200;
 
 export const DEFAULT_RUNNER_RESOURCES: RunnerResources = {
   cpuMillis: 500,
@@ -79,6 +90,11 @@ export interface RunnerJobSettings {
    * "Chromium's sandbox"); undefined: RuntimeDefault.
    */
   seccompLocalhostProfile: string | undefined;
+}
+
+/** The CPU a runner's Pod requests: less for an audio-only bot (AUDIO_ONLY_CPU_MILLIS). */
+export function cpuRequestMillis(config: BotConfig, resources: RunnerResources): number {
+  return config.recording.video ? resources.cpuMillis : Math.min(resources.cpuMillis, AUDIO_ONLY_CPU_MILLIS);
 }
 
 /** A bot's Job; an account check's is `meetbot-check-<id>` (runnerIdentity). */
@@ -149,7 +165,10 @@ export function jobManifest(config: BotConfig, settings: RunnerJobSettings): V1J
               image: settings.image,
               args: RUNNER_ARGS,
               resources: {
-                requests: { cpu: `${resources.cpuMillis}m`, memory: `${resources.memoryMiB}Mi` },
+                requests: {
+                  cpu: `${cpuRequestMillis(config, resources)}m`,
+                  memory: `${resources.memoryMiB}Mi`,
+                },
                 limits: { cpu: `${resources.cpuLimitMillis}m`, memory: `${resources.memoryLimitMiB}Mi` },
               },
               securityContext: {
