@@ -57,14 +57,22 @@ const SCRIPT_TEXT = NOTES_SCRIPT.map((line) => line.text).join(" ");
 // cores without a dropout (bench/audio-only.ts). Three video bots at once starved each other of
 // CPU on a slow machine (pocketsphinx then heard 0.59 of the words).
 describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeout: 300_000 }, (platform) => {
-  let recorded: Awaited<ReturnType<typeof recordScriptedMeeting>>;
-  beforeAll(async () => {
-    recorded = await recordScriptedMeeting(stack, user, platform, { recording: { video: false } });
-  }, 300_000);
+  let recording: ReturnType<typeof recordScriptedMeeting> | undefined;
+  /**
+   * The meeting both tests check, recorded once, and anew for a retried test: checking a recording
+   * that a starved machine spoiled (a misheard line) again would fail again.
+   */
+  const meeting = (context: { task: { result?: { retryCount?: number } } }) => {
+    if (!recording || (context.task.result?.retryCount ?? 0) > 0) {
+      recording = recordScriptedMeeting(stack, user, platform, { recording: { video: false } });
+    }
+    return recording;
+  };
 
   it.sequential(
     "records sound alone: stored as m4a, streamed as audio/mp4, shared with an audio player",
-    async () => {
+    async (context) => {
+      const recorded = await meeting(context);
       const { bot } = recorded;
       expect(bot.status).toBe("DONE");
       expect(bot.recording).toMatchObject({ format: "m4a" });
@@ -109,8 +117,8 @@ describe.concurrent.each(["google", "zoom", "teams"] as const)("on %s", { timeou
 
   it.sequential(
     "the notes say who said what, with the action item and the decision; deleting the recording takes them",
-    async () => {
-      const { bot, lines } = recorded;
+    async (context) => {
+      const { bot, lines } = await meeting(context);
       expect(bot.status).toBe("DONE");
       expect(lines.map((line) => [line.participant, line.text])).toEqual(
         NOTES_SCRIPT.map((line) => [line.participant, line.text]),

@@ -3,7 +3,8 @@
  * (`--no-isolate`, as `make test` runs the unit and integration files): it undoes what one file
  * may leave for the next. Cheap when nothing is loaded yet, as in every isolated e2e file.
  */
-import { vi } from "vitest";
+import { beforeEach, vi } from "vitest";
+import { forgetTestFailures, noteTestFailed } from "./test-outcome.js";
 
 // The integration fixture's defaults, which a file's top-level `test.override` replaces.
 globalThis.renewIntegrationTest?.();
@@ -11,3 +12,6 @@ globalThis.renewIntegrationTest?.();
 vi.unstubAllEnvs();
 vi.unstubAllGlobals();
 vi.useRealTimers();
+// A file's helpers keep what explains a failure (stack.ts keeps its data dir).
+forgetTestFailures();
+beforeEach(({ onTestFailed }) => onTestFailed(noteTestFailed));

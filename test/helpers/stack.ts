@@ -16,6 +16,7 @@ import {
 import { startServer } from "../../src/server/main.js";
 import { type SseEvent, StreamClient } from "./sse-client.js";
 import { pollUntil } from "./poll.js";
+import { aTestFailed } from "./test-outcome.js";
 
 /**
  * The whole system on loopback for end-to-end tests: the mock meeting host, the control plane
@@ -249,7 +250,13 @@ export async function startStack(
       }
       await server.close();
       await mock.close();
-      await rm(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+      // The runners' logs, the recordings and the database stay to look into after a failed test
+      // of the file, or with MEETBOT_KEEP_TEST_DATA=1.
+      if (aTestFailed() || process.env.MEETBOT_KEEP_TEST_DATA === "1") {
+        console.log(`kept the stack's data (runner logs, recordings, database): ${dataDir}`);
+      } else {
+        await rm(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+      }
     },
   };
 }
