@@ -68,7 +68,12 @@ describe("LocalProcessLauncher", () => {
     // The config (its callback token, a login's session) is in no environment variable. TMPDIR
     // is a folder of its own, gone once it exited.
     const { TMPDIR, ...env } = got.env;
-    expect(env).toEqual({ PATH: "/usr/bin:/bin", LANG: "C.UTF-8" });
+    // V8's compile cache where every runner shares it (bin/meetbot.js), not in the runner's TMPDIR.
+    expect(env).toEqual({
+      PATH: "/usr/bin:/bin",
+      LANG: "C.UTF-8",
+      NODE_COMPILE_CACHE: path.join(tmpdir(), "node-compile-cache"),
+    });
     expect(path.dirname(TMPDIR)).toBe(tmpdir());
     expect(path.basename(TMPDIR)).toMatch(/^meetbot-runner-/);
     expect(existsSync(TMPDIR)).toBe(false);
