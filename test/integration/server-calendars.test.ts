@@ -338,6 +338,37 @@ describe("calendar feeds", () => {
     expect(await events(calendarId)).toMatchObject([{ start: iso(at(0, 14)), botId: moved!.botId }]);
   });
 
+  test("an event's scheduled bot deleted with DELETE /v1/bots/{id} stays away: the event's bot is taken away", async () => {
+    const kept = { ...plain, start: saoPaulo(0, 14), end: saoPaulo(0, 15) };
+    const retro = {
+      uid: "retro@test",
+      summary: "Retro",
+      start: saoPaulo(2, 10),
+      end: saoPaulo(2, 11),
+      location: MEET,
+    };
+    feed.serve({ body: icsFeed([kept, { ...retro, tzid: "America/Sao_Paulo" }]) });
+    await sync(calendarId);
+    const event = (await events(calendarId)).find((e) => e.uid === "retro@test")!;
+    expect(event).toMatchObject({ bot: "auto", botStatus: "READY_TO_DEPLOY" });
+    expect((await server.api.delete(`/v1/bots/${event.botId}`, { token: user.token })).status).toBe(204);
+    // Taken away at once, and it holds through a sync.
+    expect((await events(calendarId)).find((e) => e.uid === "retro@test")).toMatchObject({
+      bot: "removed",
+      botId: null,
+    });
+    await sync(calendarId);
+    const after = await events(calendarId);
+    expect(after.find((e) => e.uid === "retro@test")).toMatchObject({ bot: "removed", botId: null });
+    // The other event keeps its bot.
+    expect(after.find((e) => e.uid === "plain@test")).toMatchObject({
+      bot: "auto",
+      botStatus: "READY_TO_DEPLOY",
+    });
+    feed.serve({ body: icsFeed([kept]) });
+    await sync(calendarId);
+  });
+
   test("one meeting in two feeds gets one bot; bots by hand; deleting a feed deletes its scheduled bots", async () => {
     const otherFeed = await startFeedServer("/other/feed.ics");
     try {

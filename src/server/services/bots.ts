@@ -431,7 +431,7 @@ export class BotService {
    * work dir).
    */
   async remove(userId: number, botId: number): Promise<void> {
-    const refused = await this.removeIn(userId, botId, DELETABLE_STATUSES);
+    const refused = await this.removeIn(userId, botId, DELETABLE_STATUSES, { byOwner: true });
     if (refused !== null) {
       throw new ConflictError(
         `Bot can only be deleted in status ${DELETABLE_STATUSES.join(", ")} (status is ${refused})`,
@@ -455,12 +455,29 @@ export class BotService {
     return true;
   }
 
-  /** Deletes the bot's rows if its status is one of `statuses`; else its status. */
-  private removeIn(userId: number, botId: number, statuses: readonly BotStatus[]): Promise<string | null> {
+  /**
+   * Deletes the bot's rows if its status is one of `statuses`; else its status. Its owner deleting
+   * a calendar event's scheduled bot takes the event's bot away (as `DELETE …/events/{uid}/bot`
+   * does): the next sync would otherwise make the bot they deleted again.
+   */
+  private removeIn(
+    userId: number,
+    botId: number,
+    statuses: readonly BotStatus[],
+    { byOwner = false } = {},
+  ): Promise<string | null> {
     return this.ctx.db.transaction().execute(async (trx) => {
       const bot = await lockBot(trx, this.ctx.dialect, botId);
       if (!bot || bot.user_id !== userId) throw new BotNotFoundError();
       if (!statuses.includes(bot.status as BotStatus)) return bot.status;
+      if (byOwner && bot.status === "READY_TO_DEPLOY") {
+        await trx
+          .updateTable("calendar_events")
+          .set({ bot_mode: "off", updated_at: toIso(this.ctx.now()) })
+          .where("bot_id", "=", botId)
+          .where("user_id", "=", userId)
+          .execute();
+      }
       await trx.deleteFrom("bots").where("id", "=", botId).execute();
       return null;
     });
