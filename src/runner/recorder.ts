@@ -70,6 +70,14 @@ const FIRST_SOUND_WAIT_MS = 3_000;
  * bot sat in the call recording nothing, with nothing failed and nothing said.
  */
 const FIRST_FRAME_WAIT_MS = 20_000;
+/**
+ * An ffmpeg whose output has not moved for this long has stalled (a display or sound server that
+ * stopped answering mid-call holds its input forever): it is killed, and the recording goes on in
+ * a new segment as after a crash. A starved machine slows ffmpeg down, it does not stop it.
+ */
+const STALL_MS = 30_000;
+/** How often the output's progress is checked against STALL_MS. */
+const STALL_CHECK_MS = 2_000;
 /** A resumed ffmpeg writes its MP4 to this file descriptor, to be appended (mp4-append.ts). */
 const APPEND_FD = 4;
 
@@ -91,7 +99,8 @@ const APPEND_FD = 4;
  *   `astats` (RMS per half second) into `ametadata=print` on a pipe, ending in `anullsink`. The
  *   recording's own chain and timestamps are as before, and the meter costs next to no CPU.
  *
- * If ffmpeg dies mid-call it is restarted into a new segment with the same T0, and the segments
+ * If ffmpeg dies mid-call (or stalls, and is killed: STALL_MS) it is restarted into a new
+ * segment with the same T0, and the segments
  * are joined at the end with their gaps kept, so times in the recording stay times on the
  * recording's clock. After MAX_RESTARTS the recording fails (what was recorded is still kept).
  *
@@ -136,6 +145,8 @@ export class Recorder {
       onLevel?: (dbfs: number) => void;
       /** FIRST_FRAME_WAIT_MS unless given (tests wait less). */
       firstFrameWaitMs?: number;
+      /** STALL_MS unless given (tests wait less). */
+      stallMs?: number;
     },
     readonly path: string,
     private readonly log: Logger,
@@ -363,9 +374,37 @@ export class Recorder {
       this.outputMark = { atMs: Date.now(), outTimeUs: counters.outTimeUs };
     }
     if (!appendTo) this.segmentStarts.push(await placed);
+    const watch = this.watchForStall(child, counters);
     void waitForExit(child).then((code) => {
+      clearInterval(watch);
       if (!this.stopping && !this.paused && this.child === child) void this.restart(code);
     });
+  }
+
+  /** Kills `child` once its output has not moved for STALL_MS (see there); its exit restarts it. */
+  private watchForStall(child: ChildProcess, counters: FrameCounters): NodeJS.Timeout {
+    const stallMs = this.opts.stallMs ?? STALL_MS;
+    let written = counters.outTimeUs;
+    let movedAt = Date.now();
+    const watch = setInterval(
+      () => {
+        if (counters.outTimeUs !== written || this.stopping || this.paused) {
+          written = counters.outTimeUs;
+          movedAt = Date.now();
+          return;
+        }
+        if (Date.now() - movedAt < stallMs) return;
+        clearInterval(watch);
+        this.log.error(
+          { stalledMs: Date.now() - movedAt, ffmpeg: this.output() },
+          "ffmpeg has written nothing for too long: killing it to record on in a new segment",
+        );
+        child.kill("SIGKILL");
+      },
+      Math.min(STALL_CHECK_MS, stallMs / 2),
+    );
+    watch.unref();
+    return watch;
   }
 
   /** Forgets the last segment file if it never got its first frame: it holds nothing. */

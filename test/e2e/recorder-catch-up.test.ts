@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import pino from "pino";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { processTree } from "../../bench/process-tree.js";
 import { RecordingOptions } from "../../src/core/index.js";
 import { type MediaEnvironment, startMediaEnvironment } from "../../src/runner/media-env.js";
@@ -13,7 +13,7 @@ import { Recorder } from "../../src/runner/recorder.js";
 
 /**
  * A recorder whose ffmpeg fell behind the call still records up to the moment it was asked to
- * stop: its ffmpeg (real, on a real PulseAudio of its own) is frozen with SIGSTOP for a few
+ * stop, and one whose ffmpeg stalled records on in a new segment: its ffmpeg (real, on a real PulseAudio of its own) is frozen with SIGSTOP for a few
  * seconds, as a starved machine holds it off the cores, while the sound it has not read waits in
  * the daemon. The stop comes while it is frozen; 'q' sent then would drop that backlog, so the
  * recorder first waits until ffmpeg has written up to the stop.
@@ -96,5 +96,65 @@ it(
         // gone already
       }
     }
+  },
+);
+
+it(
+  "kills an ffmpeg whose output stalled and records on in a new segment, joined at the end",
+  { timeout: 60_000 },
+  async () => {
+    const logged: Array<{ msg: string; stalledMs?: number }> = [];
+    const log = pino(
+      { level: "info" },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          logged.push(JSON.parse(chunk.toString()));
+          done();
+        },
+      }),
+    );
+    const failures: unknown[] = [];
+    const recorder = new Recorder(
+      {
+        ...RecordingOptions.parse({ video: false }),
+        display: media.display,
+        audioSource: media.audioSource,
+        pulseEnv: media.pulseEnv,
+        onFailure: (failure) => failures.push(failure),
+        stallMs: 3_000,
+      },
+      join(dir, "stalled.mp4"),
+      log,
+    );
+    await recorder.start();
+    await sleep(2_000);
+    const stalled = ffmpegPid();
+    // Frozen for good, as an ffmpeg whose input stopped answering: it never writes again.
+    process.kill(stalled, "SIGSTOP");
+    try {
+      await vi.waitFor(
+        () => {
+          const pid = ffmpegPid();
+          expect(pid).not.toBe(stalled);
+          expect(recorder.running).toBe(true);
+        },
+        { timeout: 20_000, interval: 200 },
+      );
+    } finally {
+      // Never leave it frozen, should it not have been killed.
+      try {
+        process.kill(stalled, "SIGKILL");
+      } catch {
+        // killed already, as it should be
+      }
+    }
+    await sleep(2_000);
+    const result = await recorder.stop();
+    const killed = logged.find((line) => line.msg.startsWith("ffmpeg has written nothing for too long"));
+    expect(killed?.stalledMs, JSON.stringify(logged.map((line) => line.msg))).toBeGreaterThanOrEqual(3_000);
+    expect(recorder.parts).toBe(2);
+    expect(failures).toEqual([]);
+    // Both segments are in the file, with the stalled time kept as the gap it was.
+    expect(result.durationMs).toBeGreaterThan(6_000);
   },
 );
