@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { processTree } from "../../bench/process-tree.js";
 import { RecordingOptions } from "../../src/core/index.js";
 import { type MediaEnvironment, startMediaEnvironment } from "../../src/runner/media-env.js";
+import type { BotFailure } from "../../src/runner/errors.js";
 import { Recorder } from "../../src/runner/recorder.js";
 
 /**
@@ -42,33 +43,41 @@ function ffmpegPid(): number {
   return pids[0] as number;
 }
 
+/** An audio-only Recorder on the file's sound server, writing into `file`, with its log lines kept. */
+function audioRecorder(file: string, opts: { onFailure: (failure: BotFailure) => void; stallMs?: number }) {
+  const logged: Array<{ msg: string; behindMs?: number; leftBehindMs?: number; stalledMs?: number }> = [];
+  const log = pino(
+    { level: "info" },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logged.push(JSON.parse(chunk.toString()));
+        done();
+      },
+    }),
+  );
+  const recorder = new Recorder(
+    {
+      ...RecordingOptions.parse({ video: false }),
+      display: media.display,
+      audioSource: media.audioSource,
+      pulseEnv: media.pulseEnv,
+      ...opts,
+    },
+    join(dir, file),
+    log,
+  );
+  return { recorder, logged };
+}
+
 it(
   "waits for a frozen ffmpeg to write up to the stop before it asks it to quit",
   { timeout: 60_000 },
   async () => {
-    const logged: Array<{ msg: string; behindMs?: number; leftBehindMs?: number }> = [];
-    const log = pino(
-      { level: "info" },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          logged.push(JSON.parse(chunk.toString()));
-          done();
-        },
-      }),
-    );
-    const recorder = new Recorder(
-      {
-        ...RecordingOptions.parse({ video: false }),
-        display: media.display,
-        audioSource: media.audioSource,
-        pulseEnv: media.pulseEnv,
-        onFailure: (failure) => {
-          throw failure;
-        },
+    const { recorder, logged } = audioRecorder("recording.mp4", {
+      onFailure: (failure) => {
+        throw failure;
       },
-      join(dir, "recording.mp4"),
-      log,
-    );
+    });
     await recorder.start();
     await sleep(2_000);
     const pid = ffmpegPid();
@@ -103,29 +112,11 @@ it(
   "kills an ffmpeg whose output stalled and records on in a new segment, joined at the end",
   { timeout: 60_000 },
   async () => {
-    const logged: Array<{ msg: string; stalledMs?: number }> = [];
-    const log = pino(
-      { level: "info" },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          logged.push(JSON.parse(chunk.toString()));
-          done();
-        },
-      }),
-    );
     const failures: unknown[] = [];
-    const recorder = new Recorder(
-      {
-        ...RecordingOptions.parse({ video: false }),
-        display: media.display,
-        audioSource: media.audioSource,
-        pulseEnv: media.pulseEnv,
-        onFailure: (failure) => failures.push(failure),
-        stallMs: 3_000,
-      },
-      join(dir, "stalled.mp4"),
-      log,
-    );
+    const { recorder, logged } = audioRecorder("stalled.mp4", {
+      onFailure: (failure) => failures.push(failure),
+      stallMs: 3_000,
+    });
     await recorder.start();
     await sleep(2_000);
     const stalled = ffmpegPid();
