@@ -207,15 +207,28 @@ export async function startTestServer(opts: Partial<StartServerOptions> = {}): P
   // SQLite in the data dir, or the data dir's own PostgreSQL database (MEETBOT_TEST_DATABASE_URL).
   const database = opts.databaseUrl === undefined ? await testDatabaseFor(dataDir) : undefined;
   const databaseUrl = opts.databaseUrl ?? database?.url ?? "";
-  const server = await startServer({
-    port: 0,
-    logLevel: "silent",
-    allowedMeetingHosts: ["127.0.0.1"],
-    launcher,
-    ...opts,
-    databaseUrl,
-    dataDir,
-  });
+  // A caller's data dir (and its database) may be started on again; the cluster is throwaway.
+  const removeOwn = async () => {
+    if (opts.dataDir) return;
+    await rm(dataDir, { recursive: true, force: true });
+    await database?.drop();
+  };
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer({
+      port: 0,
+      logLevel: "silent",
+      allowedMeetingHosts: ["127.0.0.1"],
+      launcher,
+      ...opts,
+      databaseUrl,
+      dataDir,
+    });
+  } catch (error) {
+    // A test of a server that refuses to start leaves nothing behind either.
+    await removeOwn();
+    throw error;
+  }
   return {
     url: server.url,
     notesUrl: server.notesUrl,
@@ -225,11 +238,7 @@ export async function startTestServer(opts: Partial<StartServerOptions> = {}): P
     api: new Api(server.url),
     async close() {
       await server.close();
-      // A caller's data dir (and its database) may be started on again; the cluster is throwaway.
-      if (!opts.dataDir) {
-        await rm(dataDir, { recursive: true, force: true });
-        await database?.drop();
-      }
+      await removeOwn();
     },
   };
 }

@@ -78,8 +78,14 @@ async function meetingWithALine() {
   return bot;
 }
 
-async function reportTheLine(runner: FakeRunner) {
+/**
+ * `firstPartialSeen`: waits until a client has the first partial. The next one replaces it (only
+ * the newest partial of a line is kept), so a client that every partial is meant to reach must
+ * have read it first; on a loaded machine the stream once read only after the second.
+ */
+async function reportTheLine(runner: FakeRunner, firstPartialSeen: () => Promise<unknown> = async () => {}) {
   await send(runner, { type: "transcript.partial", data: utterance("I will", 1500) });
+  await firstPartialSeen();
   await send(runner, { type: "transcript.partial", data: utterance("I will send the", 2100) });
   await send(runner, { type: "chat.message", data: chat("m-1", "hello all") });
   await send(runner, { type: "transcript.final", data: utterance("I will send the report", 2600) });
@@ -95,7 +101,9 @@ describe("GET /v1/bots/{id}/live", () => {
     const { botId, runner } = await meetingWithALine();
     const client = await live(botId);
     expect(client.status).toBe(200);
-    await reportTheLine(runner);
+    await reportTheLine(runner, () =>
+      client.until((list) => list.some((e) => e.event === "transcript.partial")),
+    );
     await send(runner, {
       type: "participant.joined",
       data: { participantId: "p-2", participantName: "Bob" },
@@ -167,7 +175,11 @@ describe("GET /v1/bots/{id}/live/ws", () => {
     await vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("participant.joined"), {
       timeout: 10_000,
     });
-    await reportTheLine(runner);
+    await reportTheLine(runner, () =>
+      vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("transcript.partial"), {
+        timeout: 10_000,
+      }),
+    );
     await vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("transcript.final"), {
       timeout: 10_000,
     });
