@@ -100,9 +100,9 @@ const APPEND_FD = 4;
  *   recording's own chain and timestamps are as before, and the meter costs next to no CPU.
  *
  * If ffmpeg dies mid-call (or stalls, and is killed: STALL_MS) it is restarted into a new
- * segment with the same T0, and the segments
- * are joined at the end with their gaps kept, so times in the recording stay times on the
- * recording's clock. After MAX_RESTARTS the recording fails (what was recorded is still kept).
+ * segment with the same T0, and the segments are joined at the end with their gaps kept, so times
+ * in the recording stay times on the recording's clock. After MAX_RESTARTS the recording fails
+ * (what was recorded is still kept).
  *
  * A pause stops ffmpeg cleanly ('q'); the resume starts a new ffmpeg whose T0 is shifted by all
  * the time paused so far, so its frames carry on where the recording paused, and its output is
