@@ -9,6 +9,7 @@ import {
   findRepoRoot,
   LocalProcessLauncher,
   launcherOptions,
+  RUNNER_MALLOC_TUNABLES,
   resolveRunnerCommand,
 } from "../../src/server/launcher/local-process.js";
 
@@ -73,6 +74,7 @@ describe("LocalProcessLauncher", () => {
       PATH: "/usr/bin:/bin",
       LANG: "C.UTF-8",
       NODE_COMPILE_CACHE: path.join(tmpdir(), "node-compile-cache"),
+      GLIBC_TUNABLES: RUNNER_MALLOC_TUNABLES,
     });
     expect(path.dirname(TMPDIR)).toBe(tmpdir());
     expect(path.basename(TMPDIR)).toMatch(/^meetbot-runner-/);
@@ -275,6 +277,12 @@ describe("resolveRunnerCommand", () => {
       path.join(findRepoRoot(), "bin", "meetbot.js"),
       "run",
     ]);
+  });
+
+  it("starts the image's runner as a local one: the same V8 flag and malloc settings", async () => {
+    const dockerfile = await readFile(path.join(findRepoRoot(), "Dockerfile"), "utf8");
+    expect(dockerfile).toContain(`ENV GLIBC_TUNABLES=${RUNNER_MALLOC_TUNABLES}\n`);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \[.*"node", "--max-semi-space-size=1", /m);
   });
 });
 

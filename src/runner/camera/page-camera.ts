@@ -92,9 +92,12 @@ function cameraInPage({ binding, setterKey }: { binding: string; setterKey: stri
   const GROUP_ID = "meetbot-camera-group";
   const CAMERA_LABEL = "meetbot camera";
 
+  // Sized only while a track is live: a 1280x720 canvas holds 3.5 MB once drawn, and every frame
+  // of every document gets this script, most of which never ask for a camera (or let it go at
+  // pre-join). A canvas of no size holds nothing (a lone bot's renderer: 54 → 50 MB of its own).
   const canvas = document.createElement("canvas");
-  canvas.width = WIDTH;
-  canvas.height = HEIGHT;
+  canvas.width = 0;
+  canvas.height = 0;
   const painter = canvas.getContext("2d");
   let picture: ImageBitmap | null = null;
   const live = new Set<MediaStreamTrack>();
@@ -102,7 +105,7 @@ function cameraInPage({ binding, setterKey }: { binding: string; setterKey: stri
 
   /** Black, with the picture fitted in the middle (its proportions kept). */
   const paint = () => {
-    if (!painter) return;
+    if (!painter || live.size === 0) return;
     painter.fillStyle = "#000";
     painter.fillRect(0, 0, WIDTH, HEIGHT);
     if (!picture) return;
@@ -117,6 +120,8 @@ function cameraInPage({ binding, setterKey }: { binding: string; setterKey: stri
     if (live.size === 0 && timer !== null) {
       clearInterval(timer);
       timer = null;
+      canvas.width = 0;
+      canvas.height = 0;
       return;
     }
     paint();
@@ -138,6 +143,10 @@ function cameraInPage({ binding, setterKey }: { binding: string; setterKey: stri
   const ready = (pull ? pull() : Promise.resolve(null)).then(setPicture).catch(() => {});
 
   const cameraTrack = (): MediaStreamTrack => {
+    if (canvas.width !== WIDTH) {
+      canvas.width = WIDTH;
+      canvas.height = HEIGHT;
+    }
     // A fresh stream per request: one cached stream breaks a page's replaceTrack.
     const [track] = canvas.captureStream(DECLARED_FPS).getVideoTracks();
     if (!track) throw new DOMException("the camera gave no track", "NotReadableError");
