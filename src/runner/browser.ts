@@ -79,63 +79,96 @@ export interface BotBrowser {
  * window (`--app`): a normal window, even in kiosk, keeps an omnibox whose popup Chromium
  * preloads as a page of its own, in a second renderer (~75 MB PSS, measured).
  */
-export async function launchBrowser(opts: {
+export async function launchBrowser(opts: BrowserOptions): Promise<BotBrowser> {
+  let crashed: string | null = null;
+  for (;;) {
+    const profileDir = await mkdtemp(join(tmpdir(), "meetbot-profile-"));
+    try {
+      return await withCamera(await startChromium(profileDir, opts), profileDir);
+    } catch (error) {
+      await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+      if (error instanceof BotFailure) throw error;
+      const signal = deathSignal(error as Error);
+      if (signal && !crashed) {
+        crashed = signal;
+        opts.onCrash?.(signal);
+        continue;
+      }
+      const again = crashed ? `, again (the first time it died of ${crashed})` : "";
+      throw new BotFailure(
+        "BROWSER_LAUNCH_FAILED",
+        `Chromium failed to start${again}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+}
+
+interface BrowserOptions {
   /** The Chromium binary (BotConfig browser.executablePath); browsers are never downloaded. */
   executablePath: string;
   display: string;
   width: number;
   height: number;
   env: Record<string, string>;
-}): Promise<BotBrowser> {
-  const browserType = stealthChromium();
-  const profileDir = await mkdtemp(join(tmpdir(), "meetbot-profile-"));
-  let context: BrowserContext;
-  try {
-    context = await browserType.launchPersistentContext(profileDir, {
-      executablePath: opts.executablePath,
-      headless: false,
-      viewport: null,
-      // Playwright mutes audio only when headless, but say so: a muted bot records silence.
-      ignoreDefaultArgs: ["--mute-audio", "--enable-automation"],
-      // One pixel wider and taller than the display: Chromium shrinks a window exactly the size of
-      // the screen by a pixel (a window-manager workaround), which left a black line on the right
-      // and bottom of every recording. The extra pixel lies off screen and is not recorded.
-      args: [
-        ...chromiumArgs(runsAsRoot()),
-        `--window-size=${opts.width + 1},${opts.height + 1}`,
-        "--kiosk",
-        "--app=data:,",
-      ],
-      env: childEnv({ ...opts.env, DISPLAY: opts.display }),
-      timeout: 30_000,
-      // The runner's own SIGTERM/SIGINT handler leaves the meeting (clicks Leave, finalizes the
-      // recording) and closes the browser after. Playwright's would close the browser at once, so
-      // a stopped bot vanished from the call instead of leaving it.
-      handleSIGTERM: false,
-      handleSIGINT: false,
-    });
-  } catch (error) {
-    await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
-    throw new BotFailure("BROWSER_LAUNCH_FAILED", `Chromium failed to start: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
+  /** Chromium died of `signal` while starting, and is started once more. */
+  onCrash?(signal: string): void;
+}
+
+/**
+ * The signal Playwright's launch log says the browser died of, if it did. Chromium once died of
+ * SIGSEGV while starting, before its first page (2026-11-28, a bench's fourth bot; not reproduced
+ * since), and that failed a bot whose meeting was waiting: a browser that dies of a signal gets
+ * one more start, with a fresh profile. A missing binary, a flag it refuses (a non-zero exit) or a
+ * timeout would fail again the same way, and do not.
+ */
+const deathSignal = (error: Error) =>
+  /process did exit: exitCode=null, signal=(SIG[A-Z]+)/.exec(error.message)?.[1] ?? null;
+
+function startChromium(profileDir: string, opts: BrowserOptions): Promise<BrowserContext> {
+  return stealthChromium().launchPersistentContext(profileDir, {
+    executablePath: opts.executablePath,
+    headless: false,
+    viewport: null,
+    // Playwright mutes audio only when headless, but say so: a muted bot records silence.
+    ignoreDefaultArgs: ["--mute-audio", "--enable-automation"],
+    // One pixel wider and taller than the display: Chromium shrinks a window exactly the size of
+    // the screen by a pixel (a window-manager workaround), which left a black line on the right
+    // and bottom of every recording. The extra pixel lies off screen and is not recorded.
+    args: [
+      ...chromiumArgs(runsAsRoot()),
+      `--window-size=${opts.width + 1},${opts.height + 1}`,
+      "--kiosk",
+      "--app=data:,",
+    ],
+    env: childEnv({ ...opts.env, DISPLAY: opts.display }),
+    timeout: 30_000,
+    // The runner's own SIGTERM/SIGINT handler leaves the meeting (clicks Leave, finalizes the
+    // recording) and closes the browser after. Playwright's would close the browser at once, so
+    // a stopped bot vanished from the call instead of leaving it.
+    handleSIGTERM: false,
+    handleSIGINT: false,
+  });
+}
+
+/** The started browser, its priority lowered, its camera installed and its page open; closed on failure. */
+async function withCamera(context: BrowserContext, profileDir: string): Promise<BotBrowser> {
   lowerBrowserPriority();
   let camera: PageCamera;
+  let page: Page;
   try {
     camera = await PageCamera.install(context);
+    page = context.pages()[0] ?? (await context.newPage());
   } catch (error) {
     await context.close().catch(() => {});
-    await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     throw new BotFailure(
       "BROWSER_LAUNCH_FAILED",
-      `Chromium's camera could not be set up: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
+      `Chromium's camera or first page could not be set up: ${(error as Error).message}`,
+      { cause: error },
     );
   }
-  const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,
     page,

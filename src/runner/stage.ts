@@ -49,6 +49,7 @@ export async function prepareStage(
       width: opts.width,
       height: opts.height,
       env: browserSoundEnv(media.pulseEnv, { promptMicrophone }),
+      onCrash: (signal) => log.warn({ signal }, "Chromium died while starting; starting it once more"),
     });
   } catch (error) {
     await media.close();

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -22,9 +22,26 @@ function pathWithout(missing: string[]): string {
   return dir;
 }
 
-async function deployAndWait(s: NonNullable<typeof stack>) {
+/**
+ * Fault injection, not a stand-in: a Chromium whose first `crashes` starts die of SIGSEGV (a file
+ * counts them), after which the real /usr/bin/chromium starts.
+ */
+function chromiumCrashingFirst(crashes: number): string {
+  const dir = mkdtempSync(join(tmpdir(), "meetbot-chromium-"));
+  pathDirs.push(dir);
+  const program = join(dir, "chromium");
+  const starts = join(dir, "starts");
+  writeFileSync(
+    program,
+    `#!/bin/sh\necho >> '${starts}'\nif [ "$(wc -l < '${starts}')" -le ${crashes} ]; then kill -SEGV $$; fi\nexec /usr/bin/chromium "$@"\n`,
+    { mode: 0o755 },
+  );
+  return program;
+}
+
+async function deployAndWait(s: NonNullable<typeof stack>, query = "") {
   const bot = await s.api.createBot({
-    meetingInfo: { platform: "google", meetingUrl: `${s.mock.url}/meet/sta-rtfa-ils?admit=open` },
+    meetingInfo: { platform: "google", meetingUrl: `${s.mock.url}/meet/sta-rtfa-ils?admit=open${query}` },
   });
   await s.api.deploy(bot.id);
   return s.api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
@@ -53,6 +70,21 @@ describe(
       const final = await deployAndWait(stack);
       expect(final.deploymentError?.code).toBe("BROWSER_LAUNCH_FAILED");
       expect(final.deploymentError?.message).toMatch(/Chromium failed to start/);
+    });
+
+    it("a Chromium that dies of a signal while starting is started once more; twice: BROWSER_LAUNCH_FAILED", async () => {
+      stack = await startStack({ env: { MEETBOT_CHROMIUM_PATH: chromiumCrashingFirst(1) } });
+      const recovered = await deployAndWait(stack, "&endAfterMs=3000");
+      expect(recovered.status, JSON.stringify(recovered.deploymentError)).toBe("DONE");
+      expect(await stack.describeBot(recovered.id, 200)).toContain("Chromium died while starting");
+      await stack.close();
+
+      stack = await startStack({ env: { MEETBOT_CHROMIUM_PATH: chromiumCrashingFirst(2) } });
+      const failed = await deployAndWait(stack);
+      expect(failed.deploymentError?.code).toBe("BROWSER_LAUNCH_FAILED");
+      expect(failed.deploymentError?.message).toMatch(
+        /^Chromium failed to start, again \(the first time it died of SIGSEGV\): /,
+      );
     });
   },
 );
