@@ -23,25 +23,28 @@ function pathWithout(missing: string[]): string {
 }
 
 /**
- * Fault injection, not a stand-in: a Chromium whose first `crashes` starts die of SIGSEGV (a file
- * counts them), after which the real /usr/bin/chromium starts.
+ * Fault injection, not a stand-in: a Chromium that dies of SIGSEGV at each of its next starts that
+ * `crashNext(n)` asked for (a file counts them down), and otherwise is the real /usr/bin/chromium.
  */
-function chromiumCrashingFirst(crashes: number): string {
+function crashingChromium(): { program: string; crashNext(starts: number): void } {
   const dir = mkdtempSync(join(tmpdir(), "meetbot-chromium-"));
   pathDirs.push(dir);
   const program = join(dir, "chromium");
-  const starts = join(dir, "starts");
+  const crashes = join(dir, "crashes");
+  writeFileSync(crashes, "0\n");
   writeFileSync(
     program,
-    `#!/bin/sh\necho >> '${starts}'\nif [ "$(wc -l < '${starts}')" -le ${crashes} ]; then kill -SEGV $$; fi\nexec /usr/bin/chromium "$@"\n`,
+    `#!/bin/sh\nleft=$(cat '${crashes}')\nif [ "$left" -gt 0 ]; then echo $((left - 1)) > '${crashes}'; kill -SEGV $$; fi\nexec /usr/bin/chromium "$@"\n`,
     { mode: 0o755 },
   );
-  return program;
+  return { program, crashNext: (starts) => writeFileSync(crashes, `${starts}\n`) };
 }
 
 async function deployAndWait(s: NonNullable<typeof stack>, query = "") {
   const bot = await s.api.createBot({
     meetingInfo: { platform: "google", meetingUrl: `${s.mock.url}/meet/sta-rtfa-ils?admit=open${query}` },
+    // What is under test is how the runner starts; a screen recording would only cost CPU.
+    recording: { video: false },
   });
   await s.api.deploy(bot.id);
   return s.api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });
@@ -73,13 +76,14 @@ describe(
     });
 
     it("a Chromium that dies of a signal while starting is started once more; twice: BROWSER_LAUNCH_FAILED", async () => {
-      stack = await startStack({ env: { MEETBOT_CHROMIUM_PATH: chromiumCrashingFirst(1) } });
+      const chromium = crashingChromium();
+      stack = await startStack({ env: { MEETBOT_CHROMIUM_PATH: chromium.program } });
+      chromium.crashNext(1);
       const recovered = await deployAndWait(stack, "&endAfterMs=3000");
       expect(recovered.status, JSON.stringify(recovered.deploymentError)).toBe("DONE");
       expect(await stack.describeBot(recovered.id, 200)).toContain("Chromium died while starting");
-      await stack.close();
 
-      stack = await startStack({ env: { MEETBOT_CHROMIUM_PATH: chromiumCrashingFirst(2) } });
+      chromium.crashNext(2);
       const failed = await deployAndWait(stack);
       expect(failed.deploymentError?.code).toBe("BROWSER_LAUNCH_FAILED");
       expect(failed.deploymentError?.message).toMatch(
