@@ -25,7 +25,10 @@ import { RecordingClock } from "../../src/runner/recording-clock.js";
 
 class FakePage {
   readonly bindings = new Map<string, (json: string) => void>();
+  /** The browser went away: the page's calls fail as Playwright's do. */
+  closed = false;
   async exposeFunction(name: string, callback: (json: string) => void): Promise<void> {
+    if (this.closed) throw new Error("page.exposeFunction: Target page, context or browser has been closed");
     this.bindings.set(name, callback);
   }
   async evaluate(): Promise<void> {}
@@ -173,5 +176,24 @@ describe("the live meeting", () => {
     });
     await expect(other.meeting.sendChat({ text: "  " })).rejects.toMatchObject({ code: "COMMAND_FAILED" });
     await other.meeting.stop();
+  });
+
+  it("stops quietly when the browser was gone before the chat could be read", async () => {
+    // A runner once died of the unhandled rejection this left, after its browser crashed, and
+    // never finalized its recording.
+    const { page, meeting } = setUp({ config: { liveTranscript: undefined } });
+    page.closed = true;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      meeting.start(new RecordingClock(new Date()));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await meeting.stop();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
   });
 });

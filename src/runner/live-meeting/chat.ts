@@ -118,7 +118,11 @@ export class MeetingChat {
   stop(): void {
     this.stopped = true;
     if (this.reopenTimer) clearTimeout(this.reopenTimer);
-    void this.feeding?.then((stopFeed) => stopFeed());
+    // A feed that never started (the browser was gone) has nothing to stop; feed() logged why.
+    void this.feeding?.then(
+      (stopFeed) => stopFeed(),
+      () => {},
+    );
     for (const waiter of this.waiters) waiter.resolve(null);
     this.waiters.clear();
   }
