@@ -29,8 +29,9 @@ ENV NODE_ENV=production
 RUN useradd --create-home --uid 10001 meetbot
 USER meetbot
 
-# Fixed malloc thresholds: the runner (and the server) give back the ~25 MB V8 frees after loading Playwright
-# (RUNNER_MALLOC_TUNABLES in src/server/launcher/local-process.ts says why; keep the two the same).
+# Fixed malloc thresholds: the runner (and the server) give back the ~25 MB V8 frees after
+# loading Playwright (RUNNER_MALLOC_TUNABLES in src/server/launcher/local-process.ts says why;
+# keep the two the same).
 ENV GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072
 
 # tini is PID 1 so that `docker stop`'s SIGTERM reaches the runner (which then leaves the call,

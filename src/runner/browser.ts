@@ -98,9 +98,7 @@ export async function launchBrowser(opts: BrowserOptions): Promise<BotBrowser> {
       throw new BotFailure(
         "BROWSER_LAUNCH_FAILED",
         `Chromium failed to start${again}: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
+        { cause: error },
       );
     }
   }

@@ -84,8 +84,8 @@ export function resolveRunnerCommand(option: string[] | undefined): [string, ...
  * glibc's malloc settings for the runner (GLIBC_TUNABLES; the Dockerfile sets the same for the
  * image's). Loading Playwright makes V8 malloc ~25 MB of parser and compiler memory that is freed
  * right after; with glibc's sliding thresholds that memory stayed in the process in 4 of 6 lone
- * video bots (runner PSS 123–124 MB against 101–102). Fixed thresholds give it back: 98–106 MB in
- * 6 of 6 at the same CPU. Not passed on to the runner's own children (their allowlisted
+ * video bots (runner PSS 123–124 MB against 101–102). Fixed thresholds give it back: 97–106 MB in
+ * 9 of 9 at the same CPU. Not passed on to the runner's own children (their allowlisted
  * environment): Chromium has its own allocator, and ffmpeg measured no different with it.
  */
 export const RUNNER_MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072";
