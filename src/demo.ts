@@ -130,7 +130,7 @@ export async function runDemo(): Promise<number> {
     }
     const download = await api.recordingDownload(bot.id);
     const path = join(dataDir, "recordings", `${bot.id}.mp4`);
-    const inspection = await inspectRecording(path);
+    const inspection = await inspectRecording(path, { motion: true });
     say(`recording: ${path}`);
     say(`  download link (valid until ${download.expiresAt}): ${download.url}`);
     say(`  duration ${inspection.durationSeconds.toFixed(2)} s, ${final.recording?.sizeBytes ?? "?"} bytes`);

@@ -65,7 +65,7 @@ describe("a bot in a mock Google Meet, end to end", () => {
 
     // The recording, fetched through the signed download link like a client would.
     expect(final.recording).not.toBeNull();
-    const media = await stack.downloadRecording(bot.id);
+    const media = await stack.downloadRecording(bot.id, { motion: true });
     expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
     expect(media.streams.find((s) => s.type === "video")).toMatchObject({ width: 1280, height: 720 });
     // The participants' tones are clearly above silence (-91 dB) and the picture moves.

@@ -51,8 +51,9 @@ interface Cell {
   recording: boolean;
   /**
    * Whether the bot records video. Most cells are about how a call goes, not the picture, so
-   * their bots are audio-only and cost a fraction of a core; the cells that check the recording
-   * on disk keep video.
+   * their bots are audio-only and cost a fraction of a core; the SIGKILL cell, which checks what
+   * a killed recorder left on disk, keeps video. The picture of a whole call is checked on each
+   * platform by meet-bot-lifecycle, zoom-bot and teams-bot.
    */
   video?: boolean;
   /** What the recording's sound must be, when it matters. */
@@ -97,7 +98,6 @@ const CELLS: Cell[] = [
     statuses: RECORDED,
     subCode: "MEETING_ENDED",
     recording: true,
-    video: true,
     sound: "audible",
     attendeesAtEnd: ["ended"],
   },

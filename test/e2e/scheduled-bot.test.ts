@@ -27,6 +27,8 @@ describe("a bot scheduled 40 s ahead", () => {
       },
       botDisplayName: "Scheduled Bot",
       joinAt,
+      // Audio-only: when it joins is under test, not what it records.
+      recording: { video: false },
     });
     expect(bot.status).toBe("READY_TO_DEPLOY");
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 60_000 });

@@ -62,7 +62,12 @@ const meetingState = async (id: string) =>
   (await stack.control.state("teams", id)) as unknown as MeetingState;
 
 async function deploy(id: string): Promise<number> {
-  const bot = await stack.api.createBot({ meetingInfo: meetingInfo(id) as never, botDisplayName: "Meetbot" });
+  // Audio-only: the token is under test, not the picture.
+  const bot = await stack.api.createBot({
+    meetingInfo: meetingInfo(id) as never,
+    botDisplayName: "Meetbot",
+    recording: { video: false },
+  });
   await stack.api.deploy(bot.id);
   return bot.id;
 }

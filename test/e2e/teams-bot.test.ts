@@ -118,7 +118,7 @@ describe("a bot in a mock Microsoft Teams meeting, end to end", () => {
 
     // The recording: both streams, the participants' sound (Computer audio, microphone muted),
     // a moving picture, and who spoke when from Teams' speaking ring.
-    const media = await stack.downloadRecording(bot.id);
+    const media = await stack.downloadRecording(bot.id, { motion: true });
     expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
     expect(media.meanVolumeDb).not.toBeNull();
     expect(media.meanVolumeDb as number).toBeGreaterThan(-40);

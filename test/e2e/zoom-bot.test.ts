@@ -121,7 +121,7 @@ describe("a bot in a mock Zoom meeting", TEST_TIMEOUT, () => {
     );
 
     // Both streams, and sound: the bot joined computer audio (the mock is silent otherwise).
-    const media = await stack.downloadRecording(botId);
+    const media = await stack.downloadRecording(botId, { motion: true });
     expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
     expect(media.meanVolumeDb as number).toBeGreaterThan(-40);
     expect(media.changedFrames).toBeGreaterThan(3); // a still picture has 0

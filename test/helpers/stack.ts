@@ -82,15 +82,15 @@ export async function startStack(
     control,
     /**
      * Fetches a bot's recording through its signed download link, as a client would, and says
-     * what is in it (streams, duration, sound level, motion).
+     * what is in it (streams, duration, sound level, and with `motion`, how its picture moves).
      */
-    async downloadRecording(botId: number): Promise<RecordingInspection> {
+    async downloadRecording(botId: number, opts: { motion?: boolean } = {}): Promise<RecordingInspection> {
       const response = await fetch((await api.recordingDownload(botId)).url);
       if (response.status !== 200)
         throw new Error(`download of bot ${botId}'s recording: HTTP ${response.status}`);
       const file = join(dataDir, `downloaded-${botId}.mp4`);
       await writeFile(file, Buffer.from(await response.arrayBuffer()));
-      return inspectRecording(file);
+      return inspectRecording(file, opts);
     },
     /**
      * Waits until bot `botId`'s runner log has a line matching `pattern`: a step the API does not
