@@ -1,7 +1,7 @@
 /**
  * Runs before every test file (vitest's setupFiles), also when files share a worker's modules
- * (`--no-isolate`, as `make test` runs the unit and integration files): it undoes what one file
- * may leave for the next. Cheap when nothing is loaded yet, as in every isolated e2e file.
+ * (`--no-isolate`, as `make test` runs every file): it undoes what one file may leave for the
+ * next. Cheap when nothing is loaded yet.
  */
 import { beforeEach, vi } from "vitest";
 import { forgetTestFailures, noteTestFailed } from "./test-outcome.js";
