@@ -111,6 +111,8 @@ interface BrowserOptions {
   width: number;
   height: number;
   env: Record<string, string>;
+  /** Chromium's sound flags (media-env.ts browserSound). */
+  soundArgs?: string[];
   /** Chromium died of `signal` while starting, and is started once more. */
   onCrash?(signal: string): void;
 }
@@ -140,6 +142,7 @@ function startChromium(profileDir: string, opts: BrowserOptions): Promise<Browse
       `--window-size=${opts.width + 1},${opts.height + 1}`,
       "--kiosk",
       "--app=data:,",
+      ...(opts.soundArgs ?? []),
     ],
     env: childEnv({ ...opts.env, DISPLAY: opts.display }),
     timeout: 30_000,

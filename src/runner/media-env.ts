@@ -64,17 +64,22 @@ export function ownLatencyEnv(pulseEnv: Record<string, string>): Record<string, 
   return rest;
 }
 /**
- * Chromium's environment. Held to LATENCY_MS, it plays and captures in big blocks, and on a busy
- * machine its late audio thread leaves no holes (8 audio-only bots at once: 0-1 dropouts each
- * against 2-5 on its own ~10 ms, and 0.14 core a bot against 0.20; bench/audio-only.ts). A bot with
- * a live agent needs its answers in the call within tens of ms (p50 51 ms against 154 held), so its
- * Chromium keeps its own latencies.
+ * Chromium's sound: its environment and flags. Held to LATENCY_MS, it plays and captures in big
+ * blocks, and on a busy machine its late audio thread leaves no holes (8 audio-only bots at once:
+ * 0-1 dropouts each against 2-5 on its own ~10 ms, and 0.14 core a bot against 0.20;
+ * bench/audio-only.ts). Its own audio thread renders the same blocks (`--audio-buffer-size`, in
+ * frames): on its default ~10 ms it woke itself, and the daemon with it, 100 times a second per
+ * stream, for nothing (one audio-only bot in its call: 11.0 -> 9.7 % of a core, the daemon 3.3 ->
+ * 2.4 %; A/V sync within its run-to-run spread, measured 2026-11-28). A bot with a live agent needs
+ * its answers in the call within tens of ms (p50 51 ms against 154 held), so its Chromium keeps
+ * its own latencies.
  */
-export function browserSoundEnv(
+export function browserSound(
   pulseEnv: Record<string, string>,
   opts: { promptMicrophone: boolean },
-): Record<string, string> {
-  return opts.promptMicrophone ? ownLatencyEnv(pulseEnv) : pulseEnv;
+): { env: Record<string, string>; args: string[] } {
+  if (opts.promptMicrophone) return { env: ownLatencyEnv(pulseEnv), args: [] };
+  return { env: pulseEnv, args: [`--audio-buffer-size=${(RATE * LATENCY_MS) / 1000}`] };
 }
 /** Every sink's, and so every stream's, sample rate. */
 const RATE = 48_000;

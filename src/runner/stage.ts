@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { type BotBrowser, launchBrowser } from "./browser.js";
-import { type MediaEnvironment, browserSoundEnv, startMediaEnvironment } from "./media-env.js";
+import { type MediaEnvironment, browserSound, startMediaEnvironment } from "./media-env.js";
 
 /**
  * Where a bot performs: its private display and sound card, and a browser showing on them.
@@ -42,13 +42,15 @@ export async function prepareStage(
   });
   log.info({ display: media.display, uptimeMs: uptimeMs() }, "display and sound ready");
   let browser: BotBrowser;
+  const sound = browserSound(media.pulseEnv, { promptMicrophone });
   try {
     browser = await launchBrowser({
       executablePath: opts.executablePath,
       display: media.display,
       width: opts.width,
       height: opts.height,
-      env: browserSoundEnv(media.pulseEnv, { promptMicrophone }),
+      env: sound.env,
+      soundArgs: sound.args,
       onCrash: (signal) => log.warn({ signal }, "Chromium died while starting; starting it once more"),
     });
   } catch (error) {

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { browserSoundEnv, ownLatencyEnv } from "../../src/runner/media-env.js";
+import { browserSound, ownLatencyEnv } from "../../src/runner/media-env.js";
 
 it("lets a low-latency client keep its own latency, and nothing else of the bot's sound changes", () => {
   const pulseEnv = {
@@ -18,8 +18,13 @@ it("lets a low-latency client keep its own latency, and nothing else of the bot'
 
 it("holds a bot's Chromium to the sound path's latency unless the bot has a live agent", () => {
   const pulseEnv = { PULSE_SERVER: "unix:/tmp/meetbot-pulse-x/pulse/native", PULSE_LATENCY_MSEC: "100" };
-  expect(browserSoundEnv(pulseEnv, { promptMicrophone: false })).toEqual(pulseEnv);
-  expect(browserSoundEnv(pulseEnv, { promptMicrophone: true })).toEqual({
-    PULSE_SERVER: "unix:/tmp/meetbot-pulse-x/pulse/native",
+  // 100 ms blocks at 48 kHz, for the daemon and for Chromium's own audio thread alike.
+  expect(browserSound(pulseEnv, { promptMicrophone: false })).toEqual({
+    env: pulseEnv,
+    args: ["--audio-buffer-size=4800"],
+  });
+  expect(browserSound(pulseEnv, { promptMicrophone: true })).toEqual({
+    env: { PULSE_SERVER: "unix:/tmp/meetbot-pulse-x/pulse/native" },
+    args: [],
   });
 });
