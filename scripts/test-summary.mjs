@@ -1,7 +1,7 @@
 // Sums vitest JSON reports into the one closing line CI reads: "N passed, N failed".
 // Each report (e.g. test-results/postgres.json: the integration suite on PostgreSQL) also gets a
 // line of its own, so that a failure shows which run it came from. Every failed test is named
-// there too, with the first line of its error: CI keeps only the tail of a run's output, and a
+// there too, with the first line of its error (and of its retry's, when that differs): CI keeps only the tail of a run's output, and a
 // failure lost above it cannot be told from another. A test that failed and then passed on its retry
 // (the end-to-end runs allow one) counts as passed and is named with a "↻" and its first error, so
 // that a flaky test stays in sight. Where the Makefile marked the machine's CPU counters before and
@@ -71,8 +71,14 @@ for (const file of process.argv.slice(2)) {
   for (const result of report.testResults) {
     const testFile = path.relative(process.cwd(), result.name);
     const failedTests = result.assertionResults.filter((a) => a.status === "failed");
-    for (const test of failedTests)
-      failures.push(`  ✗ ${name} ${testFile} > ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`);
+    for (const test of failedTests) {
+      const [first, ...later] = test.failureMessages ?? [];
+      // A retry that failed differently is a second clue (e.g. the first attempt's leftovers).
+      const last = later.at(-1);
+      const onRetry =
+        last && firstLine(last) !== firstLine(first) ? `; on its retry: ${firstLine(last)}` : "";
+      failures.push(`  ✗ ${name} ${testFile} > ${test.fullName}: ${firstLine(first)}${onRetry}`);
+    }
     runFailed += failedTests.length;
     const passedOnRetry = result.assertionResults.filter(
       (a) => a.status === "passed" && a.failureMessages?.length,
