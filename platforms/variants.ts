@@ -11,8 +11,15 @@ export const ignoreNote: JoinNote = () => {};
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-/** Matches any of `texts`, whole. */
-export const exactly = (texts: readonly string[]) => new RegExp(`^(${texts.map(escapeRegExp).join("|")})$`);
+/** Never matches anything. */
+const NOTHING = /(?!)/;
+
+/**
+ * Matches any of `texts`, whole; no texts match nothing. (Joined naively, none would be `^()$`:
+ * the empty name, which icon-only buttons on a real page have, so a click would land on any.)
+ */
+export const exactly = (texts: readonly string[]) =>
+  texts.length === 0 ? NOTHING : new RegExp(`^(${texts.map(escapeRegExp).join("|")})$`);
 
 /** Matches what starts with `text` (e.g. an option with a description after its title). */
 export const startsWith = (text: string) => new RegExp(`^${escapeRegExp(text)}`);
