@@ -415,9 +415,21 @@ export class BotLifecycle {
       // never show it: no need to wait.
       if (!page.isClosed()) {
         const closed = new Promise<void>((resolve) => page.once("close", () => resolve()));
-        await Promise.race([watcher.waitForPhase(CALL_OVER_PHASES, LEAVE_TIMEOUT_MS), closed]).catch(
-          () => {},
+        const shownLeft = await Promise.race([
+          watcher.waitForPhase(CALL_OVER_PHASES, LEAVE_TIMEOUT_MS),
+          closed,
+        ]).then(
+          () => true,
+          () => false,
         );
+        // The browser closes next, which takes the bot out of the call all the same; the others
+        // may have seen it drop rather than leave.
+        if (!shownLeft) {
+          this.log.warn(
+            { timeoutMs: LEAVE_TIMEOUT_MS, phase: watcher.current.phase },
+            "the page did not show the bot out of the call after its leave",
+          );
+        }
       }
     }
     this.status("CALL_ENDED", endedBy);

@@ -160,9 +160,12 @@ describe("a bot in a mock Google Meet, end to end", () => {
     });
     // The mock saw the bot leave the call (not dropped by a killed browser).
     const state = (await control.state("google", code)) as {
-      attendees: Array<{ name: string; state: string }>;
+      attendees: Array<{ name: string; state: string; leftBy: string | null }>;
     };
-    expect(state.attendees).toEqual([expect.objectContaining({ name: "Leaving Bot", state: "left" })]);
+    const attendees = state.attendees.map(({ name, state: seen, leftBy }) => ({ name, state: seen, leftBy }));
+    expect(attendees, await stack.describeBot(bot.id, 12)).toEqual([
+      { name: "Leaving Bot", state: "left", leftBy: "leave" },
+    ]);
     const media = await stack.downloadRecording(bot.id);
     expect(media.streams.map((s) => `${s.type}:${s.codec}`).sort()).toEqual(["audio:aac", "video:h264"]);
     // The whole time in the call, as the first test checks it: nothing cut off by the leave.
