@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { Page } from "playwright";
 import type { PageSnapshot, Phase, SnapshotHooks } from "../../platforms/adapter.js";
+import { StableParticipantIds } from "./participant-ids.js";
 
 /**
  * Turns the adapter's in-page `snapshot()` into a stream of changes, driven by the DOM itself:
@@ -9,6 +10,8 @@ import type { PageSnapshot, Phase, SnapshotHooks } from "../../platforms/adapter
  */
 export class PageWatcher extends EventEmitter<{ change: [PageSnapshot] }> {
   current: PageSnapshot = { phase: "loading", participants: [] };
+  /** Every reader of the roster (the call's events, speakers, captions) gets the same ids. */
+  private readonly ids = new StableParticipantIds();
 
   static async attach(
     page: Page,
@@ -25,7 +28,8 @@ export class PageWatcher extends EventEmitter<{ change: [PageSnapshot] }> {
   }
 
   /** A new reading of the page: from the page itself, or from a test standing in for it. */
-  update(next: PageSnapshot): void {
+  update(reading: PageSnapshot): void {
+    const next = this.ids.stable(reading);
     this.current = next;
     this.emit("change", next);
   }

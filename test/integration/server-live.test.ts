@@ -79,14 +79,19 @@ async function meetingWithALine() {
 }
 
 /**
- * `firstPartialSeen`: waits until a client has the first partial. The next one replaces it (only
- * the newest partial of a line is kept), so a client that every partial is meant to reach must
- * have read it first; on a loaded machine the stream once read only after the second.
+ * `partialSeen(text)`: waits until a client has the partial of `text`. What comes next replaces it
+ * (only the newest partial of a line is kept, and a final replaces them all), so a client that
+ * every partial is meant to reach must have read each one first; on a loaded machine the stream
+ * once read the first only after the second, and once the second only after the final.
  */
-async function reportTheLine(runner: FakeRunner, firstPartialSeen: () => Promise<unknown> = async () => {}) {
+async function reportTheLine(
+  runner: FakeRunner,
+  partialSeen: (text: string) => Promise<unknown> = async () => {},
+) {
   await send(runner, { type: "transcript.partial", data: utterance("I will", 1500) });
-  await firstPartialSeen();
+  await partialSeen("I will");
   await send(runner, { type: "transcript.partial", data: utterance("I will send the", 2100) });
+  await partialSeen("I will send the");
   await send(runner, { type: "chat.message", data: chat("m-1", "hello all") });
   await send(runner, { type: "transcript.final", data: utterance("I will send the report", 2600) });
   // The chat panel re-rendered: the same message again, under a new seq.
@@ -101,8 +106,8 @@ describe("GET /v1/bots/{id}/live", () => {
     const { botId, runner } = await meetingWithALine();
     const client = await live(botId);
     expect(client.status).toBe(200);
-    await reportTheLine(runner, () =>
-      client.until((list) => list.some((e) => e.event === "transcript.partial")),
+    await reportTheLine(runner, (text) =>
+      client.until((list) => list.some((e) => e.event === "transcript.partial" && e.data.data.text === text)),
     );
     await send(runner, {
       type: "participant.joined",
@@ -175,10 +180,14 @@ describe("GET /v1/bots/{id}/live/ws", () => {
     await vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("participant.joined"), {
       timeout: 10_000,
     });
-    await reportTheLine(runner, () =>
-      vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("transcript.partial"), {
-        timeout: 10_000,
-      }),
+    await reportTheLine(runner, (text) =>
+      vi.waitFor(
+        () =>
+          expect(
+            byHeader.received.filter((e) => e.type === "transcript.partial").map((e) => e.data.text),
+          ).toContain(text),
+        { timeout: 10_000 },
+      ),
     );
     await vi.waitFor(() => expect(byHeader.received.map((e) => e.type)).toContain("transcript.final"), {
       timeout: 10_000,
