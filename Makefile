@@ -111,8 +111,8 @@ measured_run = head -1 /proc/stat > test-results/$(1).cpu; \
 	head -1 /proc/stat >> test-results/$(1).cpu;
 # The checks (lint and typecheck, side by side: -j2, -Otarget keeps each one's output together)
 # run during the end-to-end run on the CPU it leaves idle (scripts/idle-priority.sh): that run keeps
-# 15-20 % of two cores idle while scripted meetings play out, and the checks need ~50 core-seconds
-# (26 s of wall time before them, measured). Their output comes after it; a failed check fails the
+# 5-8 % of two cores idle (three files at a time; 15-20 % at two), about as much as the checks need,
+# ~50 core-seconds (26 s of wall time before them, measured). Their output comes after it; a failed check fails the
 # run. The e2e run's CPU figure includes theirs.
 test: setup test-packages
 	@rm -rf test-results && mkdir -p test-results
