@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Logger } from "pino";
 import { adapterFor } from "../../platforms/index.js";
 import { type BotConfig, type RunnerSettings, screenOf } from "../core/index.js";
 import { CommandChannel } from "./commands.js";
@@ -44,6 +45,7 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
     log,
   );
 
+  const stopCarryingOn = carryOnAfterStrayRejections(log);
   let stopRequested = false;
   const onSignal = (signal: string) => {
     stopRequested = true;
@@ -78,7 +80,23 @@ export async function runBot(config: BotConfig, opts: RunOptions = {}): Promise<
   reporter.stop();
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);
+  stopCarryingOn();
   return outcome.status === "DONE" || stopRequested ? 0 : 1;
+}
+
+/**
+ * A promise that fails with nobody to handle it is a bug, but a bot in a call has a recording to
+ * finish: the runner logs it (the control plane gets the line too) and carries on, where Node's
+ * default would end the process with the recording unfinalized and the bot left IN_CALL (a
+ * runner once died so of a chat feed that failed with its browser). Answers the undo.
+ */
+export function carryOnAfterStrayRejections(log: Logger): () => void {
+  const onRejection = (reason: unknown) => {
+    const err = reason instanceof Error ? (reason.stack ?? reason.message) : String(reason);
+    log.error({ err }, "a failed promise nobody handled (a bug); the bot carries on");
+  };
+  process.on("unhandledRejection", onRejection);
+  return () => process.off("unhandledRejection", onRejection);
 }
 
 /**
