@@ -141,12 +141,11 @@ describe.each(["google", "zoom", "teams"] as const)(
       const heardBefore = (await attendee()).heard.levels.length * 100;
       const repliesBefore = agent.state.replies.length;
       await agent.restart();
-      await eventually(
-        async () => (agent.state.connections >= 2 ? true : undefined),
-        "a second connection",
-        60_000,
-      );
-      expect(agent.state.json.filter((f) => f.type === "start").length).toBe(2);
+      // Its first frame, not just the socket: the two come apart on a loaded machine.
+      const starts = () => agent.state.json.filter((f) => f.type === "start").length;
+      await eventually(async () => (starts() >= 2 ? true : undefined), "a second connection's start", 60_000);
+      expect(starts()).toBe(2);
+      expect(agent.state.connections).toBe(2);
       expect(agent.state.authorizations[1]).toBe(`Bearer ${TOKEN}`);
       await eventually(
         async () => (agent.state.replies.length >= repliesBefore + 2 ? true : undefined),
