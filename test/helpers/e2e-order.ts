@@ -3,7 +3,7 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
  * The end-to-end files with the most bots at once (condition-based, indifferent to a busy
- * machine): they start first, together.
+ * machine): they start first.
  */
 const BUSIEST_FIRST = [
   "platform-matrix",
