@@ -58,8 +58,11 @@ $(STAMP): package.json package-lock.json
 	@touch $(STAMP)
 
 # The server and runner (tsc), then the web dashboard (esbuild: scripts/build-dashboard.mjs).
+# tsc only emits here (--noCheck: the same files, 3 s of wall time against 8, measured
+# 2026-11-29): the type check is `make typecheck`, which covers these files and the tests, and
+# which `make test` runs.
 build: $(STAMP)
-	npx tsc -p tsconfig.build.json
+	npx tsc -p tsconfig.build.json --noCheck
 	node scripts/build-dashboard.mjs
 
 # ESLint, Prettier, and no import cycles among our modules (type-only imports count too).

@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config";
-import { E2eOrder } from "./test/helpers/e2e-order.js";
+import { FileOrder } from "./test/helpers/file-order.js";
 
 export default defineConfig({
   test: {
@@ -11,7 +11,7 @@ export default defineConfig({
     // on a loaded 2-core machine (a dashboard page's transcript once took longer). A poll still
     // returns as soon as its condition holds.
     expect: { poll: { timeout: 10_000 } },
-    // Which end-to-end files start first, and which wait for them (test/helpers/e2e-order.ts).
-    sequence: { sequencer: E2eOrder },
+    // Which files start first, and which wait for them (test/helpers/file-order.ts).
+    sequence: { sequencer: FileOrder },
   },
 });

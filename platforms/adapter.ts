@@ -188,9 +188,11 @@ export interface PlatformAdapter {
   afterAdmission?(page: Page, opts?: { note?: JoinNote }): Promise<void>;
   /**
    * Leaves the call politely (best effort; the runner closes the browser afterwards anyway): its
-   * clicks may take LEAVE_TIMEOUT_MS. The runner then waits for the page to show it left.
+   * clicks may take LEAVE_TIMEOUT_MS. The runner then waits for the page to show it left. Resolves
+   * null once the leave was clicked, else why it was not (for the runner's log: the others may
+   * have seen the bot drop instead of leave).
    */
-  leave(page: Page): Promise<void>;
+  leave(page: Page): Promise<string | null>;
   /** The call's captions and chat (platforms/live.ts). Optional: without it the bot reads neither. */
   live?: LiveAdapter;
 }

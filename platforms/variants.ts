@@ -148,3 +148,11 @@ async function isButton(locator: Locator): Promise<boolean> {
     .evaluate((element) => element.tagName === "BUTTON" || element.getAttribute("role") === "button")
     .catch(() => false);
 }
+
+/** What a Playwright error says in short: its first line, and what covered the target if anything did. */
+export function shortReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const summary = (message.split("\n")[0] ?? "").replace(/\.$/, "");
+  const cover = /(<[^\n]*?) intercepts pointer events/.exec(message)?.[1];
+  return cover ? `${summary}; ${cover} covers it` : summary;
+}

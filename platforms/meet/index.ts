@@ -1,7 +1,14 @@
 import type { Locator, Page } from "playwright";
 import type { MeetingInfo } from "../../src/core/index.js";
 import { type JoinNote, JoinRefused, LEAVE_TIMEOUT_MS, type PlatformAdapter } from "../adapter.js";
-import { clickFirstClickable, exactly, firstVisible, ignoreNote, type Variants } from "../variants.js";
+import {
+  clickFirstClickable,
+  exactly,
+  firstVisible,
+  ignoreNote,
+  shortReason,
+  type Variants,
+} from "../variants.js";
 import { turnOnMeetCaptions } from "./captions.js";
 import { openMeetChat, sendMeetChat } from "./chat.js";
 import { turnOffMeetIncomingVideo } from "./incoming-video.js";
@@ -115,17 +122,19 @@ export const meetAdapter: PlatformAdapter = {
     note("roster", "opened with peopleButton");
   },
 
-  async leave(page: Page): Promise<void> {
+  async leave(page: Page): Promise<string | null> {
     const leave = page.locator(MEET_HOOKS.leaveCall).first();
-    if (await leave.isVisible().catch(() => false)) {
-      const gone = async () => !(await leave.isVisible());
-      await clickPast(page, leave, {
-        hook: "leaveCall",
-        note: ignoreNote,
-        timeoutMs: LEAVE_TIMEOUT_MS,
-        done: gone,
-      }).catch(() => {});
-    }
+    if (!(await leave.isVisible().catch(() => false))) return "no Leave call button on screen";
+    const gone = async () => !(await leave.isVisible());
+    return clickPast(page, leave, {
+      hook: "leaveCall",
+      note: ignoreNote,
+      timeoutMs: LEAVE_TIMEOUT_MS,
+      done: gone,
+    }).then(
+      () => null,
+      (error: unknown) => `Leave call did not go through: ${shortReason(error)}`,
+    );
   },
 };
 
@@ -171,14 +180,6 @@ async function clickPast(
       note(hook, `attempt ${attempt} did not go through: ${shortReason(error)}`);
     }
   }
-}
-
-/** What a Playwright error says in short: its first line, and what covered the target if anything did. */
-function shortReason(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const summary = (message.split("\n")[0] ?? "").replace(/\.$/, "");
-  const cover = /(<[^\n]*?) intercepts pointer events/.exec(message)?.[1];
-  return cover ? `${summary}; ${cover} covers it` : summary;
 }
 
 /**

@@ -146,14 +146,15 @@ export const teamsAdapter: PlatformAdapter = {
     }
   },
 
-  async leave(page: Page): Promise<void> {
+  async leave(page: Page): Promise<string | null> {
     // In the call and in the lobby the hang-up button leaves; a lobby without one has Cancel.
     // Best effort: whichever is on top, without waiting out what covers them.
     const buttons = [...alternatives(call.hangup), prejoin.cancelButton];
-    await clickFirstClickable(
+    const clicked = await clickFirstClickable(
       buttons.map((selector) => [selector, page.locator(selector)] as const),
       { clickTimeoutMs: LEAVE_TIMEOUT_MS },
     );
+    return clicked === null ? "no hang-up or Cancel button could be clicked" : null;
   },
 };
 

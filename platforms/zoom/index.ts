@@ -8,6 +8,7 @@ import {
   firstVisible,
   ignoreNote,
   landedAnyway,
+  shortReason,
   type Variants,
 } from "../variants.js";
 import { turnOnZoomCaptions } from "./captions.js";
@@ -166,19 +167,24 @@ export const zoomAdapter: PlatformAdapter = {
     void openParticipantsPanel(page, note);
   },
 
-  async leave(page: Page): Promise<void> {
+  async leave(page: Page): Promise<string | null> {
     const leave = page.locator(ZOOM_HOOKS.leaveButton).first();
-    if (!(await leave.isVisible().catch(() => false))) return;
-    await leave.click({ timeout: LEAVE_TIMEOUT_MS }).catch(() => {});
+    if (!(await leave.isVisible().catch(() => false))) return "no Leave button on screen";
+    const clicked = await leave.click({ timeout: LEAVE_TIMEOUT_MS }).then(
+      () => null,
+      (error: unknown) => `Leave did not go through: ${shortReason(error)}`,
+    );
     // In the call Leave asks for confirmation; on the waiting screens it leaves at once.
     const confirm = page.locator(ZOOM_HOOKS.leaveConfirm).first();
     await Promise.race([
       confirm.waitFor({ state: "visible", timeout: LEAVE_TIMEOUT_MS }),
       leave.waitFor({ state: "detached", timeout: LEAVE_TIMEOUT_MS }),
     ]).catch(() => {});
-    if (await confirm.isVisible().catch(() => false)) {
-      await confirm.click({ timeout: LEAVE_TIMEOUT_MS }).catch(() => {});
-    }
+    if (!(await confirm.isVisible().catch(() => false))) return clicked;
+    return confirm.click({ timeout: LEAVE_TIMEOUT_MS }).then(
+      () => null,
+      (error: unknown) => `the leave's confirmation did not go through: ${shortReason(error)}`,
+    );
   },
 };
 

@@ -410,7 +410,7 @@ export class BotLifecycle {
     this.liveStopping = true;
     const liveSettled = this.live?.stop();
     if (!(endedBy in END_PHASES_BY_CODE)) {
-      await this.adapter.leave(page);
+      const notClicked = await this.adapter.leave(page);
       // A closed page (its browser crashed or was killed) has left the call already and will
       // never show it: no need to wait.
       if (!page.isClosed()) {
@@ -426,7 +426,7 @@ export class BotLifecycle {
         // may have seen it drop rather than leave.
         if (!shownLeft) {
           this.log.warn(
-            { timeoutMs: LEAVE_TIMEOUT_MS, phase: watcher.current.phase },
+            { timeoutMs: LEAVE_TIMEOUT_MS, phase: watcher.current.phase, leave: notClicked ?? "clicked" },
             "the page did not show the bot out of the call after its leave",
           );
         }
@@ -801,7 +801,9 @@ export class BotLifecycle {
       if (!(error instanceof BotFailure && error.subCode === "WAITING_ROOM_TIMEOUT")) throw error;
       // Waited too long: in a lobby that is WAITING_ROOM_TIMEOUT, for a host HOST_NOT_STARTED.
       const subCode = WAITING_PHASES[watcher.current.phase] ?? "WAITING_ROOM_TIMEOUT";
-      await this.adapter.leave((this.stage as StagePort).page);
+      const notClicked = await this.adapter.leave((this.stage as StagePort).page);
+      if (notClicked)
+        this.log.warn({ reason: notClicked }, "the bot could not leave the waiting room politely");
       throw new BotFailure(subCode, error.message);
     }
   }

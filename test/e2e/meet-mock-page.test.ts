@@ -250,6 +250,17 @@ describe("outcomes", () => {
     await expect.poll(async () => (await meetingState(code)).attendees[0]?.state, WAIT).toBe("left");
   });
 
+  it("the adapter's leave() clicks Leave call; once out of the call it says there is none to click", async () => {
+    const code = newCode();
+    await openAndJoinLobby(code);
+    await control("POST", code, "/admit");
+    await page.locator(PEOPLE).waitFor(WAIT);
+    expect(await meetAdapter.leave(page)).toBeNull();
+    await expect.poll(async () => (await meetingState(code)).attendees[0]?.leftBy, WAIT).toBe("leave");
+    await text("You left the meeting").waitFor(WAIT);
+    expect(await meetAdapter.leave(page)).toBe("no Leave call button on screen");
+  });
+
   it("closing the page makes the attendee leave", async () => {
     const code = newCode();
     await openAndJoinLobby(code);

@@ -471,7 +471,7 @@ describe("drifted layouts (ui=, fixtures/teams/ui-variants.ts) and the adapter o
       .poll(async () => (await snapshot("Note Taker")).participants.map((p) => p.id), WAIT)
       .toEqual(["p-1", "p-2"]);
 
-    await teamsAdapter.leave(page);
+    expect(await teamsAdapter.leave(page)).toBeNull();
     await expect.poll(async () => (await meetingState(id)).attendees[0]?.state, WAIT).toBe("left");
   });
 
@@ -791,7 +791,7 @@ describe("the adapter's join and leave on the mock", () => {
     expect((await meetingState(id)).attendees).toMatchObject([{ name: "Adapter Bot", state: "lobby" }]);
 
     // Leaving from the lobby (the waiting-room timeout) takes the bot out of it.
-    await teamsAdapter.leave(page);
+    expect(await teamsAdapter.leave(page)).toBeNull();
     await expect.poll(async () => (await meetingState(id)).attendees[0]?.state, WAIT).toBe("left");
   });
 

@@ -709,7 +709,7 @@ describe("the adapter on the mock", () => {
     });
     expect((await meetingState(id)).attendees).toMatchObject([{ name: "Adapter Bot", state: "in_call" }]);
 
-    await zoomAdapter.leave(page);
+    expect(await zoomAdapter.leave(page)).toBeNull();
     await expect.poll(() => attendeeStates(id), WAIT).toEqual(["left"]);
   });
 
@@ -744,7 +744,7 @@ describe("the adapter on the mock", () => {
       "Alice Example",
       "Bob Example",
     ]);
-    await zoomAdapter.leave(page);
+    expect(await zoomAdapter.leave(page)).toBeNull();
   });
 
   it("leave() from the waiting room leaves at once", async () => {
@@ -764,7 +764,7 @@ describe("the adapter on the mock", () => {
         phase: "lobby",
         evidence: 'texts.waitingRoom "Please wait, the meeting host will let you in soon"',
       });
-    await zoomAdapter.leave(page);
+    expect(await zoomAdapter.leave(page)).toBeNull();
     await expect.poll(() => attendeeStates(id), WAIT).toEqual(["left"]);
   });
 });

@@ -117,8 +117,13 @@ export async function startStack(
         .slice(-logLines)
         .map((line) => {
           try {
-            const { msg, phase, hook, variant, err } = JSON.parse(line) as Record<string, unknown>;
-            const detail = [phase, hook, variant, err].filter((part) => part !== undefined).join(" ");
+            const { msg, phase, hook, variant, reason, leave, err } = JSON.parse(line) as Record<
+              string,
+              unknown
+            >;
+            const detail = [phase, hook, variant, reason, leave, err]
+              .filter((part) => part !== undefined)
+              .join(" ");
             return `${String(msg)}${detail ? ` (${detail})` : ""}`.slice(0, 160);
           } catch {
             return line.slice(0, 160);

@@ -266,7 +266,10 @@ function setUp(automaticLeave: Partial<AutomaticLeave> = {}, extra: Partial<BotC
     /** What the meeting does when the bot asks to join; by default it lets the bot in, alone. */
     join: vi.fn(async (_page: Page, _opts: JoinOptions) => stage.watcher.update(snap("in_call"))),
     /** The page shows the bot left, as a real page does once Leave is clicked. */
-    leave: vi.fn(async () => stage.watcher.update(snap("left"))),
+    leave: vi.fn(async (_page: Page): Promise<string | null> => {
+      stage.watcher.update(snap("left"));
+      return null;
+    }),
   } satisfies PlatformAdapter;
   const ports: LifecyclePorts = {
     prepareStage: async () => stage,
@@ -409,6 +412,22 @@ describe("BotLifecycle: joining", () => {
     expect(bot.statuses()).toEqual(["JOINING_CALL", "IN_WAITING_ROOM", "FATAL WAITING_ROOM_TIMEOUT"]);
     expect(bot.adapter.leave).toHaveBeenCalledTimes(1);
     expect(bot.uploads).toEqual([]);
+    expect(bot.logs()).not.toContain("the bot could not leave the waiting room politely");
+  });
+
+  it("says in its log why it could not leave the lobby politely", async () => {
+    const bot = setUp({ waitingRoomTimeout: 60_000 });
+    bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("lobby")));
+    bot.adapter.leave.mockImplementationOnce(async () => "no Leave button on screen");
+    bot.start();
+    await elapse(60_000);
+    expect(bot.statuses()).toEqual(["JOINING_CALL", "IN_WAITING_ROOM", "FATAL WAITING_ROOM_TIMEOUT"]);
+    expect(bot.logLines()).toContainEqual(
+      expect.objectContaining({
+        msg: "the bot could not leave the waiting room politely",
+        reason: "no Leave button on screen",
+      }),
+    );
   });
 
   it("goes on from the lobby once admitted", async () => {
@@ -646,7 +665,7 @@ describe("BotLifecycle: leaving the call", () => {
     const bot = setUp();
     bot.adapter.join.mockImplementationOnce(async () => bot.stage.watcher.update(snap("in_call", [ALICE])));
     // The click did not take: the page still shows the call.
-    bot.adapter.leave.mockImplementationOnce(async () => {});
+    bot.adapter.leave.mockImplementationOnce(async () => "Leave call did not go through: Timeout");
     bot.start();
     await elapse(20_000);
     bot.lifecycle.requestStop();
@@ -654,6 +673,13 @@ describe("BotLifecycle: leaving the call", () => {
     expect(bot.statuses()).toEqual(RECORDED);
     await elapse(100);
     expect(bot.statuses()).toEqual([...RECORDED, "CALL_ENDED LEFT_ON_REQUEST", "DONE"]);
+    // Its log says why, for whoever wonders why the others saw the bot drop.
+    expect(bot.logLines()).toContainEqual(
+      expect.objectContaining({
+        msg: "the page did not show the bot out of the call after its leave",
+        leave: "Leave call did not go through: Timeout",
+      }),
+    );
   });
 
   it("does not wait for a closed page to show the bot left: CALL_ENDED at once", async () => {
@@ -662,6 +688,7 @@ describe("BotLifecycle: leaving the call", () => {
     // The browser went down with the stop signal: nothing to click, nothing will render.
     bot.adapter.leave.mockImplementationOnce(async () => {
       bot.stage.pageClosed = true;
+      return null;
     });
     bot.start();
     await elapse(20_000);
