@@ -11,7 +11,8 @@ afterAll(async () => {
 
 const byId = <T extends { id: number }>(list: T[]) => [...list].sort((a, b) => a.id - b.id);
 
-describe("a bot in a mock Google Meet, end to end", () => {
+// Side by side (each test has its own meeting): a bot spends its call waiting, not computing.
+describe.concurrent("a bot in a mock Google Meet, end to end", () => {
   it("joins through the lobby, records the call, reports everyone, and delivers a playable recording", async () => {
     const { api, mock, control } = stack;
     const code = "abc-defg-hij";

@@ -26,7 +26,8 @@ async function botRecording(code: string, query = "admit=open&participants=2") {
   return { botId: bot.id, recordingStartedAt: Date.parse(started.eventTime) };
 }
 
-describe("a bot whose browser or recorder dies mid-call", () => {
+// Side by side (each test has its own meeting): a bot spends its call waiting, not computing.
+describe.concurrent("a bot whose browser or recorder dies mid-call", () => {
   it("when Chromium dies mid-call: FATAL BROWSER_CRASHED, with the recording finalized and uploaded", async () => {
     const { api, launcher } = stack;
     const { botId } = await botRecording("bro-kenb-rwz");

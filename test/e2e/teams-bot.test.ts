@@ -61,7 +61,8 @@ const waitForRecording = (botId: number) =>
     60_000,
   );
 
-describe("a bot in a mock Microsoft Teams meeting, end to end", () => {
+// Side by side (each test has its own meeting): a bot spends its call waiting, not computing.
+describe.concurrent("a bot in a mock Microsoft Teams meeting, end to end", () => {
   it("joins from meetingId + tenantId + organizerId, records, reports everyone and leaves when the host ends", async () => {
     const { api, control } = stack;
     const meetingId = "TeamsE2eOpenCall01";
@@ -163,7 +164,7 @@ describe("a bot in a mock Microsoft Teams meeting, end to end", () => {
   });
 });
 
-describe("a Teams meeting whose organizer has not started it", () => {
+describe.concurrent("a Teams meeting whose organizer has not started it", () => {
   it("waits, and gets in once the organizer starts the meeting", async () => {
     const { api, control } = stack;
     const meetingId = "TeamsE2eHostLate01";
@@ -199,7 +200,7 @@ describe("a Teams meeting whose organizer has not started it", () => {
   });
 });
 
-describe("a Teams bot that cannot get into the call", () => {
+describe.concurrent("a Teams bot that cannot get into the call", () => {
   it("reports a meeting id Teams does not know as FATAL MEETING_NOT_FOUND", async () => {
     const { api } = stack;
     // Too short for a Teams meeting id: the web client says the link is incorrect.

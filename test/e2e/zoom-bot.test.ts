@@ -69,7 +69,8 @@ async function runnerLog(botId: number, msg: string, ...fields: string[]) {
 /** Per test: a bot's whole life on a busy 2-core machine, with room to spare. */
 const TEST_TIMEOUT = { timeout: 150_000 };
 
-describe("a bot in a mock Zoom meeting", TEST_TIMEOUT, () => {
+// Side by side (each test has its own meeting): a bot spends its call waiting, not computing.
+describe.concurrent("a bot in a mock Zoom meeting", TEST_TIMEOUT, () => {
   it("joins with the passcode through the waiting room, reports everyone, and records until the host ends", async () => {
     const { api, control } = stack;
     const id = "81234567890";
