@@ -24,6 +24,13 @@ const BUSIEST_FIRST = [
 const HEARING_NEXT = ["meeting-notes", "bot-voice", "live-transcript", "agent-stream"];
 
 /**
+ * End-to-end files of one long test that mostly waits (a call paused and resumed on a schedule,
+ * the demo's scripted call): by file size they came last, and the run's last 25 s had one of them
+ * running alone (2026-11-29). Started before the short files, they leave those to fill the end.
+ */
+const LONG_WAITS = ["recording-pause", "demo"];
+
+/**
  * Integration files that are short but long-running: their time goes to real-time work (ffmpeg
  * recording at its own pace, servers spawned and restarted, a watchdog's intervals), so they wait
  * more than they compute. Without vitest's record of past durations (a clean clone) it orders by
@@ -37,7 +44,7 @@ const nameOf = (spec: TestSpecification) => basename(spec.moduleId).replace(/\.t
 /**
  * The order files start in: the named files first, in the order above, then the rest as vitest
  * orders them (the slowest first when it knows them, else the largest). Each run holds only some
- * of the named files (the end-to-end run the first two lists, the others the last).
+ * of the named files (the end-to-end run the first three lists, the others the last).
  */
 export class FileOrder extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -47,7 +54,7 @@ export class FileOrder extends BaseSequencer {
         const index = rest.findIndex((spec) => nameOf(spec) === name);
         return index < 0 ? [] : rest.splice(index, 1);
       });
-    const first = pick([...BUSIEST_FIRST, ...HEARING_NEXT, ...SLOW_SMALL_FIRST]);
+    const first = pick([...BUSIEST_FIRST, ...HEARING_NEXT, ...LONG_WAITS, ...SLOW_SMALL_FIRST]);
     return [...first, ...rest];
   }
 }
