@@ -196,4 +196,19 @@ describe("the live meeting", () => {
       process.off("unhandledRejection", onUnhandled);
     }
   });
+
+  it("stops only once the chat panel it is opening is open: the bot's Leave click comes next", async () => {
+    const { live, meeting } = setUp({ config: { liveTranscript: undefined } });
+    let opened!: () => void;
+    vi.mocked(live.openChat).mockImplementationOnce(() => new Promise<void>((resolve) => (opened = resolve)));
+    meeting.start(new RecordingClock(new Date()));
+    await vi.waitFor(() => expect(live.openChat).toHaveBeenCalledTimes(1));
+    let stopped = false;
+    const stopping = meeting.stop().then(() => (stopped = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(stopped).toBe(false);
+    opened();
+    await stopping;
+    expect(stopped).toBe(true);
+  });
 });

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { Page } from "playwright";
 import {
@@ -25,6 +26,12 @@ const REOPEN_MS = 5_000;
 const READ_EVERY_MS = 250;
 /** Attempts in a row to show the panel again before the bot stops trying (it would flap). */
 const MAX_REOPEN_FAILURES = 3;
+/**
+ * How long stop() waits for the page action under way (showing the panel, a send). The bot clicks
+ * Leave next: a panel opening meanwhile moved the toolbar under the click, which then landed
+ * beside the button, and the bot dropped out of the call instead of leaving it (2026-11-29).
+ */
+const STOP_WAIT_MS = 5_000;
 
 export interface ChatContext {
   page: Page;
@@ -115,7 +122,8 @@ export class MeetingChat {
     });
   }
 
-  stop(): void {
+  /** Stops reading and sending; resolves once the page action under way is over (STOP_WAIT_MS at most). */
+  async stop(): Promise<void> {
     this.stopped = true;
     if (this.reopenTimer) clearTimeout(this.reopenTimer);
     // A feed that never started (the browser was gone) has nothing to stop; feed() logged why.
@@ -125,6 +133,12 @@ export class MeetingChat {
     );
     for (const waiter of this.waiters) waiter.resolve(null);
     this.waiters.clear();
+    const waited = new AbortController();
+    await Promise.race([
+      this.queue,
+      delay(STOP_WAIT_MS, undefined, { signal: waited.signal }).catch(() => {}),
+    ]);
+    waited.abort();
   }
 
   /** Shows the panel if it is not; notes why when the call has no chat. */

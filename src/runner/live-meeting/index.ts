@@ -116,13 +116,15 @@ export class LiveMeeting {
     return this.chat.send(text);
   }
 
-  /** The call is over: stops reading; every utterance that had a partial has its final when this resolves. */
+  /**
+   * The call is over: stops reading; every utterance that had a partial has its final, and the
+   * chat's page action under way is over, when this resolves.
+   */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     this.markStarted();
     this.ctx.watcher.off("change", this.onSnapshot);
-    this.chat?.stop();
-    await this.captions?.stop();
+    await Promise.all([this.chat?.stop(), this.captions?.stop()]);
   }
 }
