@@ -82,13 +82,18 @@ export function startCaptions(ctx: CaptionsContext): CaptionsSource {
     stop: async () => {
       stopped = true;
       // A turn-on still clicking through menus has no utterance yet: the call's end does not wait for it.
-      const waited = new AbortController();
-      await Promise.race([ready, delay(STOP_WAIT_MS, undefined, { signal: waited.signal }).catch(() => {})]);
-      waited.abort();
+      await waitAtMost(ready, STOP_WAIT_MS);
       stopFeed();
       tracker?.stop();
     },
   };
+}
+
+/** Waits for `work` to settle, `ms` at most; the timer does not outlive the wait. */
+export async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
+  const waited = new AbortController();
+  await Promise.race([work, delay(ms, undefined, { signal: waited.signal }).catch(() => {})]);
+  waited.abort();
 }
 
 export const firstLine = (message: string) => (message.split("\n")[0] ?? "").slice(0, 500);

@@ -1,4 +1,3 @@
-import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { Page } from "playwright";
 import {
@@ -10,7 +9,7 @@ import {
 } from "../../../platforms/live.js";
 import { type CallbackEventBody, chatLengthProblem, type Platform } from "../../core/index.js";
 import { CommandRefusal } from "../commands.js";
-import { firstLine } from "./captions.js";
+import { firstLine, waitAtMost } from "./captions.js";
 import { ChatTracker } from "./chat-tracker.js";
 import { feedFromPage } from "./page-feed.js";
 import type { SpeakerDirectory } from "./speakers.js";
@@ -133,12 +132,7 @@ export class MeetingChat {
     );
     for (const waiter of this.waiters) waiter.resolve(null);
     this.waiters.clear();
-    const waited = new AbortController();
-    await Promise.race([
-      this.queue,
-      delay(STOP_WAIT_MS, undefined, { signal: waited.signal }).catch(() => {}),
-    ]);
-    waited.abort();
+    await waitAtMost(this.queue, STOP_WAIT_MS);
   }
 
   /** Shows the panel if it is not; notes why when the call has no chat. */
