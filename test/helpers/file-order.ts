@@ -40,6 +40,13 @@ const LONG_WAITS = ["recording-pause"];
  */
 const SLOW_SMALL_FIRST = ["runner-segment-upload", "server-transcripts", "server-config", "server-watchdog"];
 
+/**
+ * The end-to-end files that keep both cores busy: `make test` runs them first, on their own, and
+ * the rest of the end-to-end files afterwards, beside the PostgreSQL run, which takes the CPU that
+ * their waits leave idle (vitest.config.ts, MEETBOT_E2E_FILES).
+ */
+export const BUSY_E2E_FILES = [...BUSIEST_FIRST, ...HEARING_NEXT];
+
 const nameOf = (spec: TestSpecification) => basename(spec.moduleId).replace(/\.test\.ts$/, "");
 
 /**
