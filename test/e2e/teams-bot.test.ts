@@ -74,7 +74,7 @@ describe.concurrent("a bot in a mock Microsoft Teams meeting, end to end", () =>
     expect(expectedNames).toHaveLength(2);
 
     const bot = await teamsBot(meetingId, { botDisplayName: "Teams E2E Bot" });
-    await stack.endOnceSeen("teams", meetingId, bot.id, 2);
+    await stack.endOnceEachSpoke("teams", meetingId, bot.id, 2);
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], FINISHED);
     expect(final.deploymentError ?? null, JSON.stringify(final.deploymentError)).toBeNull();
     expect(final.status).toBe("DONE");

@@ -82,7 +82,7 @@ describe.concurrent("a bot in a mock Zoom meeting", TEST_TIMEOUT, () => {
     const botId = await zoomBot(id, { passcode: "246810", name: "Zoom Notes" });
     await stack.sawLobby(botId);
     await control.admit("zoom", id);
-    await stack.endOnceSeen("zoom", id, botId, 2);
+    await stack.endOnceEachSpoke("zoom", id, botId, 2);
     const final = await api.waitForStatus(botId, FINAL, BOT_TIMEOUT);
     expect(final.deploymentError ?? null, JSON.stringify(final.deploymentError)).toBeNull();
     expect(final.status).toBe("DONE");
@@ -150,6 +150,9 @@ describe.concurrent("a bot in a mock Zoom meeting", TEST_TIMEOUT, () => {
 
     await control.admit("zoom", id);
     await recordingStarted(botId);
+    // The host ends the call once the bot read its roster: a starved bot reads it after the
+    // recording started.
+    await stack.sawJoin(botId, 1);
     await control.end("zoom", id);
     const final = await api.waitForStatus(botId, FINAL, BOT_TIMEOUT);
     expect(final.status).toBe("DONE");
