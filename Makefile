@@ -115,22 +115,24 @@ measured_run = head -1 /proc/stat > test-results/$(1).cpu; \
 	head -1 /proc/stat >> test-results/$(1).cpu;
 E2E_RUN := npx vitest run test/e2e --maxWorkers=2 --maxConcurrency=6 --testTimeout=150000 --retry=1 --no-isolate
 POSTGRES_RUN := scripts/with-postgres.sh npx vitest run test/integration \
-  $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --no-isolate
+  $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=2 --no-isolate
 # The order of the runs spends the CPU: the end-to-end files that keep both cores busy run on their
 # own ("e2e-busy", test/helpers/file-order.ts's BUSY_E2E_FILES); the other end-to-end files keep
 # 40-60 % of two cores idle while scripted meetings play out, and the PostgreSQL run takes that
-# CPU beside them, at idle priority (scripts/idle-priority.sh) so that it never takes a bot's
-# share. Its output comes after theirs. The checks (lint and typecheck, side by side: -j2,
-# -Otarget keeps each one's output together, ~50 core-s) run at idle priority from the start of
-# the end-to-end runs. A failed check fails the run. Runs side by side share the machine: each
-# one's CPU figure counts the whole machine's while it ran.
+# CPU beside them, two files at a time (about one core's worth: the end-to-end files pass with one
+# core taken by a busy loop). Not at idle priority: starved for seconds while bots started, its
+# watchdog and lost-runner tests saw heartbeats come late and failed (2026-11-29). Its output
+# comes after theirs. The checks (lint and typecheck, side by side: -j2, -Otarget keeps each
+# one's output together, ~50 core-s) run at idle priority (scripts/idle-priority.sh) from the
+# start of the end-to-end runs: they have no clock to miss. A failed check fails the run. Runs
+# side by side share the machine: each one's CPU figure counts the whole machine's while it ran.
 test: setup test-packages
 	@rm -rf test-results && mkdir -p test-results
 	@status=0; \
 	$(call measured_run,fast,npx vitest run test/unit test/integration --maxWorkers=3 --no-isolate) \
 	scripts/idle-priority.sh $(MAKE) --no-print-directory -j2 -Otarget lint typecheck > test-results/checks.log 2>&1 & checks=$$!; \
 	$(call measured_run,e2e-busy,MEETBOT_E2E_FILES=busy $(E2E_RUN)) \
-	(status=0; $(call measured_run,postgres,scripts/idle-priority.sh $(POSTGRES_RUN)) exit $$status) \
+	(status=0; $(call measured_run,postgres,$(POSTGRES_RUN)) exit $$status) \
 	  > test-results/postgres.log 2>&1 & postgres=$$!; \
 	$(call measured_run,e2e,MEETBOT_E2E_FILES=rest $(E2E_RUN)) \
 	if ! wait $$postgres; then status=1; fi; \
