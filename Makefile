@@ -113,33 +113,22 @@ NO_DATABASE := mock-host intelligence-embedded intelligence-providers runner-con
 measured_run = head -1 /proc/stat > test-results/$(1).cpu; \
 	$(2) --reporter=default --reporter=json --outputFile.json=test-results/$(1).json || status=1; \
 	head -1 /proc/stat >> test-results/$(1).cpu;
-E2E_RUN := npx vitest run test/e2e --maxWorkers=2 --maxConcurrency=6 --testTimeout=150000 --retry=1 --no-isolate
-POSTGRES_RUN := scripts/with-postgres.sh npx vitest run test/integration \
-  $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=2 --no-isolate
-# The order of the runs spends the CPU: the end-to-end files that keep both cores busy run on their
-# own ("e2e-busy", test/helpers/file-order.ts's BUSY_E2E_FILES); the other end-to-end files keep
-# 40-60 % of two cores idle while scripted meetings play out, and the PostgreSQL run takes that
-# CPU beside them, two files at a time (about one core's worth: the end-to-end files pass with one
-# core taken by a busy loop). Not at idle priority: starved for seconds while bots started, its
-# watchdog and lost-runner tests saw heartbeats come late and failed (2026-11-29). Its output
-# comes after theirs. The checks (lint and typecheck, side by side: -j2, -Otarget keeps each
-# one's output together, ~50 core-s) run at idle priority (scripts/idle-priority.sh) from the
-# start of the end-to-end runs: they have no clock to miss. A failed check fails the run. Runs
-# side by side share the machine: each one's CPU figure counts the whole machine's while it ran.
+# The checks (lint and typecheck, side by side: -j2, -Otarget keeps each one's output together)
+# run during the end-to-end run on the CPU it leaves idle (scripts/idle-priority.sh): that run keeps
+# 15-20 % of two cores idle while scripted meetings play out, and the checks need ~50 core-seconds
+# (26 s of wall time before them, measured). Their output comes after it; a failed check fails the
+# run. The e2e run's CPU figure includes theirs.
 test: setup test-packages
 	@rm -rf test-results && mkdir -p test-results
 	@status=0; \
 	$(call measured_run,fast,npx vitest run test/unit test/integration --maxWorkers=3 --no-isolate) \
+	$(call measured_run,postgres,scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --no-isolate) \
 	scripts/idle-priority.sh $(MAKE) --no-print-directory -j2 -Otarget lint typecheck > test-results/checks.log 2>&1 & checks=$$!; \
-	$(call measured_run,e2e-busy,MEETBOT_E2E_FILES=busy $(E2E_RUN)) \
-	(status=0; $(call measured_run,postgres,$(POSTGRES_RUN)) exit $$status) \
-	  > test-results/postgres.log 2>&1 & postgres=$$!; \
-	$(call measured_run,e2e,MEETBOT_E2E_FILES=rest $(E2E_RUN)) \
-	if ! wait $$postgres; then status=1; fi; \
-	cat test-results/postgres.log test-results/checks.log; \
+	$(call measured_run,e2e,npx vitest run test/e2e --maxWorkers=2 --maxConcurrency=6 --testTimeout=150000 --retry=1 --no-isolate) \
+	cat test-results/checks.log; \
 	if wait $$checks; then echo "checks (ESLint, Prettier, import cycles, tsc): passed"; \
 	else echo "checks (ESLint, Prettier, import cycles, tsc): FAILED, above"; status=1; fi; \
-	node scripts/test-summary.mjs $(foreach run,fast postgres e2e-busy e2e,test-results/$(run).json) || status=1; \
+	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e.json || status=1; \
 	exit $$status
 
 # Figures only, no assertions. Run it on an idle machine: anything else running skews every figure.

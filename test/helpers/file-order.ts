@@ -20,8 +20,8 @@ const BUSIEST_FIRST = [
  * sound, and the recognizer mishears what is left. They start once the busiest files are under
  * way or done, beside lighter ones (a clean clone ran them, by file size, beside the matrix: two
  * of three runs had a notes call pass only on its retry, word accuracy 0.78-0.81 against 0.85).
- * Longest first (voice 56 s, notes 34, agent 33, live transcript 18), so that the busy part
- * ends on a short one.
+ * Longest first (voice 56 s, notes 34, agent 33, live transcript 18): the agent file, started
+ * last, had run on alone for 25 s.
  */
 const HEARING_NEXT = ["bot-voice", "meeting-notes", "agent-stream", "live-transcript"];
 
@@ -41,13 +41,6 @@ const LONG_WAITS = ["recording-pause"];
  * finished (2026-11-29).
  */
 const SLOW_SMALL_FIRST = ["runner-segment-upload", "server-transcripts", "server-config", "server-watchdog"];
-
-/**
- * The end-to-end files that keep both cores busy: `make test` runs them first, on their own, and
- * the rest of the end-to-end files afterwards, beside the PostgreSQL run, which takes the CPU that
- * their waits leave idle (vitest.config.ts, MEETBOT_E2E_FILES).
- */
-export const BUSY_E2E_FILES = [...BUSIEST_FIRST, ...HEARING_NEXT];
 
 const nameOf = (spec: TestSpecification) => basename(spec.moduleId).replace(/\.test\.ts$/, "");
 
