@@ -19,7 +19,6 @@ describe.concurrent("a bot in a mock Google Meet, end to end", () => {
     const meeting = (await control.configure("google", code, {
       participants: 2,
       admit: "manual",
-      endAfterMs: 10000,
     })) as { participants: Array<{ name: string }> };
     const expectedNames = meeting.participants.map((p) => p.name).sort();
     expect(expectedNames.length).toBe(2);
@@ -31,6 +30,11 @@ describe.concurrent("a bot in a mock Google Meet, end to end", () => {
     await api.deploy(bot.id);
     await stack.sawLobby(bot.id);
     await control.admit("google", code);
+    // The host ends the call once the recording holds 5 s and each participant spoke two whole
+    // turns in it (a call ended on a timer left a starved bot's recording too short to check).
+    await stack.sawJoin(bot.id, 2);
+    await stack.recordedOnDisk(bot.id, 5000);
+    await stack.endOnceEachSpoke("google", code, bot.id, 2, 2);
     const final = await api.waitForStatus(bot.id, ["DONE", "FATAL"], { timeoutMs: 90_000 });
     expect(final.deploymentError ?? null, JSON.stringify(final.deploymentError)).toBeNull();
     expect(final.status).toBe("DONE");
