@@ -13,6 +13,7 @@ import {
 } from "../core/index.js";
 import { controlPlaneDispatcher } from "./control-plane-tls.js";
 import type { Reporter } from "./reporter.js";
+import { waitAtMost } from "./wait-at-most.js";
 
 /** A command the runner would not or could not do: it fails with this code and message. */
 export class CommandRefusal extends Error {
@@ -62,7 +63,7 @@ export class CommandChannel {
   async stop(graceMs: number): Promise<void> {
     this.stopping.abort();
     const settled = Promise.allSettled([this.polling, ...this.lanes.values()]);
-    await Promise.race([settled, sleep(graceMs)]);
+    await waitAtMost(settled, graceMs);
   }
 
   private async pollLoop(): Promise<void> {

@@ -1,9 +1,9 @@
-import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { Page } from "playwright";
 import { type LiveAdapter, type LiveNote, readCaptions } from "../../../platforms/live.js";
 import type { CallbackEventBody, LiveTranscriptOptions } from "../../core/index.js";
 import type { RecordingClock } from "../recording-clock.js";
+import { waitAtMost } from "../wait-at-most.js";
 import { CaptionTracker } from "./caption-tracker.js";
 import { feedFromPage } from "./page-feed.js";
 import type { SpeakerDirectory } from "./speakers.js";
@@ -87,13 +87,6 @@ export function startCaptions(ctx: CaptionsContext): CaptionsSource {
       tracker?.stop();
     },
   };
-}
-
-/** Waits for `work` to settle, `ms` at most; the timer does not outlive the wait. */
-export async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
-  const waited = new AbortController();
-  await Promise.race([work, delay(ms, undefined, { signal: waited.signal }).catch(() => {})]);
-  waited.abort();
 }
 
 export const firstLine = (message: string) => (message.split("\n")[0] ?? "").slice(0, 500);

@@ -9,7 +9,8 @@ import {
 } from "../../../platforms/live.js";
 import { type CallbackEventBody, chatLengthProblem, type Platform } from "../../core/index.js";
 import { CommandRefusal } from "../commands.js";
-import { firstLine, waitAtMost } from "./captions.js";
+import { waitAtMost } from "../wait-at-most.js";
+import { firstLine } from "./captions.js";
 import { ChatTracker } from "./chat-tracker.js";
 import { feedFromPage } from "./page-feed.js";
 import type { SpeakerDirectory } from "./speakers.js";
