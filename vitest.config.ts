@@ -1,19 +1,17 @@
-import { defineConfig, type ViteUserConfig } from "vitest/config";
+import { defineConfig } from "vitest/config";
 import { FileOrder } from "./test/helpers/file-order.js";
 
-/** What every run shares (the end-to-end run's vitest.e2e.config.ts too). */
-export const sharedTestOptions = {
-  setupFiles: ["test/helpers/each-file.ts"],
-  testTimeout: 30_000,
-  hookTimeout: 60_000,
-  // expect.poll waits on a condition; 1 s (vitest's default) is less than a page takes to render
-  // on a loaded 2-core machine (a dashboard page's transcript once took longer). A poll still
-  // returns as soon as its condition holds.
-  expect: { poll: { timeout: 10_000 } },
-  // Which files start first, and which wait for them (test/helpers/file-order.ts).
-  sequence: { sequencer: FileOrder },
-} satisfies ViteUserConfig["test"];
-
 export default defineConfig({
-  test: { include: ["test/**/*.test.ts"], ...sharedTestOptions },
+  test: {
+    include: ["test/**/*.test.ts"],
+    setupFiles: ["test/helpers/each-file.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // expect.poll waits on a condition; 1 s (vitest's default) is less than a page takes to render
+    // on a loaded 2-core machine (a dashboard page's transcript once took longer). A poll still
+    // returns as soon as its condition holds.
+    expect: { poll: { timeout: 10_000 } },
+    // Which files start first, and which wait for them (test/helpers/file-order.ts).
+    sequence: { sequencer: FileOrder },
+  },
 });

@@ -3,8 +3,7 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
  * The end-to-end files with the most bots at once (condition-based, indifferent to a busy
- * machine): they start first, each in its group (E2E_TWO_AT_A_TIME below: the mock pages' files
- * open the second one).
+ * machine): they start first.
  */
 const BUSIEST_FIRST = [
   "platform-matrix",
@@ -19,7 +18,7 @@ const BUSIEST_FIRST = [
 /**
  * The files that check the words a recording or the meeting heard: a starved bot page drops
  * sound, and the recognizer mishears what is left. They start once the busiest files are under
- * way or done, beside each other (a clean clone ran them, by file size, beside the matrix: two
+ * way or done, beside lighter ones (a clean clone ran them, by file size, beside the matrix: two
  * of three runs had a notes call pass only on its retry, word accuracy 0.78-0.81 against 0.85).
  * Longest first (voice 56 s, notes 34, agent 33, live transcript 18): the agent file, started
  * last, had run on alone for 25 s.
@@ -27,24 +26,12 @@ const BUSIEST_FIRST = [
 const HEARING_NEXT = ["bot-voice", "meeting-notes", "agent-stream", "live-transcript"];
 
 /**
- * An end-to-end file of one long test that mostly waits (a call paused and resumed on a schedule)
- * and checks heard words: it follows the hearing files in their group, and the demo (one too: it
- * checks the notes' words, and started beside the dashboard files its recording was misheard,
- * 2026-11-29) follows it.
+ * An end-to-end file of one long test that mostly waits (a call paused and resumed on a schedule):
+ * started before the short files, it leaves those to fill the end. Not the demo, though it is
+ * one too: it checks the notes' words, and started beside the dashboard files its recording was
+ * misheard (2026-11-29); last, beside short files, it hears well.
  */
 const LONG_WAITS = ["recording-pause"];
-
-/**
- * The end-to-end files that run two at a time (vitest.e2e.config.ts): the three with the most bots
- * at once and every file that checks the words a bot heard. The rest, the mock pages' among them,
- * run three at a time after these.
- */
-export const E2E_TWO_AT_A_TIME = [
-  ...["platform-matrix", "signed-in-bots", "ui-drift", "live-meeting"],
-  ...HEARING_NEXT,
-  ...LONG_WAITS,
-  "demo",
-];
 
 /**
  * Integration files that are short but long-running: their time goes to real-time work (ffmpeg
