@@ -11,6 +11,10 @@ export default defineConfig({
     // on a loaded 2-core machine (a dashboard page's transcript once took longer). A poll still
     // returns as soon as its condition holds.
     expect: { poll: { timeout: 10_000 } },
+    // An assertion's message shows the values it compared (chai cuts them at 40 characters by
+    // default: "expected [ [ 'popup', …(1) ], …(3) ]"), so the summary's line for a test that
+    // passed only on its retry says what the first try saw.
+    chaiConfig: { truncateThreshold: 300 },
     // Which files start first, and which wait for them (test/helpers/file-order.ts).
     sequence: { sequencer: FileOrder },
   },
