@@ -5,6 +5,7 @@ import { incomingVideoByMenu } from "../incoming-video.js";
 import {
   alternatives,
   clickFirstClickable,
+  exactly,
   firstVisible,
   ignoreNote,
   landedAnyway,
@@ -20,6 +21,8 @@ import { zoomMeeting, zoomWebBaseUrl, zoomWebClientUrl } from "./url.js";
 const FORM_TIMEOUT_MS = 15_000;
 /** How long the bot gives a dialog it may or may not get (the leave confirmation). */
 const MAYBE_DIALOG_MS = 3_000;
+/** How long the first visit's dialogs may stay unanswerable (covered, or slow to take a click). */
+const FIRST_DIALOGS_MS = 5_000;
 /** How long after admission a "Join Audio by Computer" dialog is still answered (or waited for, when covered). */
 const LATE_AUDIO_DIALOG_MS = 15_000;
 
@@ -80,7 +83,7 @@ export const zoomAdapter: PlatformAdapter = {
     { displayName, info, note = ignoreNote, confirmSignedIn, camera = false },
   ): Promise<void> {
     await confirmSignedIn?.();
-    await clearDialogs(page, note);
+    await answerDialogs(page, note);
     const nameInput = page.locator(ZOOM_HOOKS.nameInput);
     if (!confirmSignedIn) {
       await nameInput.fill(displayName, { timeout: FORM_TIMEOUT_MS });
@@ -195,21 +198,52 @@ export const zoomAdapter: PlatformAdapter = {
  * "popup".
  */
 async function clearDialogs(page: Page, note: JoinNote): Promise<void> {
-  const candidates: Variants = [
+  const dialogs: Variants = [
     [`cookies ${ZOOM_HOOKS.cookieAccept}`, page.locator(ZOOM_HOOKS.cookieAccept)],
     [`terms ${ZOOM_HOOKS.termsAgree}`, page.locator(ZOOM_HOOKS.termsAgree)],
-    ...ZOOM_HOOKS.permissionButtonTexts.map(
-      (name) => [`permissions "${name}"`, page.getByRole("button", { name, exact: true })] as const,
-    ),
   ];
   // A click may bring the next dialog (terms, then permissions), so each round starts over:
   // "Allow" answered the permission dialog, so its other button is gone too. None clickable
-  // (covered by something else): the caller's click waits, and clears again.
-  for (let round = 0; round < candidates.length + 2; round++) {
-    const clicked = await clickFirstClickable(candidates);
+  // (covered by something else): the caller's click waits, and clears again. A round per dialog
+  // (the permission dialog's too), and two to spare.
+  for (let round = 0; round < dialogs.length + 3; round++) {
+    const clicked = await clickFirstClickable([...dialogs, ...(await permissionChoice(page))]);
     if (clicked === null) return;
     note("popup", clicked);
   }
+}
+
+/**
+ * Answers the first visit's dialogs before the form is read: until the permission dialog is
+ * answered, the preview's toggles show the devices off, and "Allow" then turns them on, so a
+ * dialog answered only at Join would let the bot in unmuted. One that could not be answered yet
+ * (a toast over it; a click that timed out on a starved page, each try at most a second) is tried
+ * again for up to FIRST_DIALOGS_MS; past that, the form's clicks clear what is left
+ * (clickPastDialogs).
+ */
+async function answerDialogs(page: Page, note: JoinNote): Promise<void> {
+  const deadline = Date.now() + FIRST_DIALOGS_MS;
+  const anyDialog = page
+    .locator(ZOOM_HOOKS.cookieAccept)
+    .or(page.locator(ZOOM_HOOKS.termsAgree))
+    .or(page.getByRole("button", { name: exactly(ZOOM_HOOKS.permissionButtonTexts) }));
+  do {
+    await clearDialogs(page, note);
+  } while (Date.now() < deadline && (await anyDialog.filter({ visible: true }).count()) > 0);
+}
+
+/**
+ * The permission dialog's choice the bot prefers (ZOOM_HOOKS.permissionButtonTexts), as the one
+ * candidate for it: offered side by side, a covered "Allow", or one whose click timed out on a
+ * starved page, made way for "Continue without microphone and camera", after which the client
+ * may not offer computer audio. A covered "Allow" is tried again in a later round instead.
+ */
+async function permissionChoice(page: Page): Promise<Variants> {
+  for (const name of ZOOM_HOOKS.permissionButtonTexts) {
+    const button = page.getByRole("button", { name, exact: true });
+    if ((await button.filter({ visible: true }).count()) > 0) return [[`permissions "${name}"`, button]];
+  }
+  return [];
 }
 
 /** Clicks `target`, clearing a dialog that shows up late and covers it. */

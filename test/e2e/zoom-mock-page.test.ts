@@ -856,7 +856,7 @@ describe("drifted layouts (ui=, fixtures/zoom/ui-variants.ts)", () => {
     ]);
   });
 
-  it("toasts over Join and the participants button for a moment, and an alert in the call", async () => {
+  it("toasts over Allow, Join and the participants button for a moment, and an alert in the call", async () => {
     const id = newId();
     await control("PUT", id, "", { admit: "manual", ui: ["zoom-toasts-and-alert"] });
     await openForm(id);
@@ -865,12 +865,17 @@ describe("drifted layouts (ui=, fixtures/zoom/ui-variants.ts)", () => {
     expect(await isOnTop(page.locator(H.joinButtonReady))).toBe(false);
     await expect.poll(() => isOnTop(page.locator(H.joinButtonReady)), WAIT).toBe(true);
 
-    expect(await adapterJoins(newId(), "zoom-toasts-and-alert")).toEqual([
+    // "Allow" is waited for while "Continue without microphone and camera" lies free beside it,
+    // and answered before the form's toggles are read: "Allow" turns them on, and the bot mutes.
+    const joined = newId();
+    expect(await adapterJoins(joined, "zoom-toasts-and-alert")).toEqual([
       ["popup", "cookies #onetrust-accept-btn-handler"],
       ["popup", "terms #wc_agree1"],
       ["popup", 'permissions "Allow"'],
       ["participantsPanel", "opened"],
     ]);
+    const [bot] = (await meetingState(joined)).attendees;
+    expect([bot?.mic.muted, bot?.camera.on]).toEqual([true, false]);
     expect(await page.getByRole("alert").textContent()).toBe("Your internet connection is unstable");
     expect(await snapshot("Drift Bot")).toMatchObject({
       phase: "in_call",

@@ -43,7 +43,10 @@ export class CommandService {
   /**
    * Queues a command for the caller's bot: 404 as for a missing bot, 409 unless the bot's status
    * is one of `statuses`. `reuseOpen`: an open command of the same kind is answered instead of a
-   * second one (asking a bot twice to leave is one leave). `deadlineMs`: how long from now the
+   * second one (asking a bot twice to leave is one leave). `reuseDoneSince`: a command of the same
+   * kind done since then is answered before an open one (a screenshot taken within the last
+   * second); decided under the bot's lock with the rest, so an ask that comes as the last one
+   * completes does not queue another. `deadlineMs`: how long from now the
    * runner has to answer, found in the transaction that queues, after the bot's row is locked (a
    * sound's deadline counts the sounds queued before it); default COMMAND_DEADLINE_MS of the kind.
    */
@@ -53,7 +56,11 @@ export class CommandService {
     kind: CommandKind,
     payload: Record<string, unknown>,
     statuses: readonly BotStatus[],
-    opts: { reuseOpen: boolean; deadlineMs?: (trx: Kysely<Database>) => Promise<number> },
+    opts: {
+      reuseOpen: boolean;
+      reuseDoneSince?: Date;
+      deadlineMs?: (trx: Kysely<Database>) => Promise<number>;
+    },
   ): Promise<Command> {
     const now = this.ctx.now();
     const row = await this.ctx.db.transaction().execute(async (trx) => {
@@ -61,6 +68,18 @@ export class CommandService {
       if (!bot || bot.user_id !== userId) throw new BotNotFoundError();
       if (!statuses.includes(bot.status as BotStatus)) {
         throw new ConflictError(`Bot is not in a call (status is ${bot.status})`);
+      }
+      if (opts.reuseDoneSince) {
+        const recent = await trx
+          .selectFrom("bot_commands")
+          .selectAll()
+          .where("bot_id", "=", botId)
+          .where("kind", "=", kind)
+          .where("state", "=", "done")
+          .where("completed_at", ">=", toIso(opts.reuseDoneSince))
+          .orderBy("id", "desc")
+          .executeTakeFirst();
+        if (recent) return recent;
       }
       if (opts.reuseOpen) {
         const open = await trx

@@ -6,7 +6,6 @@ import {
   SCREENSHOT_ARTIFACT,
   ScreenshotResult,
 } from "../../core/index.js";
-import { toIso } from "../db/database.js";
 import { BadGatewayError, ConflictError, GatewayTimeoutError } from "../errors.js";
 import type { Command } from "../schemas/index.js";
 import type { ArtifactService } from "./artifacts.js";
@@ -48,28 +47,14 @@ export class ScreenshotService {
     if (!WITH_A_PAGE.includes(bot.status as BotStatus)) {
       throw new ConflictError(`Bot has no meeting page to show (status is ${bot.status})`);
     }
-    const fresh = await this.freshResult(botId);
-    if (fresh) return this.read(userId, botId, fresh);
+    // The last screenshot if it is fresh, else the one on its way, else a new one: one decision
+    // under the bot's lock. Checked apart, an ask that found none fresh while the first was on its
+    // way queued a second one when that completed meanwhile (seen on a loaded machine).
     const command = await this.commands.queue(userId, botId, "screenshot", {}, WITH_A_PAGE, {
       reuseOpen: true,
+      reuseDoneSince: new Date(this.ctx.now().getTime() - SCREENSHOT_FRESH_MS),
     });
     return this.read(userId, botId, await this.outcome(userId, command));
-  }
-
-  /** The last screenshot's result when it was taken less than SCREENSHOT_FRESH_MS ago. */
-  private async freshResult(botId: number): Promise<ScreenshotResult | null> {
-    const since = toIso(new Date(this.ctx.now().getTime() - SCREENSHOT_FRESH_MS));
-    const row = await this.ctx.db
-      .selectFrom("bot_commands")
-      .select("result")
-      .where("bot_id", "=", botId)
-      .where("kind", "=", "screenshot")
-      .where("state", "=", "done")
-      .where("completed_at", ">=", since)
-      .orderBy("id", "desc")
-      .executeTakeFirst();
-    const parsed = ScreenshotResult.safeParse(row?.result ? JSON.parse(row.result) : null);
-    return parsed.success ? parsed.data : null;
   }
 
   /** Waits for the command's result (a report from the runner) until its deadline. */
