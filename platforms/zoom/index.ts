@@ -198,10 +198,7 @@ export const zoomAdapter: PlatformAdapter = {
  * "popup".
  */
 async function clearDialogs(page: Page, note: JoinNote): Promise<void> {
-  const dialogs: Variants = [
-    [`cookies ${ZOOM_HOOKS.cookieAccept}`, page.locator(ZOOM_HOOKS.cookieAccept)],
-    [`terms ${ZOOM_HOOKS.termsAgree}`, page.locator(ZOOM_HOOKS.termsAgree)],
-  ];
+  const dialogs = bannerAndTerms(page);
   // A click may bring the next dialog (terms, then permissions), so each round starts over:
   // "Allow" answered the permission dialog, so its other button is gone too. None clickable
   // (covered by something else): the caller's click waits, and clears again. A round per dialog
@@ -223,14 +220,20 @@ async function clearDialogs(page: Page, note: JoinNote): Promise<void> {
  */
 async function answerDialogs(page: Page, note: JoinNote): Promise<void> {
   const deadline = Date.now() + FIRST_DIALOGS_MS;
-  const anyDialog = page
-    .locator(ZOOM_HOOKS.cookieAccept)
-    .or(page.locator(ZOOM_HOOKS.termsAgree))
+  const anyDialog = bannerAndTerms(page)
+    .map(([, locator]) => locator)
+    .reduce((all, locator) => all.or(locator))
     .or(page.getByRole("button", { name: exactly(ZOOM_HOOKS.permissionButtonTexts) }));
   do {
     await clearDialogs(page, note);
   } while (Date.now() < deadline && (await anyDialog.filter({ visible: true }).count()) > 0);
 }
+
+/** The cookie banner's and the terms' buttons, each a candidate (the permission dialog's: permissionChoice). */
+const bannerAndTerms = (page: Page): Variants => [
+  [`cookies ${ZOOM_HOOKS.cookieAccept}`, page.locator(ZOOM_HOOKS.cookieAccept)],
+  [`terms ${ZOOM_HOOKS.termsAgree}`, page.locator(ZOOM_HOOKS.termsAgree)],
+];
 
 /**
  * The permission dialog's choice the bot prefers (ZOOM_HOOKS.permissionButtonTexts), as the one
