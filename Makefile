@@ -82,7 +82,8 @@ demo: setup
 # 2 cores is one file at a time (143 s against 85 s, measured). They share each worker's modules
 # (--no-isolate): importing the server anew for every file was most of their CPU (unit and
 # integration 335 -> 195 s of CPU, 157 -> 106 s; test/helpers/each-file.ts undoes what one file
-# leaves for the next). End-to-end files (real Chromium, PulseAudio and ffmpeg) run two at a time,
+# leaves for the next). End-to-end files (real Chromium, PulseAudio and ffmpeg) run two at a time
+# (one on a slow machine, see the test target),
 # up to six tests at once within a file: most of their bots record audio only (about 0.15 core each
 # once in the call, held to 100 ms sound blocks that a late thread does not break), and one file at
 # a time left 40 % of two cores idle while scripted meetings played out (the bot files alone:
@@ -118,13 +119,20 @@ measured_run = head -1 /proc/stat > test-results/$(1).cpu; \
 # 15-20 % of two cores idle while scripted meetings play out, and the checks need ~50 core-seconds
 # (26 s of wall time before them, measured). Their output comes after it; a failed check fails the
 # run. The e2e run's CPU figure includes theirs.
+# The machine is measured first (scripts/machine-speed.mjs, ~2 s): where faulting in memory and
+# starting processes is as slow as on one kind of sandbox seen here (14-18 µs a page), two
+# end-to-end files at once, or four video bots, starve each other's bots; there the end-to-end run
+# takes one file and three tests at a time. E2E_WORKERS and E2E_CONCURRENCY override the measurement.
 test: setup test-packages
 	@rm -rf test-results && mkdir -p test-results
+	@node scripts/machine-speed.mjs test-results/machine.json
 	@status=0; \
+	e2e_workers=$${E2E_WORKERS:-$$(node -p 'require("./test-results/machine.json").e2eWorkers')}; \
+	e2e_concurrency=$${E2E_CONCURRENCY:-$$(node -p 'require("./test-results/machine.json").e2eConcurrency')}; \
 	$(call measured_run,fast,npx vitest run test/unit test/integration --maxWorkers=3 --no-isolate) \
 	$(call measured_run,postgres,scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --no-isolate) \
 	scripts/idle-priority.sh $(MAKE) --no-print-directory -j2 -Otarget lint typecheck > test-results/checks.log 2>&1 & checks=$$!; \
-	$(call measured_run,e2e,npx vitest run test/e2e --maxWorkers=2 --maxConcurrency=6 --testTimeout=150000 --retry=1 --no-isolate) \
+	$(call measured_run,e2e,npx vitest run test/e2e --maxWorkers=$$e2e_workers --maxConcurrency=$$e2e_concurrency --testTimeout=150000 --retry=1 --no-isolate) \
 	cat test-results/checks.log; \
 	if wait $$checks; then echo "checks (ESLint, Prettier, import cycles, tsc): passed"; \
 	else echo "checks (ESLint, Prettier, import cycles, tsc): FAILED, above"; status=1; fi; \

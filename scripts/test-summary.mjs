@@ -7,6 +7,8 @@
 // that a flaky test stays in sight. Where the Makefile marked the machine's CPU counters before and
 // after a run (<report>.cpu: two /proc/stat "cpu" lines), the run's line also says its wall time and
 // the CPU the whole machine spent meanwhile, which is what the suite's time budget runs out of.
+// Where the reports' folder holds machine.json (scripts/machine-speed.mjs), its line comes first:
+// the same suite takes three times as long on some machines as on others.
 import { existsSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import path from "node:path";
@@ -104,6 +106,8 @@ for (const file of process.argv.slice(2)) {
   passed += report.numPassedTests;
   failed += runFailed;
 }
+const machineFile = path.join(path.dirname(process.argv[2] ?? "."), "machine.json");
+if (existsSync(machineFile)) lines.unshift(`  ${JSON.parse(readFileSync(machineFile, "utf8")).line}`);
 console.log(`\n${[...retried, ...failures, ...lines].join("\n")}`);
 console.log(`tests: ${passed} passed, ${failed + missing} failed`);
 process.exit(failed + missing > 0 || passed === 0 ? 1 : 0);
