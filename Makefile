@@ -122,7 +122,7 @@ measured_run = head -1 /proc/stat > test-results/$(1).cpu; \
 # The machine is measured first (scripts/machine-speed.mjs, ~2 s): where faulting in memory and
 # starting processes is as slow as on one kind of sandbox seen here (14-18 µs a page), two
 # end-to-end files at once, or four video bots, starve each other's bots; there the end-to-end run
-# takes one file and three tests at a time. E2E_WORKERS and E2E_CONCURRENCY override the measurement.
+# takes one file and two tests at a time. E2E_WORKERS and E2E_CONCURRENCY override the measurement.
 test: setup test-packages
 	@rm -rf test-results && mkdir -p test-results
 	@node scripts/machine-speed.mjs test-results/machine.json
