@@ -83,8 +83,9 @@ demo: setup
 # (--no-isolate): importing the server anew for every file was most of their CPU (unit and
 # integration 335 -> 195 s of CPU, 157 -> 106 s; test/helpers/each-file.ts undoes what one file
 # leaves for the next). End-to-end files (real Chromium, PulseAudio and ffmpeg) run two at a time,
-# up to six tests at once within a file (on a slow machine one and two: see the test target): most of their bots record audio only (about 0.15 core each
-# once in the call, held to 100 ms sound blocks that a late thread does not break), and one file at
+# up to six tests at once within a file (on a slow machine one and two: see the test target): most
+# of their bots record audio only (about 0.15 core each once in the call, held to 100 ms sound
+# blocks that a late thread does not break), and one file at
 # a time left 40 % of two cores idle while scripted meetings played out (the bot files alone:
 # 546 -> 398 s, every word-accuracy check passing; all of them with one core taken by a busy loop,
 # the voice and agent files beside the matrix among them, passed too, none on a retry). Three at a
