@@ -83,7 +83,7 @@ demo: setup
 # (--no-isolate): importing the server anew for every file was most of their CPU (unit and
 # integration 335 -> 195 s of CPU, 157 -> 106 s; test/helpers/each-file.ts undoes what one file
 # leaves for the next). End-to-end files (real Chromium, PulseAudio and ffmpeg) run two at a time,
-# up to six tests at once within a file (on a slow machine one and two: see the test target): most
+# up to six tests at once within a file (on a slow machine otherwise: see the test target): most
 # of their bots record audio only (about 0.15 core each once in the call, held to 100 ms sound
 # blocks that a late thread does not break), and one file at
 # a time left 40 % of two cores idle while scripted meetings played out (the bot files alone:
@@ -104,6 +104,7 @@ demo: setup
 # for (a different one each run, each then fixed to wait on its condition); one that passes
 # only the second time is still named in the summary ("↻ … passed on retry after …"), and one that
 # fails twice fails the run.
+E2E_OPTIONS := --testTimeout=150000 --retry=1 --no-isolate
 # Integration files that store no rows (mock host, engines, runner clients, config checks of a
 # spawned server on its own SQLite): the PostgreSQL run would only repeat them.
 NO_DATABASE := mock-host intelligence-embedded intelligence-providers runner-config runner-reporter \
@@ -121,22 +122,28 @@ measured_run = head -1 /proc/stat > test-results/$(1).cpu; \
 # run. The e2e run's CPU figure includes theirs.
 # The machine is measured first (scripts/machine-speed.mjs, ~2 s): where faulting in memory and
 # starting processes is as slow as on one kind of sandbox seen here (14-18 µs a page), two
-# end-to-end files at once, or four video bots, starve each other's bots; there the end-to-end run
-# takes one file and two tests at a time. E2E_WORKERS and E2E_CONCURRENCY override the measurement.
+# end-to-end files that each hold several bots starve each other's bots; there those files run
+# first on their own (e2e-alone: one file, two tests at a time), then the rest two files at a time,
+# one test each. E2E_ALONE (files; empty for none), E2E_WORKERS and E2E_CONCURRENCY override it.
 test: setup test-packages
 	@rm -rf test-results && mkdir -p test-results
 	@node scripts/machine-speed.mjs test-results/machine.json
 	@status=0; \
 	e2e_workers=$${E2E_WORKERS:-$$(node -p 'require("./test-results/machine.json").e2eWorkers')}; \
 	e2e_concurrency=$${E2E_CONCURRENCY:-$$(node -p 'require("./test-results/machine.json").e2eConcurrency')}; \
+	e2e_alone=$${E2E_ALONE-$$(node -p 'require("./test-results/machine.json").e2eAlone.join(" ")')}; \
+	alone_concurrency=$$(node -p 'require("./test-results/machine.json").e2eAloneConcurrency'); \
 	$(call measured_run,fast,npx vitest run test/unit test/integration --maxWorkers=3 --no-isolate) \
 	$(call measured_run,postgres,scripts/with-postgres.sh npx vitest run test/integration $(foreach f,$(NO_DATABASE),--exclude 'test/integration/$(f).test.ts') --maxWorkers=3 --no-isolate) \
 	scripts/idle-priority.sh $(MAKE) --no-print-directory -j2 -Otarget lint typecheck > test-results/checks.log 2>&1 & checks=$$!; \
-	$(call measured_run,e2e,npx vitest run test/e2e --maxWorkers=$$e2e_workers --maxConcurrency=$$e2e_concurrency --testTimeout=150000 --retry=1 --no-isolate) \
+	if [ -n "$$e2e_alone" ]; then \
+	  $(call measured_run,e2e-alone,npx vitest run $$e2e_alone --maxWorkers=1 --maxConcurrency=$$alone_concurrency $(E2E_OPTIONS)) \
+	fi; \
+	$(call measured_run,e2e,npx vitest run test/e2e $$(for f in $$e2e_alone; do echo "--exclude $$f"; done) --maxWorkers=$$e2e_workers --maxConcurrency=$$e2e_concurrency $(E2E_OPTIONS)) \
 	cat test-results/checks.log; \
 	if wait $$checks; then echo "checks (ESLint, Prettier, import cycles, tsc): passed"; \
 	else echo "checks (ESLint, Prettier, import cycles, tsc): FAILED, above"; status=1; fi; \
-	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json test-results/e2e.json || status=1; \
+	node scripts/test-summary.mjs test-results/fast.json test-results/postgres.json $${e2e_alone:+test-results/e2e-alone.json} test-results/e2e.json || status=1; \
 	exit $$status
 
 # Figures only, no assertions. Run it on an idle machine: anything else running skews every figure.
