@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StreamClock } from "../../src/runner/live-transcript/monitor-audio.js";
+import { silencePaused, StreamClock } from "../../src/runner/live-transcript/monitor-audio.js";
 import {
   levelDbfs,
   type SegmentEvent,
@@ -183,5 +183,28 @@ describe("StreamClock", () => {
     clock.arrived(samples(50), 12_150 + 5);
     expect(clock.toRecordingMs(0)).toBe(2_005);
     expect(clock.toRecordingMs(samples(1000))).toBe(3_005);
+  });
+});
+
+describe("silencePaused", () => {
+  // Paused from wall 12,100 to 12,200 ms; 50 ms chunks whose sample 0 played at 12,000.
+  const pausedAt = (wallMs: number) => wallMs >= 12_100 && wallMs < 12_200;
+  const levelOf = (pcm: Buffer, fromMs: number, toMs: number) =>
+    levelDbfs(pcm.subarray(samples(fromMs) * 2, samples(toMs) * 2));
+
+  it("silences what played during the pause, by when it played, however late it arrives", () => {
+    const clock = new StreamClock((wallMs) => wallMs);
+    const first = tone(50);
+    clock.arrived(samples(50), 12_050);
+    expect(silencePaused(first, clock, pausedAt)).toBe(first);
+    // 12,050-12,250 ms, read in one piece 2 s late (after the resume): its middle 100 ms played paused.
+    const late = tone(200);
+    clock.arrived(samples(200), 14_250);
+    const heard = silencePaused(late, clock, pausedAt);
+    expect(levelOf(heard, 0, 50)).toBeCloseTo(-20, 0);
+    expect(levelOf(heard, 50, 150)).toBe(-Infinity);
+    expect(levelOf(heard, 150, 200)).toBeCloseTo(-20, 0);
+    // The reader's own buffer is left as it was.
+    expect(levelDbfs(late)).toBeCloseTo(-20, 0);
   });
 });

@@ -25,8 +25,41 @@ export class StreamClock {
   /** Sample `sample` of the stream, in ms on the recording's clock (0 before anything arrived). */
   toRecordingMs(sample: number): number {
     if (!Number.isFinite(this.origin)) return 0;
-    return Math.max(0, this.toRecording(this.origin + (sample / SAMPLE_RATE) * 1000));
+    return Math.max(0, this.toRecording(this.wallMs(sample)));
   }
+
+  /** The wall-clock ms at which sample `sample` played (Infinity before anything arrived). */
+  wallMs(sample: number): number {
+    return this.origin + (sample / SAMPLE_RATE) * 1000;
+  }
+
+  /** How many samples have arrived: the next chunk's first sample. */
+  get arrivedSamples(): number {
+    return this.samples;
+  }
+}
+
+/**
+ * `pcm` (16-bit samples, the last ones to arrive on `stream`) with every sample that played while
+ * `pausedAt` says the recording was paused made silent; the samples still count, so the stream
+ * stays on the clock. Decided by when each sample played, not when it arrived: on a starved
+ * machine the reader delivers seconds late, and the last words of a paused stretch, read after the
+ * resume, were heard (2026-11-29).
+ */
+export function silencePaused(
+  pcm: Buffer,
+  stream: StreamClock,
+  pausedAt: (wallMs: number) => boolean,
+): Buffer {
+  const count = pcm.length / 2;
+  const first = stream.arrivedSamples - count;
+  let out: Buffer | null = null;
+  for (let i = 0; i < count; i++) {
+    if (!pausedAt(stream.wallMs(first + i))) continue;
+    out ??= Buffer.from(pcm);
+    out.writeInt16LE(0, i * 2);
+  }
+  return out ?? pcm;
 }
 
 /**

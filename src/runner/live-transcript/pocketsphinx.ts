@@ -1,6 +1,6 @@
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
-import { MonitorAudio, StreamClock } from "./monitor-audio.js";
+import { MonitorAudio, silencePaused, StreamClock } from "./monitor-audio.js";
 import { missingModel, PocketsphinxDecoder } from "./pocketsphinx-decoder.js";
 import { LiveRecognizer } from "./recognizer.js";
 import { SpeechSegmenter } from "./speech-segmenter.js";
@@ -89,9 +89,9 @@ export function startPocketsphinx(
       ...media,
       source: media.audioSource,
       clock,
-      // While the recording is paused the meeting is not heard: silence goes in instead (the
-      // samples still count, so the stream stays on the clock), and an utterance under way ends.
-      onAudio: (pcm) => cutter.push(context.clock.paused ? Buffer.alloc(pcm.length) : pcm),
+      // What played while the recording was paused is not heard: silence goes in instead, and an
+      // utterance under way ends.
+      onAudio: (pcm) => cutter.push(silencePaused(pcm, clock, (wallMs) => context.clock.pausedAt(wallMs))),
       onLost: (why) => end(`the meeting's sound can no longer be read: ${why}`),
     });
     monitor.start();
