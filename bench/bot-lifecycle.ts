@@ -9,6 +9,7 @@
  * floor is the figure to watch. Prints figures only; asserts nothing.
  */
 import { chromium } from "playwright";
+import type { ApiClient } from "../src/client/api-client.js";
 import { startMockHost } from "../fixtures/host/server.js";
 import { DEFAULT_CHROMIUM_PATH } from "../src/core/index.js";
 import { describeOffsets, measureAvSync } from "./av-sync.js";
@@ -78,7 +79,9 @@ async function measureBots(mockUrl: string, warmRunners: number, meetingFor: Mee
     await api.deploy(bot.id);
     await api.waitForStatus(bot.id, ["IN_CALL", "FATAL", "DONE"], { timeoutMs: 60_000, intervalMs: 50 });
     const pid = launcher.pid(bot.id);
-    if (pid) {
+    // From the first recorded frame: `IN_CALL` comes before the recorder and the roster have
+    // started, which on a slow machine added a quarter of a core to the figure.
+    if (pid && (await recordingStarted(api, bot.id))) {
       const sample = await sampleTree(pid, SAMPLE_MS);
       figures.cores.push(sample.cores);
       figures.pss.push(sample.pssBytes);
@@ -105,6 +108,17 @@ async function measureBots(mockUrl: string, warmRunners: number, meetingFor: Mee
   }
   await close();
   return figures;
+}
+
+/** Waits (up to 20 s) for the bot's `RECORDING` event; false if it never came. */
+async function recordingStarted(api: ApiClient, botId: number): Promise<boolean> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const { events } = await api.events({ bot_id: botId, page_size: 100 });
+    if (events.some((e) => e.eventType === "RECORDING")) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
 }
 
 /** A fresh meeting per run, with a code in Meet's own format (xxx-xxxx-xxx). */
