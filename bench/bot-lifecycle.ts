@@ -12,6 +12,7 @@ import { chromium } from "playwright";
 import type { ApiClient } from "../src/client/api-client.js";
 import { startMockHost } from "../fixtures/host/server.js";
 import { DEFAULT_CHROMIUM_PATH } from "../src/core/index.js";
+import { pollUntil } from "../test/helpers/poll.js";
 import { describeOffsets, measureAvSync } from "./av-sync.js";
 import { startBenchServer } from "./bench-server.js";
 import { sampleTree } from "./process-tree.js";
@@ -111,14 +112,17 @@ async function measureBots(mockUrl: string, warmRunners: number, meetingFor: Mee
 }
 
 /** Waits (up to 20 s) for the bot's `RECORDING` event; false if it never came. */
-async function recordingStarted(api: ApiClient, botId: number): Promise<boolean> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const { events } = await api.events({ bot_id: botId, page_size: 100 });
-    if (events.some((e) => e.eventType === "RECORDING")) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return false;
+function recordingStarted(api: ApiClient, botId: number): Promise<boolean> {
+  return pollUntil(
+    async () => {
+      const { events } = await api.events({ bot_id: botId, page_size: 100 });
+      if (!events.some((e) => e.eventType === "RECORDING")) throw new Error("not recording yet");
+    },
+    { timeout: 20_000, interval: 50 },
+  ).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** A fresh meeting per run, with a code in Meet's own format (xxx-xxxx-xxx). */

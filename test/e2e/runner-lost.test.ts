@@ -1,7 +1,6 @@
 import { existsSync, readdirSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeDurationMs } from "../../src/media/untrusted-input.js";
 import { openDatabase } from "../../src/server/db/database.js";
@@ -26,22 +25,23 @@ afterAll(async () => {
   await stack?.close();
 });
 
+const segmentDir = (botId: number) => join(stack.dataDir, "recordings", "segments", String(botId));
+
 const storedSegments = (botId: number) => {
-  const dir = join(stack.dataDir, "recordings", "segments", String(botId));
+  const dir = segmentDir(botId);
   return existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".m4s")).length : 0;
 };
 
 /**
  * The segments the server holds for a bot, from the init segment on and without a gap, joined into
- * one file in the test's own folder: what it had received at this moment, whatever the watchdog
- * does with them after.
+ * one file beside the stack's data (kept with it when a test fails): what it had received at this
+ * moment, whatever the watchdog does with them after.
  */
 async function copyHeldSegments(botId: number): Promise<string> {
-  const dir = join(stack.dataDir, "recordings", "segments", String(botId));
   const parts: Buffer[] = [];
-  for (let seq = 0; existsSync(join(dir, `${seq}.m4s`)); seq++)
-    parts.push(await readFile(join(dir, `${seq}.m4s`)));
-  const copy = join(await mkdtemp(join(tmpdir(), "meetbot-held-")), "held.mp4");
+  for (let seq = 0; existsSync(join(segmentDir(botId), `${seq}.m4s`)); seq++)
+    parts.push(await readFile(join(segmentDir(botId), `${seq}.m4s`)));
+  const copy = join(stack.dataDir, `held-by-server-${botId}.mp4`);
   await writeFile(copy, Buffer.concat(parts));
   return copy;
 }
@@ -127,7 +127,6 @@ describe("a runner killed with SIGKILL in the call", () => {
       const heldSeconds = (await probeDurationMs(held)) / 1000;
       expect(heldSeconds).toBeGreaterThan(1);
       expect(media.durationSeconds).toBeGreaterThanOrEqual(heldSeconds - 0.1);
-      await rm(dirname(held), { recursive: true, force: true });
       // And nothing that was never recorded: no more than the recording's 0 s (its startedAt,
       // else when it was reported) to the kill.
       const startedAt = Date.parse(String(started.data?.startedAt ?? started.eventTime));
